@@ -1,0 +1,1 @@
+"""Agent core: the loop, the run-time session, compaction."""

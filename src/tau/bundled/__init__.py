@@ -1,0 +1,1 @@
+"""Bundled extensions, built on the public extension API only."""

@@ -1,0 +1,32 @@
+"""The ``tau`` command line.
+
+Subcommands (``tau session ...``) live in their own modules and are imported only when used,
+so ``tau --version`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+# subcommand -> module exposing ``main(argv: list[str]) -> int``
+SUBCOMMANDS: dict[str, str] = {
+    "session": "tau.modes.inspect",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run tau with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("--version", "-v"):
+        from tau import __version__
+
+        print(__version__)
+        return 0
+    if args and args[0] in SUBCOMMANDS:
+        module = importlib.import_module(SUBCOMMANDS[args[0]])
+        return int(module.main(args[1:]) or 0)
+    from tau.modes.run import main as run_main
+
+    return int(run_main(args) or 0)

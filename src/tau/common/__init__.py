@@ -1,0 +1,1 @@
+"""Primitives every layer may use: JSON as JavaScript writes it, JS string lengths, timestamps."""

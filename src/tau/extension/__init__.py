@@ -1,0 +1,1 @@
+"""Extension API: everything an extension may touch."""

@@ -1,0 +1,1 @@
+"""Models: message and event types, streaming providers, registry, cost and error classifiers."""

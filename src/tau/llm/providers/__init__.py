@@ -1,0 +1,1 @@
+"""Provider adapters, each loaded lazily by the registry."""

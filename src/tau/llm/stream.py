@@ -1,0 +1,141 @@
+"""The provider seam: an async stream of pi's ``AssistantMessageEvent``s, and cancellation.
+
+Contract (pi-ai ``StreamFunction``): a provider never raises once the call has started. Every
+failure, including a dropped connection or an abort, ends the stream with an ``error`` event
+whose message has ``stopReason`` ``"error"`` or ``"aborted"`` and an ``errorMessage``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tau.llm.types import AssistantMessage, AssistantMessageEvent, Model, TranscriptContext
+
+__all__ = [
+    "AbortSignal",
+    "AssistantMessageEventStream",
+    "StreamFunction",
+    "StreamOptions",
+]
+
+
+class AbortSignal:
+    """A one-shot cancellation flag that async code can wait on (``AbortController.signal``)."""
+
+    def __init__(self) -> None:
+        self._event: asyncio.Event | None = None
+        self._aborted = False
+        self.reason: str | None = None
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    def abort(self, reason: str | None = None) -> None:
+        if self._aborted:
+            return
+        self._aborted = True
+        self.reason = reason
+        if self._event is not None:
+            self._event.set()
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` once on abort (at once if already aborted); returns a remover."""
+        if self._aborted:
+            callback()
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
+
+    async def wait(self) -> None:
+        """Return once the signal is aborted."""
+        if self._aborted:
+            return
+        if self._event is None:
+            self._event = asyncio.Event()
+        await self._event.wait()
+
+
+@dataclass
+class StreamOptions:
+    """Per-request options a provider honours where its API allows."""
+
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    session_id: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    reasoning: str | None = None  # pi thinking level: off|minimal|low|medium|high|xhigh|max
+    cache_retention: str = "short"  # none|short|long
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout_ms: int | None = None
+    max_retries: int = 0
+    max_retry_delay_ms: int = 60_000
+    # Called with the provider payload before it is sent; may return a replacement.
+    on_payload: Callable[[Any, Model], Any] | None = None
+    # Called with (status, headers) once the HTTP response arrives.
+    on_response: Callable[[int, dict[str, str]], Any] | None = None
+
+
+class AssistantMessageEventStream:
+    """An async iterator of events that also yields the final message via :meth:`result`.
+
+    Producers call :meth:`push` and finally :meth:`end`; a terminal ``done`` or ``error`` event
+    sets the result. Consumers ``async for`` over it, or just ``await stream.result()``.
+    """
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[AssistantMessageEvent | None] = asyncio.Queue()
+        self._result: asyncio.Future[AssistantMessage] = asyncio.get_running_loop().create_future()
+        self._ended = False
+
+    def push(self, event: AssistantMessageEvent) -> None:
+        if self._ended:
+            return
+        self._queue.put_nowait(event)
+        if event["type"] == "done" and not self._result.done():
+            self._result.set_result(event["message"])
+        elif event["type"] == "error" and not self._result.done():
+            self._result.set_result(event["error"])
+
+    def end(self, message: AssistantMessage | None = None) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        if message is not None and not self._result.done():
+            self._result.set_result(message)
+        self._queue.put_nowait(None)
+
+    def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[AssistantMessageEvent]:
+        while True:
+            event = await self._queue.get()
+            if event is None:
+                return
+            yield event
+
+    async def result(self) -> AssistantMessage:
+        """The final assistant message (after ``done`` or ``error``)."""
+        return await self._result
+
+
+class StreamFunction(Protocol):
+    """A provider's entry point: start the request and return the event stream at once."""
+
+    def __call__(
+        self, model: Model, context: TranscriptContext, options: StreamOptions | None = None
+    ) -> AssistantMessageEventStream: ...

@@ -1,0 +1,1 @@
+"""Run modes: print, JSON, RPC and interactive."""

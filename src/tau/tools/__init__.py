@@ -1,0 +1,1 @@
+"""Built-in tools: read, write, edit, bash, and their truncation and path rules."""

@@ -1,0 +1,56 @@
+"""Shared fixtures: an isolated agent dir, the pi golden fixtures, and a guard against the network."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def fixtures_dir() -> Path | None:
+    """The pi 1.6 golden fixtures: ``$TAU_FIXTURES`` or ``../shared/fixtures/pi`` beside the checkout."""
+    env = os.environ.get("TAU_FIXTURES")
+    candidates = [Path(env)] if env else []
+    candidates.append(REPO.parent / "shared" / "fixtures" / "pi")
+    for candidate in candidates:
+        if (candidate / "README.md").is_file():
+            return candidate
+    return None
+
+
+@pytest.fixture
+def pi_fixtures() -> Path:
+    found = fixtures_dir()
+    if found is None:
+        pytest.skip("pi golden fixtures not found: set TAU_FIXTURES or place shared/fixtures/pi beside the checkout")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def isolated_agent_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own TAU_AGENT_DIR and HOME, so nothing touches the real ~/.tau."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TAU_AGENT_DIR", str(home / ".tau" / "agent"))
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TAU_FAUX_SCRIPT", "TAU_SESSION_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    return home / ".tau" / "agent"
+
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost") and not host.startswith("/"):
+        raise RuntimeError(f"test tried to reach the network: {address!r} (only loopback is allowed)")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
