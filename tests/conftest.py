@@ -26,7 +26,9 @@ def fixtures_dir() -> Path | None:
 def pi_fixtures() -> Path:
     found = fixtures_dir()
     if found is None:
-        pytest.skip("pi golden fixtures not found: set TAU_FIXTURES or place shared/fixtures/pi beside the checkout")
+        pytest.skip(
+            "pi golden fixtures not found: set TAU_FIXTURES or place shared/fixtures/pi beside the checkout"
+        )
     return found
 
 

@@ -69,12 +69,11 @@ def test_every_import_points_downward():
                 continue
             target_name = LAYERS[target_layer][0]
             allowed = ALLOWED_OVERRIDES.get(own_name)
-            if allowed is not None:
-                ok = target_name in allowed
-            else:
-                ok = target_layer <= own
+            ok = target_name in allowed if allowed is not None else target_layer <= own
             if not ok:
-                violations.append(f"{path.relative_to(SRC.parent)}:{line} ({own_name}) imports {target} ({target_name})")
+                violations.append(
+                    f"{path.relative_to(SRC.parent)}:{line} ({own_name}) imports {target} ({target_name})"
+                )
     assert not violations, "imports against the layer order:\n" + "\n".join(violations)
 
 

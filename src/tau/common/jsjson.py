@@ -25,6 +25,8 @@ _TOKEN = re.compile(
     rb'"(?:[^"\\]|\\.)*"'
     rb"|(-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d+\.\d+|-?\d{16,}|NaN|-?Infinity)"
 )
+# Cheap pre-check: without any of these, orjson's output is already what JS writes.
+_MAYBE_FLOAT = re.compile(rb"\d[.eE]|\d{16}|NaN|Infinity")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -83,9 +85,8 @@ def dumps(value: Any) -> bytes:
         # Lone surrogates (legal in JS strings) and ints beyond 64 bits: slow path.
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         raw = _SURROGATE.sub(_escape_surrogate, text).encode("utf-8")
-    if b"." not in raw and b"e" not in raw and b"E" not in raw and b"N" not in raw and b"I" not in raw:
-        if not re.search(rb"\d{16,}", raw):
-            return raw
+    if _MAYBE_FLOAT.search(raw) is None:
+        return raw
     return _TOKEN.sub(_fix_token, raw)
 
 

@@ -45,4 +45,4 @@ def iso_now() -> str:
 def ms_from_iso(text: str) -> int:
     """``new Date(text).getTime()`` for ISO strings like pi writes; raises ValueError otherwise."""
     value = text.replace("Z", "+00:00") if text.endswith("Z") else text
-    return int(round(datetime.fromisoformat(value).timestamp() * 1000))
+    return round(datetime.fromisoformat(value).timestamp() * 1000)

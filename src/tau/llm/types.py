@@ -169,8 +169,8 @@ class ModelCost:
 
     input: float = 0.0
     output: float = 0.0
-    cacheRead: float = 0.0  # noqa: N815 - pi's field names
-    cacheWrite: float = 0.0  # noqa: N815
+    cacheRead: float = 0.0
+    cacheWrite: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,77 @@
+"""JSON written as JavaScript's JSON.stringify writes it (decisions.md test vectors)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tau.common.jsjson import dumps, js_number, loads
+from tau.common.jsstr import iso_from_ms, js_len, js_trim, ms_from_iso
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.000009, "0.000009"),
+        (0.000021000000000000002, "0.000021000000000000002"),
+        (150000, "150000"),
+        (150000.0, "150000"),
+        (-0.0, "0"),
+        (1e21, "1e+21"),
+        (1.5e-7, "1.5e-7"),
+        (1e-7, "1e-7"),
+        (123.456, "123.456"),
+        (-2.5, "-2.5"),
+        (1e20, "100000000000000000000"),
+        (2**60, "1152921504606847000"),
+        (5e-324, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"),
+        (float("inf"), "null"),
+        (float("nan"), "null"),
+    ],
+)
+def test_numbers_use_javascript_format(value, expected):
+    assert dumps(value).decode() == expected
+    assert js_number(value) == expected
+
+
+def test_objects_have_no_spaces_keep_key_order_and_raw_unicode():
+    value = {"b": 1, "a": [1.0, "é\u2028", None, True], "c": {"x": 0.1}}
+    assert dumps(value) == '{"b":1,"a":[1,"é\u2028",null,true],"c":{"x":0.1}}'.encode()
+
+
+def test_control_characters_are_escaped_as_javascript_does():
+    assert dumps('a\x1fb\n\t"\\\x7f') == b'"a\\u001fb\\n\\t\\"\\\\\x7f"'
+
+
+def test_numbers_inside_strings_are_left_alone():
+    assert dumps({"t": "1.50 and 12345678901234567890 and 1e5"}) == (
+        b'{"t":"1.50 and 12345678901234567890 and 1e5"}'
+    )
+
+
+def test_lone_surrogate_loads_and_round_trips():
+    line = b'{"text":"bad \\ud800 half"}'
+    value = loads(line)
+    assert value == {"text": "bad \ud800 half"}
+    assert dumps(value) == line
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_every_float_round_trips_through_the_javascript_format(x):
+    text = js_number(x)
+    assert float(text) == x or (x == 0 and float(text) == 0)
+    assert not text.endswith(".0")
+    assert "e-0" not in text and "e+0" not in text
+
+
+def test_js_string_helpers():
+    assert js_len("a😀") == 3
+    assert js_len("plain") == 5
+    assert js_trim("\ufeff\u00a0 x \x1c") == "x \x1c"
+    assert iso_from_ms(1764460934169) == "2025-11-30T00:02:14.169Z"
+    assert ms_from_iso("2025-11-30T00:02:14.169Z") == 1764460934169
+    assert math.isclose(ms_from_iso("2026-11-29T23:42:14.000Z") % 1000, 0)
