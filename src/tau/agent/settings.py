@@ -1,0 +1,167 @@
+"""Settings: ``<agentDir>/settings.json`` merged with a trusted project's ``.tau/settings.json``.
+
+Project values win; nested objects merge key by key; a ``defaultTools`` list made only of
+``+name``/``-name`` entries modifies the inherited list instead of replacing it (pi 1.6).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tau.common.paths import agent_dir, project_config_dir
+
+__all__ = [
+    "DEFAULT_TOOL_NAMES",
+    "Settings",
+    "SettingsError",
+    "apply_tool_modifiers",
+    "resolve_default_tools",
+    "tool_list_error",
+]
+
+DEFAULT_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
+
+_DEFAULTS: dict[str, Any] = {
+    "defaultThinkingLevel": "medium",
+    "steeringMode": "one-at-a-time",
+    "followUpMode": "one-at-a-time",
+    "compaction": {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000},
+    "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "maxAgentDelayMs": 60000},
+    "images": {"autoResize": True, "blockImages": False},
+    "defaultProjectTrust": "ask",
+}
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be used; the message names the file and the problem."""
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    result = dict(base)
+    for key, value in overrides.items():
+        if value is None and key not in base:
+            continue
+        current = base.get(key)
+        result[key] = _deep_merge(current, value) if _is_object(current) and _is_object(value) else value
+    return result
+
+
+def _is_modifier(entry: Any) -> bool:
+    return isinstance(entry, str) and entry[:1] in ("+", "-")
+
+
+def tool_list_error(entries: list[str]) -> str | None:
+    """Why a ``--tools`` list is invalid, or ``None``: an allowlist, or only ``+name``/``-name`` entries."""
+    modifiers = [e for e in entries if _is_modifier(e)]
+    if not modifiers:
+        return None
+    if len(modifiers) < len(entries):
+        return "tool names cannot be mixed with +name or -name entries"
+    pattern = next((e for e in modifiers if "*" in e), None)
+    if pattern:
+        return f"+name and -name entries take exact tool names, not patterns: {pattern}"
+    return None
+
+
+def apply_tool_modifiers(base: list[str] | tuple[str, ...], entries: list[str]) -> list[str]:
+    """Apply ``+name`` (add) and ``-name`` (remove) entries to ``base`` in order."""
+    tools = list(base)
+    for entry in entries:
+        if not _is_modifier(entry) or len(entry) < 2:
+            continue
+        name = entry[1:]
+        if entry[0] == "+" and name not in tools:
+            tools.append(name)
+        elif entry[0] == "-" and name in tools:
+            tools.remove(name)
+    return tools
+
+
+def resolve_default_tools(entries: list[str]) -> list[str]:
+    """Plain names replace the default tools; ``+``/``-`` entries then modify the selection."""
+    plain = [e for e in entries if not _is_modifier(e)]
+    base = plain if plain or not entries else list(DEFAULT_TOOL_NAMES)
+    return apply_tool_modifiers(base, entries)
+
+
+def _merge_settings(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    merged = _deep_merge(base, overrides)
+    inherited, given = base.get("defaultTools"), overrides.get("defaultTools")
+    if isinstance(inherited, list) and isinstance(given, list) and given and all(map(_is_modifier, given)):
+        merged["defaultTools"] = inherited + given
+    return merged
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror}") from exc
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+@dataclass
+class Settings:
+    """Effective settings. ``get("a.b")`` reads a dotted path with the built-in default behind it."""
+
+    global_settings: dict[str, Any] = field(default_factory=dict)
+    project_settings: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    global_path: Path | None = None
+    project_path: Path | None = None
+
+    @classmethod
+    def load(cls, cwd: str | Path, *, project_trusted: bool, directory: Path | None = None) -> Settings:
+        """Read the user file and, when the project is trusted, the project file."""
+        global_path = (directory or agent_dir()) / "settings.json"
+        project_path = project_config_dir(cwd) / "settings.json"
+        project = _read_json_object(project_path) if project_trusted else {}
+        return cls(_read_json_object(global_path), project, {}, global_path, project_path)
+
+    @classmethod
+    def in_memory(cls, values: dict[str, Any] | None = None) -> Settings:
+        """Settings that never touch the disk (tests, ``--no-session`` embedding)."""
+        return cls(global_settings=copy.deepcopy(values or {}))
+
+    @property
+    def effective(self) -> dict[str, Any]:
+        merged = _merge_settings(_merge_settings(self.global_settings, self.project_settings), self.overrides)
+        return _deep_merge(_DEFAULTS, merged)
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        value: Any = self.effective
+        for part in dotted.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return default
+            value = value[part]
+        return value
+
+    def as_dict(self) -> dict[str, Any]:
+        """A deep copy of the effective settings (what ``get_settings()`` hands to extensions)."""
+        return copy.deepcopy(self.effective)
+
+    def apply_overrides(self, overrides: dict[str, Any]) -> None:
+        """Runtime overrides (CLI flags), applied above both files and never saved."""
+        self.overrides = _merge_settings(self.overrides, overrides)
+
+    def default_tools(self) -> list[str]:
+        entries = self.get("defaultTools")
+        return resolve_default_tools(entries) if isinstance(entries, list) else list(DEFAULT_TOOL_NAMES)
