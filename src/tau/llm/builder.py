@@ -1,0 +1,612 @@
+"""Build one assistant message while a provider streams it, emitting pi's event protocol.
+
+Every provider adapter drives a :class:`MessageBuilder`: it owns the partial ``AssistantMessage``,
+turns "a text block started / grew / ended" into pi-ai's ``AssistantMessageEvent``s, and finishes
+with exactly one ``done`` or ``error`` event, so the contract of :mod:`tau.llm.stream` (never raise,
+always end) holds however the adapter fails.
+
+Event shapes (pi-ai ``AssistantMessageEvent``)::
+
+    {"type": "start", "partial"}
+    {"type": "text_start" | "thinking_start" | "toolcall_start", "contentIndex", "partial"}
+    {"type": "text_delta" | "thinking_delta" | "toolcall_delta", "contentIndex", "delta", "partial"}
+    {"type": "text_end" | "thinking_end", "contentIndex", "content", "partial"}
+    {"type": "toolcall_end", "contentIndex", "toolCall", "partial"}
+    {"type": "done", "reason", "message"}
+    {"type": "error", "reason": "error" | "aborted", "error"}
+
+``partial`` is a snapshot of the message at that event: the top-level dict, the content list and
+the block being changed are copied, finished blocks are shared (they no longer change).
+
+Streamed tool-call arguments are JSON text: while they arrive, ``arguments`` holds the value of the
+text so far (:func:`parse_streaming_json`); at the end the whole text is parsed once
+(:func:`parse_tool_call_arguments`), and malformed text gives ``arguments: {}`` plus
+``argumentsError``, which tool validation reports back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from tau.common.jsstr import ms_now
+from tau.llm.cost import calculate_cost
+from tau.llm.stream import AssistantMessageEventStream
+from tau.llm.types import AssistantMessage, Model, StopReason, Usage, empty_usage
+
+__all__ = [
+    "ABORTED_MESSAGE",
+    "MessageBuilder",
+    "ToolArgumentsStream",
+    "parse_streaming_json",
+    "parse_tool_call_arguments",
+    "repair_json",
+]
+
+ABORTED_MESSAGE = "Request was aborted"
+
+_BLOCK_KINDS = {"text": "text", "thinking": "thinking", "toolCall": "toolcall"}
+
+
+class MessageBuilder:
+    """The partial assistant message of one request and the events that describe its growth.
+
+    Typical use in an adapter::
+
+        builder = MessageBuilder(model)          # timestamp = request start
+        stream = builder.stream                  # return this to the caller at once
+        try:
+            ... builder.start(); builder.append_text("Hi"); builder.set_usage(...)
+            builder.finish("stop")
+        except Exception as exc:                 # the one boundary of the adapter
+            builder.fail(exc, aborted=signal.aborted)
+
+    Args:
+        model: the model being called (``api``, ``provider``, ``id`` and prices).
+        stream: the stream to push into; a new one by default (needs a running event loop).
+        api, provider, model_id: override what the message records (faux, custom providers).
+        timestamp: the message timestamp in ms; now by default.
+        usage: an initial usage record (faux knows its usage before streaming).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        stream: AssistantMessageEventStream | None = None,
+        *,
+        api: str | None = None,
+        provider: str | None = None,
+        model_id: str | None = None,
+        timestamp: int | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        self.model = model
+        self.stream = stream if stream is not None else AssistantMessageEventStream()
+        self._started_ms = ms_now()
+        self._started_monotonic = time.monotonic()
+        self.message: AssistantMessage = {
+            "role": "assistant",
+            "content": [],
+            "api": api or model.api,
+            "provider": provider or model.provider,
+            "model": model_id or model.id,
+            "usage": usage if usage is not None else empty_usage(),
+            "stopReason": "pending",
+            "timestamp": timestamp if timestamp is not None else self._started_ms,
+        }
+        self._arguments: dict[int, ToolArgumentsStream] = {}
+        self._open: set[int] = set()
+        self._current: int | None = None
+        self._finished = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        """Whether ``done`` or ``error`` has been emitted."""
+        return self._finished
+
+    def start(self) -> None:
+        """Emit ``start`` (once the provider accepted the request)."""
+        self._push({"type": "start", "partial": self._snapshot()})
+
+    def finish(self, stop_reason: StopReason | None = None) -> AssistantMessage:
+        """Close open blocks, set ``stopReason`` (default: ``toolUse`` with tool calls, else ``stop``), emit ``done``.
+
+        A stop reason of ``error`` or ``aborted`` ends with an ``error`` event instead, as pi does.
+        """
+        self.end_open_blocks()
+        if stop_reason is None:
+            stop_reason = self.message["stopReason"]
+        if stop_reason == "pending":
+            has_calls = any(block["type"] == "toolCall" for block in self.message["content"])
+            stop_reason = "toolUse" if has_calls else "stop"
+        if stop_reason in ("error", "aborted"):
+            return self.fail(
+                self.message.get("errorMessage") or "An unknown error occurred", stop_reason == "aborted"
+            )
+        self.message["stopReason"] = stop_reason
+        self._time()
+        self._push({"type": "done", "reason": stop_reason, "message": self.message})
+        return self._end()
+
+    def fail(self, error: BaseException | str, aborted: bool = False) -> AssistantMessage:
+        """End with an ``error`` event: ``stopReason`` ``error``, or ``aborted`` with ``Request was aborted``.
+
+        Blocks already streamed stay in the message. Calling it after the end does nothing.
+        """
+        if self._finished:
+            return self.message
+        self.message["stopReason"] = "aborted" if aborted else "error"
+        self.message["errorMessage"] = ABORTED_MESSAGE if aborted else _error_text(error)
+        self._time()
+        self._push({"type": "error", "reason": self.message["stopReason"], "error": self.message})
+        return self._end()
+
+    def abort(self) -> AssistantMessage:
+        """End as aborted (``Request was aborted``)."""
+        return self.fail(ABORTED_MESSAGE, aborted=True)
+
+    # -- blocks by index -------------------------------------------------------------------
+
+    def text_start(self, text: str = "", **extra: Any) -> int:
+        """Open a text block; returns its ``contentIndex``."""
+        return self._open_block({"type": "text", "text": text, **extra})
+
+    def thinking_start(self, thinking: str = "", **extra: Any) -> int:
+        """Open a thinking block (``thinkingSignature``, ``redacted`` may be given); returns its index."""
+        return self._open_block({"type": "thinking", "thinking": thinking, **extra})
+
+    def toolcall_start(
+        self, id: str, name: str, arguments: dict[str, Any] | None = None, **extra: Any
+    ) -> int:
+        """Open a tool-call block; its arguments then stream as JSON text. Returns its index."""
+        block = {"type": "toolCall", "id": id, "name": name, "arguments": arguments or {}, **extra}
+        index = self._open_block(block)
+        self._arguments[index] = ToolArgumentsStream()
+        return index
+
+    def text_delta(self, index: int, delta: str) -> None:
+        block = self._block(index, "text")
+        block["text"] += delta
+        self._push(
+            {"type": "text_delta", "contentIndex": index, "delta": delta, "partial": self._snapshot(index)}
+        )
+
+    def thinking_delta(self, index: int, delta: str) -> None:
+        block = self._block(index, "thinking")
+        block["thinking"] += delta
+        event = {"type": "thinking_delta", "contentIndex": index, "delta": delta}
+        self._push({**event, "partial": self._snapshot(index)})
+
+    def thinking_signature(self, index: int, signature: str) -> None:
+        """Append to a thinking block's signature (no event, as in pi)."""
+        block = self._block(index, "thinking")
+        block["thinkingSignature"] = block.get("thinkingSignature", "") + signature
+
+    def toolcall_delta(self, index: int, delta: str) -> None:
+        """Append a piece of the arguments' JSON text."""
+        block = self._block(index, "toolCall")
+        block["arguments"] = self._arguments[index].append(delta)
+        event = {"type": "toolcall_delta", "contentIndex": index, "delta": delta}
+        self._push({**event, "partial": self._snapshot(index)})
+
+    def text_end(self, index: int) -> None:
+        block = self._block(index, "text")
+        self._close(index)
+        event = {"type": "text_end", "contentIndex": index, "content": block["text"]}
+        self._push({**event, "partial": self._snapshot(index)})
+
+    def thinking_end(self, index: int) -> None:
+        block = self._block(index, "thinking")
+        self._close(index)
+        event = {"type": "thinking_end", "contentIndex": index, "content": block["thinking"]}
+        self._push({**event, "partial": self._snapshot(index)})
+
+    def toolcall_end(self, index: int, arguments: dict[str, Any] | None = None) -> None:
+        """Close a tool call: parse the streamed JSON text, or take ``arguments`` as given."""
+        block = self._block(index, "toolCall")
+        self._close(index)
+        stream = self._arguments.pop(index)
+        if arguments is not None:
+            block["arguments"] = arguments
+            block.pop("argumentsError", None)
+        elif stream.text or not block["arguments"]:
+            parsed, error = stream.finish()
+            block["arguments"] = parsed
+            if error is not None:
+                block["argumentsError"] = error
+        event = {"type": "toolcall_end", "contentIndex": index, "toolCall": block}
+        self._push({**event, "partial": self._snapshot(index)})
+
+    def end_block(self, index: int) -> None:
+        """Close the block at ``index`` with the end event of its kind."""
+        kind = self.message["content"][index]["type"]
+        {"text": self.text_end, "thinking": self.thinking_end, "toolCall": self.toolcall_end}[kind](index)
+
+    def end_open_blocks(self) -> None:
+        """Close every block still open, in order."""
+        for index in sorted(self._open):
+            self.end_block(index)
+
+    # -- the "current block" style of OpenAI-like streams ------------------------------------
+
+    def append_text(self, delta: str) -> int:
+        """Append to the current text block, closing another current block first; returns its index."""
+        index = self._current_of("text")
+        if index is None:
+            index = self.text_start()
+        self.text_delta(index, delta)
+        return index
+
+    def append_thinking(self, delta: str, **extra: Any) -> int:
+        """Append to the current thinking block, closing another current block first; returns its index."""
+        index = self._current_of("thinking")
+        if index is None:
+            index = self.thinking_start(**extra)
+        self.thinking_delta(index, delta)
+        return index
+
+    # -- usage -----------------------------------------------------------------------------
+
+    def set_usage(
+        self,
+        *,
+        input: int | None = None,
+        output: int | None = None,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+        cache_write_1h: int | None = None,
+        reasoning: int | None = None,
+    ) -> Usage:
+        """Update the token counts given (``None`` keeps a count), recompute the total and the cost."""
+        usage = self.message["usage"]
+        for key, value in (
+            ("input", input),
+            ("output", output),
+            ("cacheRead", cache_read),
+            ("cacheWrite", cache_write),
+            ("cacheWrite1h", cache_write_1h),
+            ("reasoning", reasoning),
+        ):
+            if value is not None:
+                usage[key] = value  # type: ignore[literal-required]
+        usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+        calculate_cost(self.model, usage)
+        return usage
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _open_block(self, block: dict[str, Any]) -> int:
+        if self._current is not None and self._current in self._open:
+            self.end_block(self._current)
+        self.message["content"].append(block)  # type: ignore[arg-type]
+        index = len(self.message["content"]) - 1
+        self._open.add(index)
+        self._current = index
+        kind = _BLOCK_KINDS[block["type"]]
+        self._push({"type": f"{kind}_start", "contentIndex": index, "partial": self._snapshot(index)})
+        return index
+
+    def _current_of(self, block_type: str) -> int | None:
+        index = self._current
+        if index is None or index not in self._open:
+            return None
+        if self.message["content"][index]["type"] == block_type:
+            return index
+        self.end_block(index)
+        return None
+
+    def _block(self, index: int, block_type: str) -> dict[str, Any]:
+        block: dict[str, Any] = self.message["content"][index]  # type: ignore[assignment]
+        if block["type"] != block_type:
+            raise ValueError(f"content block {index} is {block['type']!r}, not {block_type!r}")
+        return block
+
+    def _close(self, index: int) -> None:
+        self._open.discard(index)
+        if self._current == index:
+            self._current = None
+
+    def _snapshot(self, index: int | None = None) -> AssistantMessage:
+        snapshot: dict[str, Any] = dict(self.message)
+        content = list(self.message["content"])
+        if index is not None:
+            content[index] = dict(content[index])  # type: ignore[assignment]
+        snapshot["content"] = content
+        usage = dict(self.message["usage"])
+        usage["cost"] = dict(self.message["usage"]["cost"])
+        snapshot["usage"] = usage
+        return snapshot  # type: ignore[return-value]
+
+    def _time(self) -> None:
+        # pi's AssistantMessageEventStream: a message that started before this request stays untimed.
+        if "durationMs" in self.message or self.message["timestamp"] < self._started_ms:
+            return
+        self.message["durationMs"] = max(0, round((time.monotonic() - self._started_monotonic) * 1000))
+
+    def _push(self, event: dict[str, Any]) -> None:
+        if not self._finished:
+            self.stream.push(event)
+
+    def _end(self) -> AssistantMessage:
+        self._finished = True
+        self.stream.end(self.message)
+        return self.message
+
+
+def _error_text(error: BaseException | str) -> str:
+    if isinstance(error, str):
+        return error
+    text = str(error) or type(error).__name__
+    cause = error.__cause__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text = f"{text}: {cause}"
+    return text
+
+
+# -- tool-call arguments: JSON text arriving in pieces ----------------------------------------
+
+_VALID_ESCAPES = set('"\\/bfnrt')
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def repair_json(text: str) -> str:
+    """Repair string literals: escape raw control characters, double backslashes of invalid escapes."""
+    out: list[str] = []
+    in_string = False
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if not in_string:
+            out.append(char)
+            in_string = char == '"'
+        elif char == '"':
+            out.append(char)
+            in_string = False
+        elif char == "\\":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if nxt == "u" and _HEX4.fullmatch(text, i + 2, i + 6):
+                out.append(text[i : i + 6])
+                i += 5
+            elif nxt and nxt in _VALID_ESCAPES:
+                out.append("\\" + nxt)
+                i += 1
+            else:
+                out.append("\\\\")
+        elif ord(char) < 0x20:
+            out.append(_CONTROL_ESCAPES.get(char, f"\\u{ord(char):04x}"))
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _loads_with_repair(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        repaired = repair_json(text)
+        if repaired == text:
+            raise
+        return json.loads(repaired)
+
+
+def parse_tool_call_arguments(text: str | None) -> tuple[dict[str, Any], str | None]:
+    """Parse the complete arguments text of a finished tool call: ``(arguments, argumentsError)``.
+
+    Blank text is ``{}``. Text that is not a JSON object gives ``{}`` and an error that quotes the
+    text the model sent, so the model can correct itself.
+    """
+    if not text or not text.strip():
+        return {}, None
+    try:
+        parsed = _loads_with_repair(text)
+        if not isinstance(parsed, dict):
+            raise ValueError("Tool arguments must be a JSON object")
+        return parsed, None
+    except ValueError as exc:
+        return {}, f"{exc}\n\nReceived arguments:\n{text}"
+
+
+def parse_streaming_json(text: str | None) -> Any:
+    """The value of possibly incomplete JSON text; ``{}`` when nothing can be read yet.
+
+    Incomplete strings show the characters so far (an unfinished escape is held back), open
+    containers show their members so far, a member whose value has not started is left out, and
+    an unfinished literal or number shows once it reads as one.
+    """
+    if not text or not text.strip():
+        return {}
+    try:
+        return _loads_with_repair(text)
+    except ValueError:
+        value = _PartialParser(text).value()
+        return {} if value is _MISSING else value
+
+
+class ToolArgumentsStream:
+    """The arguments text of one streamed tool call and its partial value.
+
+    Re-parsing the whole text on every piece would cost quadratic time for large arguments (a
+    ``write`` of a big file), so the partial value is refreshed on every piece while the text is
+    short and then each time the text has grown by half; it may lag a little behind the text,
+    as pi's own preview does. :meth:`finish` always parses the complete text.
+    """
+
+    _EAGER_CHARS = 4096
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._length = 0
+        self._parsed_length = 0
+        self._arguments: dict[str, Any] = {}
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def append(self, delta: str) -> dict[str, Any]:
+        """Add a piece of text; returns the partial arguments (a new object when they changed)."""
+        self._parts.append(delta)
+        self._length += len(delta)
+        if self._length <= self._EAGER_CHARS or self._length >= self._parsed_length * 1.5:
+            text = self.text
+            self._parts = [text]
+            self._parsed_length = self._length
+            value = parse_streaming_json(text)
+            self._arguments = value if isinstance(value, dict) else {}
+        return self._arguments
+
+    def finish(self) -> tuple[dict[str, Any], str | None]:
+        return parse_tool_call_arguments(self.text)
+
+
+_MISSING: Any = object()
+_LITERALS = (("true", True), ("false", False), ("null", None))
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER_NO_EXPONENT_DIGITS = re.compile(r"(-?(?:0|[1-9]\d*)(?:\.\d+)?)[eE][+-]?")
+_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_DELIMITERS = set(' \t\n\r,:{}[]"')
+
+
+class _PartialParser:
+    """A lenient one-pass reader of a JSON prefix (see :func:`parse_streaming_json`)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def value(self) -> Any:
+        self._skip_ws()
+        if self.pos >= len(self.text):
+            return _MISSING
+        char = self.text[self.pos]
+        if char == "{":
+            return self._object()
+        if char == "[":
+            return self._array()
+        if char == '"':
+            text, _complete = self._string()
+            return text
+        return self._scalar()
+
+    def _skip_ws(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in " \t\n\r":
+            self.pos += 1
+
+    def _object(self) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        self.pos += 1
+        while True:
+            self._skip_ws()
+            if self.pos >= len(self.text):
+                return result
+            char = self.text[self.pos]
+            if char == "}":
+                self.pos += 1
+                return result
+            if char in ",:":
+                self.pos += 1
+                continue
+            if char != '"':
+                self._skip_token()
+                continue
+            key, complete = self._string()
+            if not complete:
+                return result
+            self._skip_ws()
+            if self.pos < len(self.text) and self.text[self.pos] == ":":
+                self.pos += 1
+            member = self.value()
+            if member is _MISSING:
+                if self.pos >= len(self.text):
+                    return result
+                continue
+            result[key] = member
+
+    def _array(self) -> list[Any]:
+        result: list[Any] = []
+        self.pos += 1
+        while True:
+            self._skip_ws()
+            if self.pos >= len(self.text):
+                return result
+            char = self.text[self.pos]
+            if char == "]":
+                self.pos += 1
+                return result
+            if char in ",:}":
+                self.pos += 1
+                continue
+            item = self.value()
+            if item is not _MISSING:
+                result.append(item)
+
+    def _string(self) -> tuple[str, bool]:
+        """Read a string from its opening quote: ``(text so far, whether it closed)``."""
+        out: list[str] = []
+        text, n = self.text, len(self.text)
+        i = self.pos + 1
+        while i < n:
+            char = text[i]
+            if char == '"':
+                self.pos = i + 1
+                return "".join(out), True
+            if char != "\\":
+                out.append(char)
+                i += 1
+                continue
+            if i + 1 >= n:
+                break  # an unfinished escape is held back
+            nxt = text[i + 1]
+            if nxt in _SIMPLE_ESCAPES:
+                out.append(_SIMPLE_ESCAPES[nxt])
+                i += 2
+            elif nxt == "u":
+                digits = text[i + 2 : i + 6]
+                if len(digits) < 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
+                    break
+                if _HEX4.fullmatch(digits):
+                    out.append(chr(int(digits, 16)))
+                    i += 6
+                else:
+                    out.append("\\u")
+                    i += 2
+            else:
+                out.append("\\" + nxt)  # an invalid escape stays literal text
+                i += 2
+        self.pos = n
+        return "".join(out), False
+
+    def _skip_token(self) -> None:
+        self.pos += 1
+        while self.pos < len(self.text) and self.text[self.pos] not in _DELIMITERS:
+            self.pos += 1
+
+    def _scalar(self) -> Any:
+        start = self.pos
+        if self.text[start] in _DELIMITERS:
+            return _MISSING  # a stray delimiter: the container loop steps over it
+        self._skip_token()
+        token = self.text[start : self.pos]
+        at_end = self.pos >= len(self.text)
+        for literal, literal_value in _LITERALS:
+            if token == literal or (at_end and token and literal.startswith(token)):
+                return literal_value
+        if _NUMBER.fullmatch(token):
+            return _number(token)
+        if at_end:
+            match = _NUMBER_NO_EXPONENT_DIGITS.fullmatch(token)
+            if match:
+                return _number(match.group(1))
+        return _MISSING
+
+
+def _number(token: str) -> int | float:
+    if any(c in token for c in ".eE"):
+        return float(token)
+    return int(token)

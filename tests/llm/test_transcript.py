@@ -1,0 +1,113 @@
+"""System-message replay: prompt, sections, tools, collapse, and the fixtures' real transcripts."""
+
+from __future__ import annotations
+
+import json
+
+from tau.llm.transcript import (
+    collapse_system_messages,
+    current_system_message,
+    current_system_prompt,
+    current_tools,
+    normalize_context,
+    render_system_message_update,
+    resolve_transcript_tools,
+    tool_state_changes,
+)
+
+
+def tool(name, description="d"):
+    return {"name": name, "description": description, "parameters": {"type": "object"}}
+
+
+SYSTEM_1 = {
+    "role": "system",
+    "content": "",
+    "sections": {"preamble": "You help.", "tools": "<tools>\n- read\n</tools>", "cwd": "<cwd>\n/p\n</cwd>"},
+    "timestamp": 5,
+    "toolsAdded": [tool("read"), tool("bash")],
+}
+USER = {"role": "user", "content": "hi", "timestamp": 6}
+SYSTEM_2 = {
+    "role": "system",
+    "content": "Extra rule.",
+    "sections": {"tools": None, "todo": "<todo>\n1 open\n</todo>"},
+    "timestamp": 7,
+    "toolsRemoved": [{"name": "bash"}, {"name": "read"}],
+    "toolsAdded": [tool("read", "new"), tool("todo")],
+}
+
+
+def test_replay_patches_sections_and_tools_by_name():
+    merged = current_system_message([SYSTEM_1, USER, SYSTEM_2])
+    assert merged == {
+        "role": "system",
+        "content": "Extra rule.",
+        "sections": {"preamble": "You help.", "cwd": "<cwd>\n/p\n</cwd>", "todo": "<todo>\n1 open\n</todo>"},
+        "toolsAdded": [tool("read", "new"), tool("todo")],
+        "timestamp": 5,
+    }
+    assert current_system_prompt([SYSTEM_1, USER, SYSTEM_2]) == (
+        "Extra rule.\n\nYou help.\n\n<cwd>\n/p\n</cwd>\n\n<todo>\n1 open\n</todo>"
+    )
+    assert [t["name"] for t in current_tools([SYSTEM_1, USER, SYSTEM_2])] == ["read", "todo"]
+
+
+def test_no_system_messages_means_no_prompt():
+    assert current_system_message([USER]) is None
+    assert current_system_prompt([USER]) == ""
+
+
+def test_normalize_context_folds_prompt_and_tools_into_a_leading_message():
+    assert normalize_context({"systemPrompt": "Be brief.", "messages": [USER], "tools": [tool("read")]}) == {
+        "messages": [
+            {"role": "system", "content": "Be brief.", "toolsAdded": [tool("read")], "timestamp": 0},
+            USER,
+        ]
+    }
+    assert normalize_context({"systemPrompt": "", "messages": [USER]}) == {"messages": [USER]}
+
+
+def test_collapse_keeps_one_leading_system_message():
+    collapsed = collapse_system_messages({"messages": [SYSTEM_1, USER, SYSTEM_2]})
+    assert [m["role"] for m in collapsed["messages"]] == ["system", "user"]
+    assert collapsed["messages"][0] == current_system_message([SYSTEM_1, USER, SYSTEM_2])
+
+
+def test_update_rendering_names_sections():
+    assert render_system_message_update(SYSTEM_2) == (
+        'Extra rule.\n\nRemoved system prompt section "tools".\n\n'
+        'Updated system prompt section "todo":\n\n<todo>\n1 open\n</todo>'
+    )
+
+
+def test_tool_state_changes_treat_a_changed_tool_as_removed_and_added():
+    added, removed = tool_state_changes([tool("read"), tool("bash")], [tool("read", "new"), tool("todo")])
+    assert added == [tool("read", "new"), tool("todo")]
+    assert removed == [{"name": "read"}, {"name": "bash"}]
+
+
+def test_resolve_transcript_tools():
+    messages = [SYSTEM_1, USER, SYSTEM_2]
+    assert resolve_transcript_tools(messages, "none") == ([tool("read", "new"), tool("todo")], 2)
+    assert resolve_transcript_tools(messages, "changes") == ([], 0)
+    # SYSTEM_2 removes tools: additions-only transports fold both system messages into the top level.
+    assert resolve_transcript_tools(messages, "additions") == ([tool("read", "new"), tool("todo")], 2)
+    additive = dict(SYSTEM_2, toolsRemoved=[], toolsAdded=[tool("todo")])
+    assert resolve_transcript_tools([SYSTEM_1, USER, additive], "additions") == (
+        [tool("read"), tool("bash")],
+        1,
+    )
+
+
+def test_fixture_transcripts_replay(pi_fixtures):
+    """Every recorded request's first message is a system message whose sections render to a prompt."""
+    for path in sorted((pi_fixtures / "scenarios").glob("*.requests.json")):
+        for request in json.loads(path.read_text())["requests"]:
+            messages = request["context"]["messages"]
+            assert messages[0]["role"] == "system", path.name
+            prompt = current_system_prompt(messages)
+            assert prompt, path.name
+            if request["kind"] == "turn":
+                assert prompt.startswith("You are a coding assistant"), path.name
+                assert "read" in [t["name"] for t in current_tools(messages)], path.name
