@@ -1,30 +1,211 @@
 """Projection: session entries on a branch → agent messages → model messages (pi 1.6).
 
-Placeholder with the agreed signatures; the implementation lands with issue 2.
+Three layers, as in pi's ``session-manager.ts``:
+
+1. :func:`build_context_entries` keeps the entries that reach the model: with a compaction on the
+   branch, the latest one, then its kept range (from ``firstKeptEntryId``, system messages left
+   out), then everything after it.
+2. :func:`build_session_projection` turns each kept entry into agent messages, applying the latest
+   ``context_edit`` per target among the kept entries, and records which entry produced which
+   messages. It also gives the branch's thinking level and model.
+3. :func:`build_session_context` is the projection without the per-entry map.
+
+:func:`convert_to_llm` (from :mod:`tau.session.messages`) then gives what a provider is sent.
+
+``branch`` is always the root→leaf list of entry dicts (``SessionManager.get_branch()``). Stored
+message dicts are reused, never copied: a message is copied only where pi builds a new object
+(repaired null content, an edited content). Callers must not mutate what they get back.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tau.session.messages import (
+    convert_to_llm,
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+    js_truthy,
+)
+
+__all__ = [
+    "build_context_entries",
+    "build_session_context",
+    "build_session_projection",
+    "convert_to_llm",
+    "entry_to_messages",
+    "project_entry",
+]
+
 Entry = dict[str, Any]
+Message = dict[str, Any]
+
+_EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
+_BLOCK_ROLES = frozenset(("assistant", "toolResult"))
+_NULL_CONTENT_REPAIR = {"system": "", "user": None, "assistant": None, "toolResult": None}
+
+
+def _is_system_message(entry: Entry) -> bool:
+    message = entry.get("message")
+    return isinstance(message, dict) and message.get("role") == "system"
 
 
 def build_context_entries(branch: list[Entry]) -> list[Entry]:
-    """The entries of ``branch`` (root→leaf) that reach the model: latest compaction, its kept range, the rest."""
-    raise NotImplementedError
+    """The entries of ``branch`` (root→leaf) that reach the model: latest compaction, its kept range, the rest.
+
+    ``firstKeptEntryId`` that is not on the branch before the compaction, or that is the
+    compaction's own id, keeps nothing before it. Without a compaction the whole branch is returned.
+    """
+    latest = -1
+    for index in range(len(branch) - 1, -1, -1):
+        if branch[index].get("type") == "compaction":
+            latest = index
+            break
+    if latest < 0:
+        return branch
+    compaction = branch[latest]
+    compaction_id = compaction.get("id")
+    # pi locates the compaction by id (its first occurrence), not by position.
+    position = next((i for i, entry in enumerate(branch) if entry.get("id") == compaction_id), latest)
+    first_kept = compaction.get("firstKeptEntryId")
+    context = [compaction]
+    keeping = False
+    for entry in branch[:position]:
+        if not keeping and entry.get("id") == first_kept:
+            keeping = True
+        if keeping and not (entry.get("type") == "message" and _is_system_message(entry)):
+            context.append(entry)
+    context.extend(branch[position + 1 :])
+    return context
+
+
+def entry_to_messages(entry: Entry) -> list[Message]:
+    """pi's ``sessionEntryToContextMessages``: the agent messages one entry contributes (no edits)."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return []
+        role = message.get("role")
+        if role in _NULL_CONTENT_REPAIR and message.get("content") is None:
+            # Files are read unvalidated: old versions or hand edits can hold null content.
+            repaired = _NULL_CONTENT_REPAIR[role]
+            return [{**message, "content": [] if repaired is None else repaired}]
+        return [message]
+    if kind == "custom_message":
+        return [create_custom_message(entry)]
+    if kind == "branch_summary":
+        return [create_branch_summary_message(entry)] if js_truthy(entry.get("summary")) else []
+    if kind == "compaction":
+        summary = create_compaction_summary_message(entry)
+        system = entry.get("systemMessage")
+        return [system, summary] if js_truthy(system) else [summary]
+    return []
+
+
+def project_entry(entry: Entry, edit: Entry | None) -> list[Message]:
+    """pi's ``projectContextEntry``: ``entry``'s messages with its latest ``context_edit`` applied."""
+    messages = entry_to_messages(entry)
+    if edit is None:
+        return messages
+    replacement = edit.get("replacement")
+    if replacement is None:
+        return []
+    return [_replace_content(message, replacement) for message in messages]
+
+
+def _replace_content(message: Any, replacement: Any) -> Any:
+    if not isinstance(message, dict) or message.get("role") not in _EDITABLE_ROLES:
+        return message
+    edited = dict(message)
+    if not isinstance(replacement, dict) or "content" not in replacement:
+        # ``{...message, content: undefined}``: JSON.stringify leaves the key out.
+        edited.pop("content", None)
+        return edited
+    content = replacement["content"]
+    if isinstance(content, str) and message.get("role") in _BLOCK_ROLES:
+        content = [{"type": "text", "text": content}]
+    edited["content"] = content
+    return edited
+
+
+def _settings(branch: list[Entry]) -> tuple[Any, dict[str, Any] | None]:
+    """The last thinking level and the last model (``model_change`` or assistant message) on the branch."""
+    thinking_level: Any = "off"
+    model: dict[str, Any] | None = None
+    last_model: Entry | None = None
+    for entry in branch:
+        kind = entry.get("type")
+        if kind == "message":
+            message = entry.get("message")
+            if message.__class__ is dict and message.get("role") == "assistant":
+                last_model = entry
+        elif kind == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            last_model = entry
+    if last_model is not None:
+        if last_model.get("type") == "model_change":
+            model = _model(last_model, "provider", "modelId")
+        else:
+            model = _model(last_model["message"], "provider", "model")
+    return thinking_level, model
+
+
+def _model(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
+    # A missing field is undefined in pi: JSON.stringify leaves it out, and so do we.
+    model = {}
+    if provider_key in source:
+        model["provider"] = source[provider_key]
+    if model_key in source:
+        model["modelId"] = source[model_key]
+    return model
+
+
+def _edit_key(value: Any) -> Any:
+    # Entry ids are strings; anything else (malformed) must not match by Python equality.
+    return value if value is None or isinstance(value, str) else ("not-an-id", id(value))
 
 
 def build_session_projection(branch: list[Entry]) -> dict[str, Any]:
-    """``{"entries": [{"sourceEntry", "messages"}], "messages", "thinkingLevel", "model"}`` for ``branch``."""
-    raise NotImplementedError
+    """``{"entries": [{"sourceEntry", "messages"}], "messages", "thinkingLevel", "model"}`` for ``branch``.
+
+    ``thinkingLevel`` and ``model`` come from the whole branch, the messages from the context
+    entries only. An older compaction inside the kept range contributes nothing; only the one at
+    the head gives its system message and summary.
+    """
+    thinking_level, model = _settings(branch)
+    context = build_context_entries(branch)
+    edits: dict[Any, Entry] = {}
+    for entry in context:
+        # An edit without ``replacement`` would crash pi; tau ignores it (``tau session check`` reports it).
+        if entry.get("type") == "context_edit" and "replacement" in entry:
+            edits[_edit_key(entry.get("targetId"))] = entry
+    projected: list[dict[str, Any]] = []
+    messages: list[Message] = []
+    append_entry = projected.append
+    for index, entry in enumerate(context):
+        # Fast path for the common case (a stored message, no edits): reuse the stored dict.
+        message = entry.get("message") if not edits and entry.get("type") == "message" else None
+        if message.__class__ is dict and message.get("content") is not None:
+            contributed = [message]
+        elif index > 0 and entry.get("type") == "compaction":
+            contributed = []
+        elif edits:
+            contributed = project_entry(entry, edits.get(_edit_key(entry.get("id"))))
+        else:
+            contributed = entry_to_messages(entry)
+        append_entry({"sourceEntry": entry, "messages": contributed})
+        messages += contributed
+    return {"entries": projected, "messages": messages, "thinkingLevel": thinking_level, "model": model}
 
 
 def build_session_context(branch: list[Entry]) -> dict[str, Any]:
     """``{"messages", "thinkingLevel", "model"}`` for ``branch``."""
-    raise NotImplementedError
-
-
-def convert_to_llm(messages: list[dict[str, Any]], *, block_images: bool = False) -> list[dict[str, Any]]:
-    """pi's ``convertToLlm``: agent messages (custom, bashExecution, summaries) → model messages."""
-    raise NotImplementedError
+    projection = build_session_projection(branch)
+    return {
+        "messages": projection["messages"],
+        "thinkingLevel": projection["thinkingLevel"],
+        "model": projection["model"],
+    }

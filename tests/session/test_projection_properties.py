@@ -1,0 +1,172 @@
+"""Invariants of the projection, checked on generated branches (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tau.common import jsjson
+from tau.session.projection import (
+    build_context_entries,
+    build_session_context,
+    build_session_projection,
+    convert_to_llm,
+)
+
+TS = "2026-01-02T03:04:05.678Z"
+MESSAGE_ROLES = ["user", "assistant", "toolResult", "system"]
+STATE_TYPES = ["model_change", "thinking_level_change", "usage", "custom", "label", "session_info"]
+KNOWN_TYPES = [
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "usage",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "context_edit",
+    "label",
+    "session_info",
+]
+
+
+def message_for(role: str, n: int) -> dict:
+    content = f"m{n}" if role in ("user", "system") else [{"type": "text", "text": f"m{n}"}]
+    return {"role": role, "content": content, "timestamp": n}
+
+
+def chain(kinds: list[tuple[str, str]]) -> list[dict]:
+    """A linear branch: ``("message", role)`` entries and state entries, ids ``e0``, ``e1``, ..."""
+    entries = []
+    for n, (kind, role) in enumerate(kinds):
+        entry = {"type": kind, "id": f"e{n}", "parentId": f"e{n - 1}" if n else None, "timestamp": TS}
+        if kind == "message":
+            entry["message"] = message_for(role, n)
+        entries.append(entry)
+    return entries
+
+
+entry_kinds = st.one_of(
+    st.tuples(st.just("message"), st.sampled_from(MESSAGE_ROLES)),
+    st.tuples(st.sampled_from(STATE_TYPES), st.just("")),
+)
+
+
+def walk(entries: list[dict], leaf_id: str) -> list[dict]:
+    by_id = {entry["id"]: entry for entry in entries}
+    branch, current = [], by_id.get(leaf_id)
+    while current is not None:
+        branch.append(current)
+        current = by_id.get(current["parentId"])
+    return branch[::-1]
+
+
+@given(st.lists(entry_kinds, max_size=30))
+def test_without_compaction_or_edits_messages_are_the_message_entries_in_order(kinds):
+    branch = chain(kinds)
+
+    projection = build_session_projection(branch)
+
+    assert projection["messages"] == [entry["message"] for entry in branch if entry["type"] == "message"]
+    assert [item["sourceEntry"] for item in projection["entries"]] == branch
+    assert build_context_entries(branch) == branch
+
+
+@given(st.lists(entry_kinds, min_size=1, max_size=20), st.data())
+def test_context_edit_off_the_active_branch_has_no_effect(kinds, data):
+    main = chain(kinds)
+    leaf = main[-1]["id"]
+    side = []
+    for n in range(data.draw(st.integers(1, 4))):
+        parent = data.draw(st.sampled_from([entry["id"] for entry in main] + [f"s{k}" for k in range(n)]))
+        target = data.draw(st.sampled_from([entry["id"] for entry in main]))
+        replacement = data.draw(st.sampled_from([None, {"content": "edited"}]))
+        side.append({"type": "context_edit", "id": f"s{n}", "parentId": parent, "timestamp": TS,
+                     "targetId": target, "replacement": replacement})  # fmt: skip
+
+    with_side = walk(main + side, leaf)
+
+    assert with_side == main
+    assert build_session_context(with_side) == build_session_context(main)
+
+
+@given(st.lists(st.sampled_from(["user", "assistant", "toolResult"]), min_size=1, max_size=15), st.data())
+def test_null_edits_remove_exactly_their_targets(roles, data):
+    branch = chain([("message", role) for role in roles])
+    targets = data.draw(st.sets(st.sampled_from([entry["id"] for entry in branch])))
+    for n, target in enumerate(sorted(targets)):
+        branch.append({"type": "context_edit", "id": f"x{n}", "parentId": branch[-1]["id"], "timestamp": TS,
+                       "targetId": target, "replacement": None})  # fmt: skip
+
+    projection = build_session_projection(branch)
+
+    assert projection["messages"] == [
+        entry["message"] for entry in branch if entry["type"] == "message" and entry["id"] not in targets
+    ]
+    omitted = {item["sourceEntry"]["id"] for item in projection["entries"] if not item["messages"]}
+    assert omitted == targets | {f"x{n}" for n in range(len(targets))}
+
+
+@given(st.lists(entry_kinds, min_size=1, max_size=20), st.data())
+def test_compaction_context_is_summary_then_kept_tail(kinds, data):
+    branch = chain(kinds)
+    first_kept = data.draw(st.sampled_from([entry["id"] for entry in branch]))
+    compaction = {"type": "compaction", "id": "c", "parentId": branch[-1]["id"], "timestamp": TS,
+                  "summary": "S", "firstKeptEntryId": first_kept, "tokensBefore": 1}  # fmt: skip
+    after = chain([("message", "user")])[0] | {"id": "after", "parentId": "c"}
+    branch += [compaction, after]
+
+    messages = build_session_context(branch)["messages"]
+
+    start = next(i for i, entry in enumerate(branch) if entry["id"] == first_kept)
+    kept = [
+        entry["message"]
+        for entry in branch[start:-2]
+        if entry["type"] == "message" and entry["message"]["role"] != "system"
+    ]
+    assert messages[0]["role"] == "compactionSummary"
+    assert messages[1:] == [*kept, after["message"]]
+
+
+FIELDS = ["id", "parentId", "timestamp", "message", "summary", "firstKeptEntryId", "tokensBefore", "systemMessage",
+          "fromId", "customType", "content", "display", "details", "targetId", "replacement", "thinkingLevel",
+          "provider", "modelId"]  # fmt: skip
+small_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["", "x", TS, "e1"]),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["type", "text"]), inner, max_size=2)
+    ),
+    max_leaves=3,
+)
+field_values = st.one_of(
+    small_json,
+    st.sampled_from(["e0", "e1", "e2"]),
+    st.builds(
+        dict,
+        role=st.sampled_from(
+            [*MESSAGE_ROLES, "custom", "bashExecution", "branchSummary", "compactionSummary"]
+        ),
+        content=small_json,
+    ),
+    st.fixed_dictionaries({"content": small_json}),
+)
+arbitrary_entries = st.lists(
+    st.builds(
+        lambda kind, fields: {"type": kind, **fields},
+        st.sampled_from(KNOWN_TYPES),
+        st.dictionaries(st.sampled_from(FIELDS), field_values, max_size=6),
+    ),
+    max_size=10,
+)
+
+
+@settings(max_examples=300)
+@given(arbitrary_entries)
+def test_projection_never_raises_on_entries_with_missing_or_mistyped_fields(branch):
+    projection = build_session_projection(branch)
+    messages = convert_to_llm(projection["messages"], block_images=True)
+
+    jsjson.dumps(messages)
+    jsjson.dumps({"thinkingLevel": projection["thinkingLevel"], "model": projection["model"]})
+    assert len(projection["entries"]) == len(build_context_entries(branch))
