@@ -1,0 +1,208 @@
+"""The ``read`` tool: a text file's lines with continuation notices, or an image as an attachment."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from tau.common.jsjson import js_number
+from tau.llm.stream import AbortSignal
+from tau.tools._async import in_thread_until_aborted
+from tau.tools.base import CONSTRAINED_SAMPLING, ToolContext, ToolDefinition, ToolResult, UpdateCallback
+from tau.tools.fserrors import fs_error
+from tau.tools.images import SNIFF_BYTES, detect_image_mime_type, prepare_image
+from tau.tools.paths import resolve_read_path
+from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, utf8_len
+
+__all__ = ["read_tool"]
+
+DESCRIPTION = (
+    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as "
+    f"attachments. For text files, output is truncated to {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB "
+    "(whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset "
+    "until complete."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["path"],
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+        "limit": {"type": "number", "description": "Maximum number of lines to read"},
+    },
+}
+
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string"},
+        {
+            "type": "object",
+            "required": ["type", "data", "mimeType", "note"],
+            "properties": {
+                "type": {"const": "image"},
+                "data": {"type": "string"},
+                "mimeType": {"type": "string"},
+                "note": {"type": "string"},
+            },
+        },
+    ]
+}
+
+
+def read_tool() -> ToolDefinition:
+    """The ``read`` tool definition."""
+    return ToolDefinition(
+        name="read",
+        label="read",
+        description=DESCRIPTION,
+        parameters=PARAMETERS,
+        execute=execute_read,
+        prompt_snippet="Read file contents",
+        prompt_guidelines=["Use read to examine files instead of cat or sed."],
+        constrained_sampling=dict(CONSTRAINED_SAMPLING),
+        output_schema=OUTPUT_SCHEMA,
+    )
+
+
+async def execute_read(
+    tool_call_id: str,
+    params: dict[str, Any],
+    signal: AbortSignal | None,
+    on_update: UpdateCallback | None,
+    ctx: ToolContext,
+) -> ToolResult:
+    """Read ``params["path"]`` (pi 1.6 ``read``)."""
+    path: str = params["path"]
+    offset = params.get("offset")
+    limit = params.get("limit")
+    result = await in_thread_until_aborted(lambda: _read(path, offset, limit, ctx), signal)
+    result.structured_content = _structured(result)
+    return result
+
+
+def _read(path: str, offset: float | None, limit: float | None, ctx: ToolContext) -> ToolResult:
+    absolute = resolve_read_path(path, ctx.cwd)
+    _check_readable(absolute)
+    mime_type = _sniff(absolute)
+    if mime_type:
+        return _read_image(absolute, mime_type, ctx)
+    return _read_text(absolute, path, offset, limit)
+
+
+def _check_readable(absolute: str) -> None:
+    if os.access(absolute, os.R_OK):
+        return
+    try:
+        os.stat(absolute)
+    except OSError as exc:
+        raise fs_error(exc, "access", absolute) from exc
+    raise fs_error(PermissionError(13, "Permission denied"), "access", absolute)
+
+
+def _sniff(absolute: str) -> str | None:
+    try:
+        with open(absolute, "rb") as handle:
+            return detect_image_mime_type(handle.read(SNIFF_BYTES))
+    except IsADirectoryError as exc:
+        # Node opens a directory fine and fails on read(2), which it reports without the path.
+        raise fs_error(exc, "read") from exc
+    except OSError as exc:
+        raise fs_error(exc, "open", absolute) from exc
+
+
+def _read_image(absolute: str, mime_type: str, ctx: ToolContext) -> ToolResult:
+    with open(absolute, "rb") as handle:
+        data = handle.read()
+    image = prepare_image(data, mime_type, auto_resize=ctx.auto_resize_images)
+    if image.omitted:
+        return ToolResult.text(f"Read image file [{mime_type}]\n{image.omitted}")
+    note = "\n".join([f"Read image file [{image.mime_type}]", *image.hints])
+    details = None
+    if ctx.model_input is not None and "image" not in ctx.model_input:
+        details = {"imageUnsupportedByModel": ctx.model}
+    return ToolResult(
+        content=[
+            {"type": "text", "text": note},
+            {"type": "image", "data": image.data, "mimeType": image.mime_type},
+        ],
+        details=details,
+    )
+
+
+@dataclass
+class _Selection:
+    total_file_lines: int
+    truncation: dict[str, Any]
+    first_line_bytes: int
+
+
+def _select(text: str, start: float, limit: float | None) -> _Selection:
+    lines = text.split("\n")
+    end = None if limit is None else min(start + limit, len(lines))
+    selected = _js_slice(lines, start, end)
+    truncation = truncate_head("\n".join(selected))
+    first = utf8_len(_js_slice(lines, start, None)[0]) if truncation["firstLineExceedsLimit"] else 0
+    return _Selection(len(lines), dict(truncation), first)
+
+
+def _js_slice(items: list[str], start: float, end: float | None) -> list[str]:
+    """``Array.prototype.slice`` with JavaScript's integer conversion of fractional and negative bounds."""
+
+    def bound(value: float) -> int:
+        index = math.trunc(value)
+        return max(len(items) + index, 0) if index < 0 else min(index, len(items))
+
+    begin = bound(start)
+    stop = len(items) if end is None else bound(end)
+    return items[begin:stop] if stop > begin else []
+
+
+def _read_text(absolute: str, path: str, offset: float | None, limit: float | None) -> ToolResult:
+    with open(absolute, "rb") as handle:
+        text = handle.read().decode("utf-8", "replace")
+    start = max(0, offset - 1) if offset else 0
+    start_display = start + 1
+    selection = _select(text, start, limit)
+    total = selection.total_file_lines
+    if start >= total:
+        raise ValueError(f"Offset {js_number(offset or 0)} is beyond end of file ({total} lines total)")
+    truncation = selection.truncation
+    limit_display = f"{js_number(DEFAULT_MAX_BYTES)}"
+    if truncation["firstLineExceedsLimit"]:
+        size = format_size(selection.first_line_bytes)
+        line = js_number(start_display)
+        text_out = (
+            f"[Line {line} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "
+            f"Use bash: sed -n '{line}p' {path} | head -c {limit_display}]"
+        )
+        return ToolResult.text(text_out, details={"truncation": truncation})
+    if truncation["truncated"]:
+        end_display = start_display + truncation["outputLines"] - 1
+        shown = f"{js_number(start_display)}-{js_number(end_display)} of {total}"
+        next_offset = js_number(end_display + 1)
+        if truncation["truncatedBy"] == "lines":
+            notice = f"[Showing lines {shown}. Use offset={next_offset} to continue.]"
+        else:
+            notice = f"[Showing lines {shown} ({format_size(DEFAULT_MAX_BYTES)} limit). Use offset={next_offset} to continue.]"
+        return ToolResult.text(f"{truncation['content']}\n\n{notice}", details={"truncation": truncation})
+    if limit is not None:
+        user_limited = min(start + limit, total) - start
+        if start + user_limited < total:
+            remaining = js_number(total - (start + user_limited))
+            next_offset = js_number(start + user_limited + 1)
+            return ToolResult.text(
+                f"{truncation['content']}\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
+            )
+    return ToolResult.text(truncation["content"])
+
+
+def _structured(result: ToolResult) -> Any:
+    """pi's ``toReadOutput``: the text, or the image block with its note."""
+    text = next((block["text"] for block in result.content if block["type"] == "text"), "")
+    image = next((block for block in result.content if block["type"] == "image"), None)
+    if image is None:
+        return text
+    return {"type": "image", "data": image["data"], "mimeType": image["mimeType"], "note": text}

@@ -1,0 +1,197 @@
+"""Output truncation shared by the tools: a line limit and a byte limit, whichever is hit first.
+
+Counts follow pi 1.6 (``core/tools/truncate.ts``): lines are ``text.split("\\n")`` with a trailing
+empty piece dropped, sizes are UTF-8 bytes, and head truncation never returns a partial line.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Literal, TypedDict
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
+    "TruncationResult",
+    "format_size",
+    "truncate_head",
+    "truncate_tail",
+    "utf8_len",
+]
+
+DEFAULT_MAX_LINES = 2000
+DEFAULT_MAX_BYTES = 50 * 1024
+
+
+class TruncationResult(TypedDict):
+    """pi's ``TruncationResult``, as it appears in a tool's ``details.truncation``."""
+
+    content: str
+    truncated: bool
+    truncatedBy: Literal["lines", "bytes"] | None
+    totalLines: int
+    totalBytes: int
+    outputLines: int
+    outputBytes: int
+    lastLinePartial: bool
+    firstLineExceedsLimit: bool
+    maxLines: int
+    maxBytes: int
+
+
+def utf8_len(text: str) -> int:
+    """UTF-8 size of ``text`` as ``Buffer.byteLength`` counts it (a lone surrogate is 3 bytes)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def format_size(size: int) -> str:
+    """``512B``, ``50.0KB``, ``1.5MB`` (pi's ``formatSize``)."""
+    if size < 1024:
+        return f"{size}B"
+    if size < 1024 * 1024:
+        return f"{_to_fixed1(size / 1024)}KB"
+    return f"{_to_fixed1(size / (1024 * 1024))}MB"
+
+
+def _to_fixed1(value: float) -> str:
+    # Number.prototype.toFixed(1) rounds the exact binary value half up, as Decimal does here.
+    return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def _split_lines(content: str) -> list[str]:
+    if not content:
+        return []
+    lines = content.split("\n")
+    if content.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def _result(
+    content: str, *, total_lines: int, total_bytes: int, max_lines: int, max_bytes: int, **extra
+) -> TruncationResult:
+    result: TruncationResult = {
+        "content": content,
+        "truncated": False,
+        "truncatedBy": None,
+        "totalLines": total_lines,
+        "totalBytes": total_bytes,
+        "outputLines": total_lines,
+        "outputBytes": total_bytes,
+        "lastLinePartial": False,
+        "firstLineExceedsLimit": False,
+        "maxLines": max_lines,
+        "maxBytes": max_bytes,
+    }
+    result.update(extra)  # type: ignore[typeddict-item]
+    return result
+
+
+def truncate_head(
+    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TruncationResult:
+    """Keep the first lines that fit both limits (for file reads); never a partial line."""
+    total_bytes = utf8_len(content)
+    lines = _split_lines(content)
+    limits = {
+        "total_lines": len(lines),
+        "total_bytes": total_bytes,
+        "max_lines": max_lines,
+        "max_bytes": max_bytes,
+    }
+    if len(lines) <= max_lines and total_bytes <= max_bytes:
+        return _result(content, **limits)
+    if utf8_len(lines[0]) > max_bytes:
+        return _result(
+            "",
+            **limits,
+            truncated=True,
+            truncatedBy="bytes",
+            outputLines=0,
+            outputBytes=0,
+            firstLineExceedsLimit=True,
+        )
+    kept: list[str] = []
+    used = 0
+    truncated_by: Literal["lines", "bytes"] = "lines"
+    for index, line in enumerate(lines[:max_lines]):
+        size = utf8_len(line) + (1 if index > 0 else 0)
+        if used + size > max_bytes:
+            truncated_by = "bytes"
+            break
+        kept.append(line)
+        used += size
+    if len(kept) >= max_lines and used <= max_bytes:
+        truncated_by = "lines"
+    output = "\n".join(kept)
+    return _result(
+        output,
+        **limits,
+        truncated=True,
+        truncatedBy=truncated_by,
+        outputLines=len(kept),
+        outputBytes=utf8_len(output),
+    )
+
+
+def truncate_tail(
+    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TruncationResult:
+    """Keep the last lines that fit both limits (for command output).
+
+    When the very last line alone is over the byte limit, its end is kept (``lastLinePartial``).
+    """
+    total_bytes = utf8_len(content)
+    lines = _split_lines(content)
+    limits = {
+        "total_lines": len(lines),
+        "total_bytes": total_bytes,
+        "max_lines": max_lines,
+        "max_bytes": max_bytes,
+    }
+    if len(lines) <= max_lines and total_bytes <= max_bytes:
+        return _result(content, **limits)
+    kept: list[str] = []
+    used = 0
+    truncated_by: Literal["lines", "bytes"] = "lines"
+    partial = False
+    for line in reversed(lines):
+        if len(kept) >= max_lines:
+            break
+        size = utf8_len(line) + (1 if kept else 0)
+        if used + size > max_bytes:
+            truncated_by = "bytes"
+            if not kept:
+                tail = _utf8_tail(line, max_bytes)
+                kept.append(tail)
+                used = utf8_len(tail)
+                partial = True
+            break
+        kept.append(line)
+        used += size
+    if len(kept) >= max_lines and used <= max_bytes:
+        truncated_by = "lines"
+    kept.reverse()
+    output = "\n".join(kept)
+    return _result(
+        output,
+        **limits,
+        truncated=True,
+        truncatedBy=truncated_by,
+        outputLines=len(kept),
+        outputBytes=utf8_len(output),
+        lastLinePartial=partial,
+    )
+
+
+def _utf8_tail(text: str, max_bytes: int) -> str:
+    """The last ``max_bytes`` bytes of ``text``, starting on a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    start = len(data) - max_bytes
+    while start < len(data) and (data[start] & 0xC0) == 0x80:
+        start += 1
+    return data[start:].decode("utf-8", "replace")
