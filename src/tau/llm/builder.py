@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from tau.common.jsstr import ms_now
@@ -69,6 +70,8 @@ class MessageBuilder:
         api, provider, model_id: override what the message records (faux, custom providers).
         timestamp: the message timestamp in ms; now by default.
         usage: an initial usage record (faux knows its usage before streaming).
+        template: a whole message to start from, fields and key order kept (faux replays one).
+        started_ms: when the request started, if before now (for ``durationMs``).
     """
 
     def __init__(
@@ -81,11 +84,14 @@ class MessageBuilder:
         model_id: str | None = None,
         timestamp: int | None = None,
         usage: Usage | None = None,
+        template: Mapping[str, Any] | None = None,
+        started_ms: int | None = None,
     ) -> None:
         self.model = model
         self.stream = stream if stream is not None else AssistantMessageEventStream()
-        self._started_ms = ms_now()
-        self._started_monotonic = time.monotonic()
+        now_ms, now_monotonic = ms_now(), time.monotonic()
+        self._started_ms = now_ms if started_ms is None else started_ms
+        self._started_monotonic = now_monotonic - max(0, now_ms - self._started_ms) / 1000
         self.message: AssistantMessage = {
             "role": "assistant",
             "content": [],
@@ -96,6 +102,9 @@ class MessageBuilder:
             "stopReason": "pending",
             "timestamp": timestamp if timestamp is not None else self._started_ms,
         }
+        if template is not None:
+            # Keep the template's fields and key order (a scripted message), but stream from empty.
+            self.message = {**template, "content": [], "stopReason": "pending"}  # type: ignore[typeddict-item]
         self._arguments: dict[int, ToolArgumentsStream] = {}
         self._open: set[int] = set()
         self._current: int | None = None
@@ -123,10 +132,12 @@ class MessageBuilder:
         if stop_reason == "pending":
             has_calls = any(block["type"] == "toolCall" for block in self.message["content"])
             stop_reason = "toolUse" if has_calls else "stop"
-        if stop_reason in ("error", "aborted"):
-            return self.fail(
-                self.message.get("errorMessage") or "An unknown error occurred", stop_reason == "aborted"
+        if stop_reason == "error":
+            return self._end_with_error(
+                "error", self.message.get("errorMessage") or "An unknown error occurred"
             )
+        if stop_reason == "aborted":
+            return self._end_with_error("aborted", self.message.get("errorMessage") or ABORTED_MESSAGE)
         self.message["stopReason"] = stop_reason
         self._time()
         self._push({"type": "done", "reason": stop_reason, "message": self.message})
@@ -137,13 +148,9 @@ class MessageBuilder:
 
         Blocks already streamed stay in the message. Calling it after the end does nothing.
         """
-        if self._finished:
-            return self.message
-        self.message["stopReason"] = "aborted" if aborted else "error"
-        self.message["errorMessage"] = ABORTED_MESSAGE if aborted else _error_text(error)
-        self._time()
-        self._push({"type": "error", "reason": self.message["stopReason"], "error": self.message})
-        return self._end()
+        if aborted:
+            return self._end_with_error("aborted", ABORTED_MESSAGE)
+        return self._end_with_error("error", _error_text(error))
 
     def abort(self) -> AssistantMessage:
         """End as aborted (``Request was aborted``)."""
@@ -326,6 +333,15 @@ class MessageBuilder:
         if "durationMs" in self.message or self.message["timestamp"] < self._started_ms:
             return
         self.message["durationMs"] = max(0, round((time.monotonic() - self._started_monotonic) * 1000))
+
+    def _end_with_error(self, reason: StopReason, text: str) -> AssistantMessage:
+        if self._finished:
+            return self.message
+        self.message["stopReason"] = reason
+        self.message["errorMessage"] = text
+        self._time()
+        self._push({"type": "error", "reason": reason, "error": self.message})
+        return self._end()
 
     def _push(self, event: dict[str, Any]) -> None:
         if not self._finished:

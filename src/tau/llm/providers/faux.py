@@ -1,0 +1,614 @@
+"""``faux``: the scripted provider for tests and demos (``--model faux/faux-1``).
+
+Each model call takes the next step of a script (a JSON array, from ``TAU_FAUX_SCRIPT``,
+``--faux-script FILE``, or a list given in code). A step is one of:
+
+- a pi assistant message shape: ``{"content": [...], "stopReason": "stop"}`` (other fields kept);
+- the shorthand ``{"text": "...", "thinking": "...", "tool": "NAME", "args": {...}}``, or
+  ``{"bash": "CMD"}`` for a ``bash`` call, or ``{"error": "TEXT"}`` for a failed call;
+- ``{"factory": "FILE.py:FUNC"}``: FUNC is called with the request as plain JSON
+  (``{"systemPrompt", "messages" (system messages left out), "tools"}``) and returns a step or a
+  list of steps; the first answers this call, the rest go to the front of the queue.
+
+Replies stream in 16-character deltas (text, thinking, tool-call JSON); tool calls without an id
+get ``call_<n>``, counting from 1 per process. Usage is estimated exactly as pi-ai 1.6's faux
+provider does (see :func:`estimate_usage`), costs are 0. When the script runs out the call ends
+with ``stopReason: "error"`` and ``No more faux responses queued``, as in pi.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import importlib.util
+import inspect
+import itertools
+import math
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tau.common import jsjson
+from tau.common.jsstr import js_len, ms_now
+from tau.llm.builder import MessageBuilder
+from tau.llm.stream import AssistantMessageEventStream, StreamOptions
+from tau.llm.transcript import content_text, current_system_prompt, current_tools, system_message_text
+from tau.llm.types import Model, TranscriptContext, Usage, empty_usage
+
+__all__ = [
+    "CHUNK_CHARS",
+    "NO_MORE_RESPONSES",
+    "FauxProvider",
+    "FauxScriptError",
+    "chat_completions_payload",
+    "default_provider",
+    "estimate_usage",
+    "load_script",
+    "render_prompt",
+    "stream",
+    "use_script",
+]
+
+CHUNK_CHARS = 16
+NO_MORE_RESPONSES = "No more faux responses queued"
+SCRIPT_ENV = "TAU_FAUX_SCRIPT"
+_MAX_FACTORY_DEPTH = 32
+
+_call_ids = itertools.count(1)
+
+Step = Mapping[str, Any]
+
+
+class FauxScriptError(ValueError):
+    """The faux script cannot be read or a step is malformed; the message names the file and the step."""
+
+
+# -- the script ----------------------------------------------------------------------------
+
+
+def load_script(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read and check a script file: a JSON array of steps."""
+    file = Path(path)
+    try:
+        data = jsjson.loads(file.read_bytes())
+    except FileNotFoundError:
+        raise FauxScriptError(
+            f"faux script not found: {str(file)!r}; set {SCRIPT_ENV} or --faux-script"
+        ) from None
+    except ValueError as exc:
+        raise FauxScriptError(f"faux script {str(file)!r} is not valid JSON: {exc}") from exc
+    if not isinstance(data, list):
+        raise FauxScriptError(
+            f"faux script {str(file)!r} must be a JSON array of steps, got {type(data).__name__}"
+        )
+    for number, step in enumerate(data, 1):
+        _check_step(step, f"{file}: step {number}")
+    return data
+
+
+def _check_step(step: Any, where: str) -> None:
+    if not isinstance(step, dict):
+        raise FauxScriptError(f"{where} must be an object, got {jsjson.dumps_str(step)[:80]}")
+    if "factory" in step:
+        spec = step["factory"]
+        if not isinstance(spec, str) and not callable(spec):
+            raise FauxScriptError(f'{where}: "factory" must be "FILE.py:FUNC", got {spec!r}')
+        if isinstance(spec, str) and ":" not in spec:
+            raise FauxScriptError(f'{where}: "factory" must be "FILE.py:FUNC", got {spec!r}')
+    elif "content" in step:
+        if not isinstance(step["content"], list | str):
+            raise FauxScriptError(f'{where}: "content" must be a list of blocks or a string')
+    elif not any(key in step for key in ("text", "thinking", "tool", "bash", "error")):
+        raise FauxScriptError(
+            f'{where} has none of "content", "text", "thinking", "tool", "bash", "error", "factory": '
+            f"{jsjson.dumps_str(step)[:120]}"
+        )
+    if "tool" in step and not isinstance(step["tool"], str):
+        raise FauxScriptError(f'{where}: "tool" must be a tool name string')
+    if "args" in step and not isinstance(step["args"], dict):
+        raise FauxScriptError(f'{where}: "args" must be an object')
+
+
+def _new_call_id() -> str:
+    return f"call_{next(_call_ids)}"
+
+
+def _message_from_step(step: Step) -> dict[str, Any]:
+    """A step (pi shape or shorthand) as an assistant message in pi's key order, without usage yet."""
+    if "content" in step:
+        return _from_pi_shape(step)
+    content: list[dict[str, Any]] = []
+    if step.get("thinking"):
+        content.append({"type": "thinking", "thinking": step["thinking"]})
+    if step.get("text") is not None and (step.get("text") or not (step.get("tool") or step.get("bash"))):
+        content.append({"type": "text", "text": step["text"]})
+    if step.get("tool"):
+        content.append(_tool_call(step["tool"], step.get("args") or {}, step.get("id")))
+    if step.get("bash") is not None:
+        content.append(_tool_call("bash", {"command": step["bash"]}, step.get("id")))
+    if "error" in step:
+        return _assistant(content, "error", error_message=str(step["error"]))
+    has_calls = any(block["type"] == "toolCall" for block in content)
+    return _assistant(content, step.get("stopReason") or ("toolUse" if has_calls else "stop"))
+
+
+def _tool_call(name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
+    return {"type": "toolCall", "id": call_id or _new_call_id(), "name": name, "arguments": arguments}
+
+
+def _from_pi_shape(step: Step) -> dict[str, Any]:
+    message = copy.deepcopy(dict(step))
+    raw = message.get("content")
+    blocks = [{"type": "text", "text": raw}] if isinstance(raw, str) else list(raw or [])
+    content = []
+    for block in blocks:
+        if block.get("type") == "toolCall":
+            block = {
+                "type": "toolCall",
+                "id": block.get("id") or _new_call_id(),
+                "name": block["name"],
+                "arguments": block.get("arguments") or {},
+                **{k: v for k, v in block.items() if k not in ("type", "id", "name", "arguments")},
+            }
+        content.append(block)
+    has_calls = any(block.get("type") == "toolCall" for block in content)
+    stop_reason = message.get("stopReason") or ("toolUse" if has_calls else "stop")
+    base = _assistant(content, stop_reason, error_message=message.get("errorMessage"))
+    # Other fields of the step (responseId, diagnostics, ...) follow, as a spread in pi would keep them.
+    for key, value in message.items():
+        if key not in base and key not in ("content", "stopReason", "errorMessage"):
+            base[key] = value
+    return base
+
+
+def _assistant(
+    content: list[dict[str, Any]], stop_reason: str, error_message: str | None = None
+) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "api": "faux",
+        "provider": "faux",
+        "model": "faux-1",
+        "usage": None,
+        "stopReason": stop_reason,
+    }
+    if error_message is not None:
+        message["errorMessage"] = error_message
+    message["timestamp"] = None
+    return message
+
+
+# -- usage: pi-ai 1.6 faux's estimate --------------------------------------------------------
+
+
+def _user_content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if block.get("type") == "text":
+            parts.append(block["text"])
+        else:
+            parts.append(f"[image:{block.get('mimeType')}:{js_len(block.get('data') or '')}]")
+    return "\n".join(parts)
+
+
+def _assistant_content_text(content: Iterable[Mapping[str, Any]]) -> str:
+    parts = []
+    for block in content:
+        if block["type"] == "text":
+            parts.append(block["text"])
+        elif block["type"] == "thinking":
+            parts.append(block["thinking"])
+        else:
+            parts.append(f"{block['name']}:{jsjson.dumps_str(block.get('arguments'))}")
+    return "\n".join(parts)
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    role = message.get("role")
+    if role == "system":
+        parts = [system_message_text(message)]
+        parts += [f"tool-:{jsjson.dumps_str(tool)}" for tool in message.get("toolsRemoved") or []]
+        parts += [f"tool+:{jsjson.dumps_str(tool)}" for tool in message.get("toolsAdded") or []]
+        return "\n".join(part for part in parts if part)
+    if role == "user":
+        return _user_content_text(message["content"])
+    if role == "assistant":
+        return _assistant_content_text(message["content"])
+    blocks = [_user_content_text([block]) for block in message.get("content") or []]
+    return "\n".join([str(message.get("toolName")), *blocks])
+
+
+def render_prompt(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The request as faux sees it: one ``role:TEXT`` per message (the prompt joins them with blank lines)."""
+    return [f"{message.get('role')}:{_message_text(message)}" for message in messages]
+
+
+def _joined_length(parts: Sequence[str], count: int | None = None) -> int:
+    count = len(parts) if count is None else count
+    return sum(js_len(part) for part in parts[:count]) + max(0, count - 1) * 2
+
+
+def _common_prefix_utf16(a: str, b: str) -> int:
+    """Length in UTF-16 code units of the common prefix (JS compares code units)."""
+    if a.isascii() and b.isascii():
+        ua, ub, width = a.encode("ascii"), b.encode("ascii"), 1
+    else:
+        ua, ub, width = a.encode("utf-16-le", "surrogatepass"), b.encode("utf-16-le", "surrogatepass"), 2
+    low, high = 0, min(len(ua), len(ub))
+    while low < high:  # binary search on slice equality: C-speed comparisons
+        mid = (low + high + 1) // 2
+        if ua[:mid] == ub[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low // width
+
+
+def _common_prompt_prefix(previous: Sequence[str], current: Sequence[str]) -> int:
+    index = 0
+    while index < len(previous) and index < len(current) and previous[index] == current[index]:
+        index += 1
+
+    def rest(parts: Sequence[str]) -> str:
+        if index == len(parts):
+            return ""
+        return ("\n\n" if index > 0 else "") + "\n\n".join(parts[index:])
+
+    return _joined_length(previous, index) + _common_prefix_utf16(rest(previous), rest(current))
+
+
+def estimate_usage(
+    messages: Sequence[Mapping[str, Any]],
+    reply_content: Iterable[Mapping[str, Any]],
+    *,
+    session_id: str | None = None,
+    cache_retention: str = "short",
+    prompt_cache: dict[str, list[str]] | None = None,
+) -> Usage:
+    """pi-ai 1.6 faux's usage: prompt and reply at 4 characters (UTF-16 units) a token.
+
+    With a session id (and caching not ``none``) the prompt is split into ``cacheRead`` (the common
+    prefix with that session's previous prompt) and ``cacheWrite`` (the rest), ``input`` is 0, and
+    ``prompt_cache`` remembers this prompt. Without one, ``input`` is the prompt.
+    """
+    prompt = render_prompt(messages)
+    prompt_tokens = math.ceil(_joined_length(prompt) / 4)
+    output = math.ceil(js_len(_assistant_content_text(reply_content)) / 4)
+    input_tokens, cache_read, cache_write = prompt_tokens, 0, 0
+    if session_id and cache_retention != "none" and prompt_cache is not None:
+        previous = prompt_cache.get(session_id)
+        if previous is not None:
+            cache_read = math.ceil(_common_prompt_prefix(previous, prompt) / 4)
+            cache_write = max(0, prompt_tokens - cache_read)
+        else:
+            cache_write = prompt_tokens
+        input_tokens = 0
+        prompt_cache[session_id] = prompt
+    return {
+        "input": input_tokens,
+        "output": output,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "totalTokens": input_tokens + output + cache_read + cache_write,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+# -- the payload for before_provider_request -----------------------------------------------
+
+
+def chat_completions_payload(model: Model, context: TranscriptContext) -> dict[str, Any]:
+    """The request as an OpenAI Chat Completions payload (what ``before_provider_request`` shows for faux)."""
+    messages: list[dict[str, Any]] = []
+    for message in context["messages"]:
+        messages.extend(_chat_messages(message))
+    payload: dict[str, Any] = {
+        "model": model.id,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "store": False,
+        "max_completion_tokens": model.max_tokens,
+    }
+    tools = current_tools(context["messages"])
+    if tools:
+        payload["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "parameters": t["parameters"],
+                },
+            }
+            for t in tools
+        ]
+    return payload
+
+
+def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    role = message.get("role")
+    if role == "system":
+        text = system_message_text(message)
+        return [{"role": "system", "content": text}] if text else []
+    if role == "user":
+        content = message["content"]
+        if isinstance(content, str):
+            return [{"role": "user", "content": [{"type": "text", "text": content}]}]
+        parts = [
+            {"type": "text", "text": b["text"]}
+            if b.get("type") == "text"
+            else {
+                "type": "image_url",
+                "image_url": {"url": f"data:{b.get('mimeType')};base64,{b.get('data')}"},
+            }
+            for b in content
+        ]
+        return [{"role": "user", "content": parts}]
+    if role == "assistant":
+        text = content_text(message["content"])
+        calls = [
+            {
+                "id": b["id"],
+                "type": "function",
+                "function": {"name": b["name"], "arguments": jsjson.dumps_str(b.get("arguments") or {})},
+            }
+            for b in message["content"]
+            if b["type"] == "toolCall"
+        ]
+        out: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            out["tool_calls"] = calls
+        return [out]
+    return [
+        {
+            "role": "tool",
+            "tool_call_id": message.get("toolCallId"),
+            "content": content_text(message.get("content") or []),
+        }
+    ]
+
+
+# -- the provider --------------------------------------------------------------------------
+
+
+class FauxProvider:
+    """A queue of scripted steps and the simulated prompt cache; :meth:`stream` answers one call.
+
+    Args:
+        steps: the script as a list of steps.
+        script_path: where the steps came from (factories are found relative to it).
+    """
+
+    def __init__(
+        self, steps: Iterable[Step] = (), *, script_path: str | os.PathLike[str] | None = None
+    ) -> None:
+        self.script_path = Path(script_path) if script_path is not None else None
+        self.steps: deque[Step] = deque(steps)
+        self.prompt_cache: dict[str, list[str]] = {}
+        self.call_count = 0
+        self.requests: list[TranscriptContext] = []
+        self._modules: dict[Path, ModuleType] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> FauxProvider:
+        """A provider for the script file at ``path`` (checked now: :class:`FauxScriptError`)."""
+        return cls(load_script(path), script_path=path)
+
+    @classmethod
+    def from_env(cls) -> FauxProvider:
+        """A provider for ``$TAU_FAUX_SCRIPT``, or an empty script when it is unset."""
+        path = os.environ.get(SCRIPT_ENV)
+        return cls.from_file(path) if path else cls()
+
+    def push(self, *steps: Step) -> None:
+        """Append steps to the end of the script."""
+        self.steps.extend(steps)
+
+    @property
+    def pending(self) -> int:
+        """Steps not used yet."""
+        return len(self.steps)
+
+    def stream(
+        self, model: Model, context: TranscriptContext, options: StreamOptions | None = None
+    ) -> AssistantMessageEventStream:
+        """Answer one call with the next step; returns the event stream at once."""
+        options = options or StreamOptions()
+        builder_stream = AssistantMessageEventStream()
+        self.call_count += 1
+        self.requests.append(context)
+        step = self.steps.popleft() if self.steps else None
+        task = self._answer(model, context, options, step, builder_stream, ms_now())
+        running = asyncio.get_running_loop().create_task(task)
+        self._tasks.add(running)  # keep a reference: the loop holds tasks only weakly
+        running.add_done_callback(self._tasks.discard)
+        return builder_stream
+
+    async def _answer(
+        self,
+        model: Model,
+        context: TranscriptContext,
+        options: StreamOptions,
+        step: Step | None,
+        out: AssistantMessageEventStream,
+        started: int,
+    ) -> None:
+        direct = step is None  # pi ends an exhausted or failed call with a lone error event
+        try:
+            if options.on_payload:
+                # faux sends nothing; the hook lets the agent emit before_provider_request (decisions.md).
+                await _maybe_await(options.on_payload(chat_completions_payload(model, context), model))
+            if options.on_response:
+                await _maybe_await(options.on_response(200, {}))
+            if step is None:
+                message = _assistant([], "error", error_message=NO_MORE_RESPONSES)
+            else:
+                message = _message_from_step(await self._resolve(step, context))
+            message.update(api=model.api, provider=model.provider, model=model.id)
+            if message.get("timestamp") is None:
+                message["timestamp"] = ms_now()
+            message["usage"] = estimate_usage(
+                context["messages"],
+                message["content"],
+                session_id=options.session_id,
+                cache_retention=options.cache_retention,
+                prompt_cache=self.prompt_cache,
+            )
+        except Exception as exc:  # boundary: a broken step or factory ends this call with an error
+            message = _assistant([], "error", error_message=str(exc) or type(exc).__name__)
+            message.update(api=model.api, provider=model.provider, model=model.id, timestamp=ms_now())
+            message["usage"] = empty_usage()
+            direct = True
+        builder = MessageBuilder(model, out, template=message, started_ms=started)
+        if direct:
+            builder.finish("error")
+            return
+        try:
+            await _stream_message(builder, message, options)
+        except Exception as exc:  # boundary: a malformed block must still end the stream
+            builder.fail(exc)
+
+    async def _resolve(self, step: Step, context: TranscriptContext) -> Step:
+        for _ in range(_MAX_FACTORY_DEPTH):
+            if "factory" not in step:
+                return step
+            produced = await _maybe_await(self._factory(step["factory"])(_factory_request(context)))
+            steps = list(produced) if isinstance(produced, list) else [produced]
+            if not steps or steps[0] is None:
+                raise FauxScriptError(f"faux factory {step['factory']!r} returned no step")
+            for number, item in enumerate(steps, 1):
+                _check_step(item, f"faux factory {step['factory']!r}: step {number}")
+            self.steps.extendleft(reversed(steps[1:]))
+            step = steps[0]
+        raise FauxScriptError(f"faux factories nested more than {_MAX_FACTORY_DEPTH} deep")
+
+    def _factory(self, spec: str | Callable[..., Any]) -> Callable[..., Any]:
+        if callable(spec):
+            return spec
+        file_name, _, func_name = spec.rpartition(":")
+        path = Path(file_name)
+        if not path.is_absolute():
+            base = self.script_path.parent if self.script_path else Path.cwd()
+            path = base / path if (base / path).exists() else Path.cwd() / path
+        path = path.resolve()
+        module = self._modules.get(path)
+        if module is None:
+            if not path.is_file():
+                raise FauxScriptError(f"faux factory file not found: {str(path)!r} (from {spec!r})")
+            module_spec = importlib.util.spec_from_file_location(
+                f"tau_faux_factory_{len(self._modules)}", path
+            )
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            module_spec.loader.exec_module(module)
+            self._modules[path] = module
+        func = getattr(module, func_name, None)
+        if not callable(func):
+            raise FauxScriptError(f"faux factory {spec!r}: {str(path)!r} has no function {func_name!r}")
+        return func
+
+
+def _factory_request(context: TranscriptContext) -> dict[str, Any]:
+    messages = context["messages"]
+    request = {
+        "systemPrompt": current_system_prompt(messages),
+        "messages": [m for m in messages if m.get("role") != "system"],
+        "tools": current_tools(messages),
+    }
+    return jsjson.loads(jsjson.dumps(request))  # plain JSON: the factory may keep or change it freely
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _chunks(text: str) -> list[str]:
+    return [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
+
+
+async def _stream_message(builder: MessageBuilder, message: dict[str, Any], options: StreamOptions) -> None:
+    """Replay a finished message as pi's faux does: start, each block in 16-character deltas, the end."""
+    signal = options.signal
+
+    def aborted() -> bool:
+        if signal is not None and signal.aborted:
+            builder.abort()
+            return True
+        return False
+
+    if aborted():
+        return
+    builder.start()
+    for block in message["content"]:
+        if aborted():
+            return
+        kind = block["type"]
+        if kind == "toolCall":
+            extra = {k: v for k, v in block.items() if k not in ("type", "id", "name", "arguments")}
+            index = builder.toolcall_start(block["id"], block["name"], **extra)
+            pieces, delta = _chunks(jsjson.dumps_str(block["arguments"])), builder.toolcall_delta
+        elif kind == "thinking":
+            index = builder.thinking_start(
+                **{k: v for k, v in block.items() if k not in ("type", "thinking")}
+            )
+            pieces, delta = _chunks(block["thinking"]), builder.thinking_delta
+        else:
+            index = builder.text_start(**{k: v for k, v in block.items() if k not in ("type", "text")})
+            pieces, delta = _chunks(block.get("text", "")), builder.text_delta
+        for piece in pieces:
+            await asyncio.sleep(0)
+            if aborted():
+                return
+            delta(index, piece)
+        if kind == "toolCall":
+            builder.toolcall_end(index, arguments=block["arguments"])
+        else:
+            builder.end_block(index)
+    builder.finish(message["stopReason"])
+
+
+# -- the module-level provider the registry dispatches to ------------------------------------
+
+_default: FauxProvider | None = None
+
+
+def default_provider() -> FauxProvider:
+    """The process's faux provider: the script named by ``$TAU_FAUX_SCRIPT`` unless :func:`use_script` set one."""
+    global _default
+    if _default is None:
+        _default = FauxProvider.from_env()
+    return _default
+
+
+def use_script(script: str | os.PathLike[str] | Iterable[Step] | FauxProvider) -> FauxProvider:
+    """Replace the process's faux script (``--faux-script FILE``, or steps given in code)."""
+    global _default
+    if isinstance(script, FauxProvider):
+        _default = script
+    elif isinstance(script, str | os.PathLike):
+        _default = FauxProvider.from_file(script)
+    else:
+        _default = FauxProvider(script)
+    return _default
+
+
+def stream(
+    model: Model, context: TranscriptContext, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """The provider entry point (``StreamFunction``): answer with the process's script."""
+    try:
+        provider = default_provider()
+    except FauxScriptError as exc:
+        out = AssistantMessageEventStream()
+        builder = MessageBuilder(model, out)
+        builder.fail(exc)
+        return out
+    return provider.stream(model, context, options)

@@ -1,0 +1,298 @@
+"""The faux provider: scripts, streaming, factories, and pi 1.6's usage estimate on the golden requests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import textwrap
+
+import pytest
+
+from tau.common import jsjson
+from tau.llm.providers import faux
+from tau.llm.providers.faux import FauxProvider, FauxScriptError, estimate_usage, load_script
+from tau.llm.stream import AbortSignal, StreamOptions
+from tau.llm.types import Model
+
+FAUX = Model(id="faux-1", provider="faux", api="faux", max_tokens=16384)
+SYSTEM = {
+    "role": "system",
+    "content": "",
+    "sections": {"preamble": "Be useful."},
+    "toolsAdded": [{"name": "bash", "description": "Run", "parameters": {"type": "object"}}],
+    "timestamp": 0,
+}
+
+
+def user(text):
+    return {"role": "user", "content": text, "timestamp": 1}
+
+
+async def call(provider, messages, options=None):
+    stream = provider.stream(FAUX, {"messages": messages}, options)
+    events = [event async for event in stream]
+    return events, await stream.result()
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# -- pi's usage estimate, recomputed from the recorded requests ------------------------------
+
+
+def scenario_pairs(pi_fixtures):
+    """(scenario, request, pi's answer) for every turn request of every scenario, in order."""
+    for path in sorted((pi_fixtures / "scenarios").glob("*.requests.json")):
+        name = path.name.removesuffix(".requests.json")
+        requests = jsjson.loads(path.read_bytes())["requests"]
+        lines = (pi_fixtures / "scenarios" / f"{name}.jsonl").read_bytes().splitlines()
+        entries = [jsjson.loads(line) for line in lines if line]
+        answers = iter(
+            e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"
+        )
+        for request in requests:
+            if request["kind"] == "turn":
+                yield name, request, next(answers)
+
+
+def test_usage_matches_pi_on_every_scenario_request(pi_fixtures):
+    caches: dict[str, dict] = {}
+    checked = 0
+    for name, request, answer in scenario_pairs(pi_fixtures):
+        usage = estimate_usage(
+            request["context"]["messages"],
+            answer["content"],
+            session_id="session",
+            prompt_cache=caches.setdefault(name, {}),
+        )
+        assert usage == answer["usage"], f"{name} request {request['n']}"
+        checked += 1
+    assert checked >= 30
+
+
+def test_summary_requests_have_no_session_so_input_is_the_whole_prompt(pi_fixtures):
+    scenario = pi_fixtures / "scenarios" / "d-threshold-compaction"
+    requests = jsjson.loads(scenario.with_suffix(".requests.json").read_bytes())["requests"]
+    (summary,) = [r for r in requests if r["kind"] == "summary"]
+    entries = [jsjson.loads(line) for line in scenario.with_suffix(".jsonl").read_bytes().splitlines()]
+    (compaction,) = [e for e in entries if e["type"] == "compaction"]
+    reply = "## Goal\nWrite an essay about testing.\n\n## Progress\n### Done\n- [x] Read notes.txt\n- [x] Wrote the essay\n\n## Next Steps\n1. Answer follow-up questions"
+    usage = estimate_usage(summary["context"]["messages"], [{"type": "text", "text": reply}])
+    assert usage == compaction["usage"]
+
+
+def test_cache_counts_utf16_units_and_none_retention_disables_it():
+    cache: dict = {}
+    first = estimate_usage([user("😀 abc")], [], session_id="s", prompt_cache=cache)
+    # "user:" + 2 units for the emoji + " abc" = 11 units -> 3 tokens, all written.
+    assert (first["input"], first["cacheRead"], first["cacheWrite"]) == (0, 0, 3)
+    second = estimate_usage([user("😀 abc"), user("more")], [], session_id="s", prompt_cache=cache)
+    assert (second["cacheRead"], second["cacheWrite"]) == (3, 3)  # 22 units -> 6 tokens
+    off = estimate_usage([user("😀 abc")], [], session_id="s", cache_retention="none", prompt_cache=cache)
+    assert (off["input"], off["cacheRead"], off["cacheWrite"]) == (3, 0, 0)
+
+
+# -- streaming -------------------------------------------------------------------------------
+
+
+def test_bash_shorthand_streams_like_pis_json_mode_golden(pi_fixtures):
+    golden = [
+        json.loads(line) for line in (pi_fixtures / "events" / "json-bash.jsonl").read_text().splitlines()
+    ]
+    expected = [
+        e["assistantMessageEvent"]["delta"]
+        for e in golden
+        if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "toolcall_delta"
+    ]
+    provider = FauxProvider([{"bash": "echo hi from bash"}])
+    events, message = run(call(provider, [SYSTEM, user("bash: echo hi from bash")]))
+    assert [e["delta"] for e in events if e["type"] == "toolcall_delta"] == expected
+    assert [e["type"] for e in events] == [
+        "start",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_delta",
+        "toolcall_end",
+        "done",
+    ]
+    call_block = message["content"][0]
+    assert call_block["name"] == "bash" and call_block["arguments"] == {"command": "echo hi from bash"}
+    assert call_block["id"].startswith("call_")
+    assert (message["api"], message["provider"], message["model"], message["stopReason"]) == (
+        "faux",
+        "faux",
+        "faux-1",
+        "toolUse",
+    )
+    assert list(message) == [
+        "role",
+        "content",
+        "api",
+        "provider",
+        "model",
+        "usage",
+        "stopReason",
+        "timestamp",
+        "durationMs",
+    ]
+
+
+def test_tool_call_ids_count_up_per_process():
+    provider = FauxProvider(
+        [{"tool": "read", "args": {"path": "a"}}, {"text": "x", "tool": "read", "args": {}}]
+    )
+    _, first = run(call(provider, [user("a")]))
+    _, second = run(call(provider, [user("b")]))
+    n = int(first["content"][0]["id"].removeprefix("call_"))
+    assert second["content"][1]["id"] == f"call_{n + 1}"
+    assert second["content"][0] == {"type": "text", "text": "x"}
+
+
+def test_text_streams_in_16_character_deltas_with_usage_on_every_partial():
+    provider = FauxProvider([{"text": "The quick brown fox jumps over the lazy dog"}])
+    events, message = run(call(provider, [user("hi")], StreamOptions(session_id="s1")))
+    assert [e["delta"] for e in events if e["type"] == "text_delta"] == [
+        "The quick brown ",
+        "fox jumps over t",
+        "he lazy dog",
+    ]
+    assert message["stopReason"] == "stop"
+    assert message["usage"]["cacheWrite"] == 2 and message["usage"]["output"] == 11
+    assert all(e["partial"]["usage"] == message["usage"] for e in events if "partial" in e)
+
+
+def test_pi_shaped_steps_keep_their_fields():
+    step = {
+        "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "ok"}],
+        "stopReason": "stop",
+        "responseId": "r1",
+    }
+    _, message = run(call(FauxProvider([step]), [user("hi")]))
+    assert message["content"] == step["content"]
+    assert message["responseId"] == "r1"
+
+
+def test_error_step_and_exhausted_script():
+    provider = FauxProvider([{"error": '529 {"type":"error","error":{"type":"overloaded_error"}}'}])
+    events, message = run(call(provider, [user("hi")]))
+    assert events[-1]["type"] == "error" and message["stopReason"] == "error"
+    assert message["errorMessage"].startswith("529")
+    events, message = run(call(provider, [user("hi")], StreamOptions(session_id="x")))
+    assert [e["type"] for e in events] == ["error"]
+    assert message["errorMessage"] == "No more faux responses queued"
+    assert message["content"] == [] and message["usage"]["cacheWrite"] == 2
+    assert list(message)[:9] == [
+        "role",
+        "content",
+        "api",
+        "provider",
+        "model",
+        "usage",
+        "stopReason",
+        "errorMessage",
+        "timestamp",
+    ]
+
+
+def test_abort_mid_stream():
+    async def scenario():
+        signal = AbortSignal()
+        provider = FauxProvider([{"text": "x" * 200}])
+        stream = provider.stream(FAUX, {"messages": [user("hi")]}, StreamOptions(signal=signal))
+        events = []
+        async for event in stream:
+            events.append(event)
+            if event["type"] == "text_delta":
+                signal.abort()
+        return events, await stream.result()
+
+    events, message = run(scenario())
+    assert events[-1]["type"] == "error" and events[-1]["reason"] == "aborted"
+    assert message["stopReason"] == "aborted" and message["errorMessage"] == "Request was aborted"
+    assert len(message["content"][0]["text"]) < 200
+
+
+def test_payload_hook_sees_a_chat_completions_request():
+    seen = []
+
+    def on_payload(payload, model):
+        seen.append(payload)
+
+    provider = FauxProvider([{"text": "ok"}])
+    run(call(provider, [SYSTEM, user("hi")], StreamOptions(on_payload=on_payload)))
+    (payload,) = seen
+    assert payload["model"] == "faux-1" and payload["stream"] is True
+    assert payload["messages"] == [
+        {"role": "system", "content": "Be useful."},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+    ]
+    assert payload["tools"][0] == {
+        "type": "function",
+        "function": {"name": "bash", "description": "Run", "parameters": {"type": "object"}},
+    }
+
+
+# -- scripts and factories -------------------------------------------------------------------
+
+
+def test_factory_sees_the_request_and_can_answer_every_call(tmp_path):
+    (tmp_path / "echo.py").write_text(
+        textwrap.dedent("""
+        SEEN = []
+
+        def answer(request):
+            SEEN.append(request)
+            last = request["messages"][-1]
+            return [{"text": "echo: " + last["content"]}, {"factory": "echo.py:answer"}]
+    """)
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"factory": "echo.py:answer"}]))
+    provider = FauxProvider.from_file(script)
+    _, first = run(call(provider, [SYSTEM, user("one")]))
+    _, second = run(call(provider, [SYSTEM, user("one"), first, user("two")]))
+    assert first["content"] == [{"type": "text", "text": "echo: one"}]
+    assert second["content"] == [{"type": "text", "text": "echo: two"}]
+    assert provider.pending == 1
+    module = next(iter(provider._modules.values()))
+    request = module.SEEN[0]
+    assert request["systemPrompt"] == "Be useful."
+    assert [m["role"] for m in request["messages"]] == ["user"]
+    assert [t["name"] for t in request["tools"]] == ["bash"]
+
+
+def test_failing_factory_ends_the_call_with_an_error(tmp_path):
+    (tmp_path / "bad.py").write_text("def f(request):\n    raise RuntimeError('no idea')\n")
+    provider = FauxProvider([{"factory": "bad.py:f"}], script_path=tmp_path / "s.json")
+    _, message = run(call(provider, [user("hi")]))
+    assert message["stopReason"] == "error" and message["errorMessage"] == "no idea"
+
+
+def test_script_from_env_and_bad_scripts(tmp_path, monkeypatch):
+    script = tmp_path / "s.json"
+    script.write_text('[{"text": "from env"}]')
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(script))
+    monkeypatch.setattr(faux, "_default", None)
+    _, message = run(call(faux.default_provider(), [user("hi")]))
+    assert message["content"] == [{"type": "text", "text": "from env"}]
+
+    script.write_text('{"text": "x"}')
+    with pytest.raises(FauxScriptError, match="must be a JSON array"):
+        load_script(script)
+    script.write_text('[{"txt": "x"}]')
+    with pytest.raises(FauxScriptError, match='step 1 has none of "content"'):
+        load_script(script)
+    with pytest.raises(FauxScriptError, match="faux script not found"):
+        load_script(tmp_path / "missing.json")
+
+
+def test_module_stream_reports_a_broken_script_as_an_error_message(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(tmp_path / "missing.json"))
+    monkeypatch.setattr(faux, "_default", None)
+
+    async def scenario():
+        return await faux.stream(FAUX, {"messages": [user("hi")]}).result()
+
+    message = run(scenario())
+    assert message["stopReason"] == "error" and "faux script not found" in message["errorMessage"]
