@@ -21,6 +21,7 @@ __all__ = [
     "ToolAborted",
     "ToolContext",
     "ToolDefinition",
+    "ToolError",
     "ToolResult",
     "UpdateCallback",
     "tool_declaration",
@@ -32,7 +33,11 @@ CONSTRAINED_SAMPLING: dict[str, Any] = {"type": "json_schema", "strict": "prefer
 _UNSET: Any = object()
 
 
-class ToolAborted(Exception):
+class ToolError(Exception):
+    """A tool failure; its message is exactly the text the model reads in the error result."""
+
+
+class ToolAborted(ToolError):
     """Raised by a tool when its signal aborted; the message is pi's ``Operation aborted``."""
 
     def __init__(self, message: str = "Operation aborted") -> None:
