@@ -1,0 +1,323 @@
+"""Compaction summaries: the request pi 1.6 sends, and the entry fields made from the answer.
+
+The model is reached through an injected ``complete(context) -> assistant message`` callable, so this
+module knows nothing of providers. The caller gives it the summarizer's request options (pi: the
+session's model, ``cacheRetention: "none"``, reasoning at the current thinking level when the model
+reasons, the session's retry policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypedDict
+
+from tau.common.jsjson import dumps_str
+from tau.common.jsstr import js_len, ms_now
+from tau.llm.types import AssistantMessage, TranscriptContext, Usage
+from tau.session.projection import convert_to_llm
+
+from .file_ops import compute_file_lists, format_file_operations
+from .prepare import CompactionPreparation
+from .prompts import (
+    SUMMARIZATION_PROMPT,
+    SUMMARIZATION_SYSTEM_PROMPT,
+    TURN_PREFIX_SUMMARIZATION_PROMPT,
+    UPDATE_SUMMARIZATION_PROMPT,
+)
+
+__all__ = [
+    "CompactionDetails",
+    "CompactionResult",
+    "Complete",
+    "SummarizationError",
+    "build_summary_prompt",
+    "build_turn_prefix_prompt",
+    "combine_usage",
+    "compact",
+    "content_text",
+    "generate_summary",
+    "generate_turn_prefix_summary",
+    "serialize_conversation",
+    "summarization_context",
+    "summarization_failure",
+]
+
+Message = dict[str, Any]
+
+Complete = Callable[[TranscriptContext], Awaitable[AssistantMessage]]
+"""Sends one summary request and returns the final assistant message.
+
+Like a provider stream's result, it reports failures as ``stopReason: "error"`` (or ``"aborted"``)
+rather than raising.
+"""
+
+# A tool result longer than this is cut in a summary request: its full text is not needed there.
+TOOL_RESULT_MAX_CHARS = 2000
+
+SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+
+
+class SummarizationError(Exception):
+    """The summary model failed, stopped at its token cap, or called a tool: nothing was stored."""
+
+
+class CompactionDetails(TypedDict):
+    """``details`` of a compaction (or branch summary) entry pi made itself."""
+
+    readFiles: list[str]
+    modifiedFiles: list[str]
+
+
+class CompactionResult(TypedDict):
+    """The fields of the ``compaction`` entry to append (pi's ``CompactionResult``)."""
+
+    summary: str
+    firstKeptEntryId: str
+    tokensBefore: int
+    usage: Usage
+    details: CompactionDetails
+
+
+# --- serialization -------------------------------------------------------------------------------
+
+
+def content_text(content: Any, separator: str = "\n") -> str:
+    """A message content's text: the string itself, or its text blocks joined by ``separator``."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return separator.join(
+        block.get("text") or ""
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def _slice_head(text: str, max_units: int) -> str:
+    """At most ``max_units`` UTF-16 code units of ``text``, never half a surrogate pair."""
+    if text.isascii():
+        return text[:max_units]
+    units = 0
+    for index, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > max_units:
+            return text[:index]
+    return text
+
+
+def _truncate_for_summary(text: str, max_chars: int) -> str:
+    length = js_len(text)
+    if length <= max_chars:
+        return text
+    return f"{_slice_head(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
+
+
+def _tool_call_text(block: dict[str, Any]) -> str:
+    args = block.get("arguments")
+    pairs = ", ".join(
+        f"{key}={dumps_str(value)}" for key, value in (args if isinstance(args, dict) else {}).items()
+    )
+    return f"{block.get('name')}({pairs})"
+
+
+def _assistant_parts(message: Message) -> list[str]:
+    content = message.get("content")
+    blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+    parts = []
+    if any(block.get("type") == "text" for block in blocks):
+        parts.append(f"[Assistant]: {content_text(blocks)}")
+    calls = [_tool_call_text(block) for block in blocks if block.get("type") == "toolCall"]
+    if calls:
+        parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
+    return parts
+
+
+def serialize_conversation(messages: Sequence[Message]) -> str:
+    """Model messages as plain text, so the summarizer reads them instead of continuing them.
+
+    ``[User]:``, ``[Assistant]:``, ``[Assistant tool calls]: name(key=JSON, ...); ...`` and
+    ``[Tool result]:`` (cut to 2,000 characters), separated by blank lines. Thinking is left out:
+    replayed thinking is often not what the model saw, and it can outgrow the context it summarizes.
+    """
+    parts: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            text = content_text(message.get("content"), "")
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            parts.extend(_assistant_parts(message))
+        elif role == "toolResult":
+            text = content_text(message.get("content"), "")
+            if text:
+                parts.append(f"[Tool result]: {_truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
+    return "\n\n".join(parts)
+
+
+# --- requests ------------------------------------------------------------------------------------
+
+
+def _with_focus(instructions: str, custom_instructions: str | None) -> str:
+    return (
+        f"{instructions}\n\nAdditional focus: {custom_instructions}" if custom_instructions else instructions
+    )
+
+
+def build_summary_prompt(
+    messages: Sequence[Message],
+    *,
+    previous_summary: str | None = None,
+    custom_instructions: str | None = None,
+) -> str:
+    """The user text of a history summary request for agent ``messages``.
+
+    ``<conversation>`` with the serialized messages, then ``<previous-summary>`` and the update
+    instructions when a previous summary exists, else the initial instructions.
+    """
+    instructions = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
+    prompt = f"<conversation>\n{serialize_conversation(convert_to_llm(list(messages)))}\n</conversation>\n\n"
+    if previous_summary:
+        prompt += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    return prompt + _with_focus(instructions, custom_instructions)
+
+
+def build_turn_prefix_prompt(messages: Sequence[Message], *, custom_instructions: str | None = None) -> str:
+    """The user text of a split turn's second request: the cut turn's beginning, checkpointed."""
+    conversation = serialize_conversation(convert_to_llm(list(messages)))
+    prompt = f"# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_SUMMARIZATION_PROMPT}"
+    return _with_focus(prompt, custom_instructions)
+
+
+def summarization_context(prompt_text: str, *, timestamp: int | None = None) -> TranscriptContext:
+    """A standalone request: pi's summarization system prompt and one user message."""
+    return {
+        "messages": [
+            {"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT, "timestamp": 0},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": prompt_text}],
+                "timestamp": ms_now() if timestamp is None else timestamp,
+            },
+        ]
+    }
+
+
+def summarization_failure(response: AssistantMessage, label: str) -> str | None:
+    """Why ``response`` must not become a checkpoint (an error, or partial text at the token cap)."""
+    stop = response.get("stopReason")
+    if stop == "error":
+        return f"{label} failed: {response.get('errorMessage') or 'Unknown error'}"
+    if stop == "length":
+        return f"{label} failed: generation hit the token cap and the summary is incomplete"
+    return None
+
+
+async def _request(complete: Complete, prompt_text: str, label: str) -> tuple[str, Usage]:
+    response = await complete(summarization_context(prompt_text))
+    failure = summarization_failure(response, label)
+    if failure:
+        raise SummarizationError(failure)
+    content = response.get("content") or []
+    if any(isinstance(block, dict) and block.get("type") == "toolCall" for block in content):
+        raise SummarizationError(f"{label} attempted to call a tool")
+    return content_text(content), response.get("usage")  # type: ignore[return-value]
+
+
+async def generate_summary(
+    messages: Sequence[Message],
+    complete: Complete,
+    *,
+    previous_summary: str | None = None,
+    custom_instructions: str | None = None,
+) -> tuple[str, Usage]:
+    """Summarize ``messages`` (or fold them into ``previous_summary``): ``(text, usage)``.
+
+    Raises:
+        SummarizationError: the response failed, hit its token cap, or called a tool.
+    """
+    prompt = build_summary_prompt(
+        messages, previous_summary=previous_summary, custom_instructions=custom_instructions
+    )
+    return await _request(complete, prompt, "Summarization")
+
+
+async def generate_turn_prefix_summary(
+    messages: Sequence[Message], complete: Complete, *, custom_instructions: str | None = None
+) -> tuple[str, Usage]:
+    """Checkpoint the beginning of a split turn: ``(text, usage)``; raises like :func:`generate_summary`."""
+    prompt = build_turn_prefix_prompt(messages, custom_instructions=custom_instructions)
+    return await _request(complete, prompt, "Turn prefix summarization")
+
+
+def combine_usage(first: Usage, second: Usage) -> Usage:
+    """The sum of two usage records; the cost is provider-reported only when both parts are."""
+    combined: dict[str, Any] = {
+        key: first[key] + second[key] for key in ("input", "output", "cacheRead", "cacheWrite")
+    }
+    for optional in ("cacheWrite1h", "reasoning"):
+        if optional in first or optional in second:
+            combined[optional] = first.get(optional, 0) + second.get(optional, 0)
+    combined["totalTokens"] = first["totalTokens"] + second["totalTokens"]
+    costs = {
+        key: first["cost"][key] + second["cost"][key]
+        for key in ("input", "output", "cacheRead", "cacheWrite")
+    }
+    costs["total"] = first["cost"]["total"] + second["cost"]["total"]
+    costs["totalFromProvider"] = (
+        first["cost"].get("totalFromProvider") is True and second["cost"].get("totalFromProvider") is True
+    )
+    combined["cost"] = costs
+    return combined  # type: ignore[return-value]
+
+
+async def compact(
+    preparation: CompactionPreparation, complete: Complete, *, custom_instructions: str | None = None
+) -> CompactionResult:
+    """Summarize a prepared compaction; the result holds the fields of the entry to append.
+
+    A split turn makes two requests, the history (skipped when nothing precedes the turn: then the
+    previous summary or ``No prior history.`` stands in) and the turn prefix, merged as
+    ``<history>\\n\\n---\\n\\n**Turn Context (split turn):**\\n\\n<prefix>``. The file lists are
+    appended to the summary as ``<read-files>`` / ``<modified-files>`` blocks.
+
+    Args:
+        preparation: a :class:`~tau.agent.compaction.prepare.CompactionPreparation`.
+        complete: sends one request (see :data:`Complete`).
+        custom_instructions: ``/compact <text>``: appended as ``Additional focus: <text>``.
+
+    Raises:
+        SummarizationError: a summary request failed; nothing is to be stored.
+    """
+    previous = preparation.previous_summary
+    if preparation.is_split_turn and preparation.turn_prefix_messages:
+        history: str = "No prior history." if previous is None else previous
+        history_usage: Usage | None = None
+        if preparation.messages_to_summarize:
+            history, history_usage = await generate_summary(
+                preparation.messages_to_summarize,
+                complete,
+                previous_summary=previous,
+                custom_instructions=custom_instructions,
+            )
+        prefix, prefix_usage = await generate_turn_prefix_summary(
+            preparation.turn_prefix_messages, complete, custom_instructions=custom_instructions
+        )
+        summary = history + SPLIT_TURN_SEPARATOR + prefix
+        usage = combine_usage(history_usage, prefix_usage) if history_usage is not None else prefix_usage
+    else:
+        summary, usage = await generate_summary(
+            preparation.messages_to_summarize,
+            complete,
+            previous_summary=previous,
+            custom_instructions=custom_instructions,
+        )
+    read_files, modified_files = compute_file_lists(preparation.file_ops)
+    return {
+        "summary": summary + format_file_operations(read_files, modified_files),
+        "firstKeptEntryId": preparation.first_kept_entry_id,
+        "tokensBefore": preparation.tokens_before,
+        "usage": usage,
+        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+    }
