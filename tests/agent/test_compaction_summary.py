@@ -7,6 +7,7 @@ requests, the merged summaries, the file lists and even the usage figures can be
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from compaction_goldens import (
@@ -28,8 +29,12 @@ from tau.agent.compaction import (
     prepare_compaction,
     serialize_conversation,
 )
+from tau.agent.compaction.request import summary_complete, summary_options
 from tau.agent.compaction.summary import build_summary_prompt, combine_usage
 from tau.llm.providers.faux import FauxProvider
+from tau.llm.retry import RetryPolicy
+from tau.llm.stream import AbortSignal
+from tau.llm.types import Model
 
 
 def pi_summary_requests(pi_fixtures, scenario):
@@ -207,3 +212,58 @@ def test_combined_usage_is_provider_reported_only_when_both_parts_are():
     both = combine_usage(usage(2, True), {**usage(3, True), "reasoning": 4})
     assert both["totalTokens"] == 7 and both["reasoning"] == 4 and both["cost"]["totalFromProvider"] is True
     assert combine_usage(usage(2, True), usage(3, False))["cost"]["totalFromProvider"] is False
+
+
+# --- the request options and retries of summary calls ---------------------------------------------
+
+
+def test_summary_options_never_cache_and_reason_only_on_reasoning_models():
+    plain = summary_options(MODEL, thinking_level="high")
+    assert plain.cache_retention == "none" and plain.reasoning is None
+    assert re.fullmatch(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", plain.session_id
+    )
+    reasoning = Model(id="r", provider="faux", api="faux", reasoning=True)
+    assert summary_options(reasoning, thinking_level="high", session_id="s").reasoning == "high"
+    assert summary_options(reasoning, thinking_level="off").reasoning is None
+    assert summary_options(reasoning, session_id="s").session_id == "s"
+
+
+def _faux_complete(steps, retry, signal=None, scheduled=None):
+    provider = FauxProvider(steps)
+    options = summary_options(MODEL, signal=signal)
+    return provider, summary_complete(
+        provider.stream, MODEL, options, retry=retry, on_retry_scheduled=scheduled
+    )
+
+
+def test_transient_summary_errors_are_retried_per_settings():
+    scheduled = []
+    policy = RetryPolicy(enabled=True, max_retries=2, base_delay_ms=1)
+    steps = [{"error": "529 overloaded_error"}, {"text": "summary"}]
+    provider, complete = _faux_complete(steps, policy, scheduled=lambda *args: scheduled.append(args))
+    result = asyncio.run(compact(_preparation([_user("hi")]), complete))
+    assert result["summary"] == "summary"
+    assert provider.call_count == 2
+    assert scheduled == [(1, 2, 1, "529 overloaded_error")]
+
+
+def test_summary_errors_are_not_retried_when_disabled_or_permanent():
+    for policy, error in (
+        (RetryPolicy(enabled=False), "529 overloaded_error"),
+        (RetryPolicy(), "invalid api key"),
+    ):
+        provider, complete = _faux_complete([{"error": error}, {"text": "never"}], policy)
+        with pytest.raises(SummarizationError, match=f"Summarization failed: {error}"):
+            asyncio.run(compact(_preparation([_user("hi")]), complete))
+        assert provider.call_count == 1
+
+
+def test_abort_during_retry_backoff_ends_as_aborted():
+    signal = AbortSignal()
+    policy = RetryPolicy(enabled=True, max_retries=3, base_delay_ms=60_000)
+    _, complete = _faux_complete(
+        [{"error": "529 overloaded_error"}], policy, signal, lambda *args: signal.abort()
+    )
+    response = asyncio.run(complete({"messages": []}))
+    assert response["stopReason"] == "aborted" and "errorMessage" not in response

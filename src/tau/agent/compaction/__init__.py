@@ -5,6 +5,7 @@
 - :mod:`.cut_point`: where to cut (projected and legacy raw-entry searches).
 - :mod:`.prepare`: :func:`prepare_compaction`, the plan of a compaction.
 - :mod:`.summary`: the summary requests and the ``compaction`` entry fields.
+- :mod:`.request`: the ``complete`` callable over a provider (options, retries).
 - :mod:`.branch_summary`: summaries of branches left during tree navigation.
 - :mod:`.file_ops`: the read / modified file lists appended to summaries.
 """
@@ -36,6 +37,7 @@ from .file_ops import (
 )
 from .prepare import CompactionPreparation, prepare_compaction
 from .prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
+from .request import summary_complete, summary_options
 from .settings import BranchSummarySettings, CompactionSettings, should_compact
 from .summary import (
     CompactionResult,
@@ -80,4 +82,6 @@ __all__ = [
     "prepare_compaction",
     "serialize_conversation",
     "should_compact",
+    "summary_complete",
+    "summary_options",
 ]
