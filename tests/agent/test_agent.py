@@ -382,3 +382,17 @@ def test_reset_keeps_the_prompt_and_tools_only():
     assert roles(agent) == ["system"]
     assert agent.state.system_prompt == "You are terse."
     assert not agent.has_queued_messages()
+
+
+def test_abort_and_wait_returns_once_idle():
+    async def scenario():
+        agent, _, _ = make_agent({"text": "long " * 100})
+        run = asyncio.create_task(agent.prompt("go"))
+        await asyncio.sleep(0.001)
+        await agent.abort_and_wait()
+        assert agent.is_idle and agent.signal is None
+        await run
+        return agent
+
+    agent = asyncio.run(scenario())
+    assert agent.state.messages[-1]["stopReason"] == "aborted"

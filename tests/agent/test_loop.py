@@ -525,3 +525,15 @@ def test_changed_tools_are_declared_before_the_prompt():
     assert pending[0]["toolsAdded"][0]["name"] == "other"
     assert pending[0]["toolsRemoved"] == [{"name": "echo"}]
     assert declare_tool_changes(AgentContext(messages=[declared], tools=[echo]), [user("go")]) == [user("go")]
+
+
+def test_updates_from_a_worker_thread_reach_the_event_stream():
+    async def threaded(params, signal, on_update):
+        await asyncio.to_thread(on_update, ToolResult.text("from a thread"))
+        await asyncio.sleep(0)
+        return ToolResult.text("done")
+
+    recorder, _ = run(ScriptedModel(calls(("t", {})), text("ok")), [tool("t", threaded)])
+    updates = recorder.of_type("tool_execution_update")
+    assert [u["partialResult"]["content"][0]["text"] for u in updates] == ["from a thread"]
+    assert recorder.types().index("tool_execution_update") < recorder.types().index("tool_execution_end")

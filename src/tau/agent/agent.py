@@ -222,6 +222,11 @@ class Agent:
         if self._active is not None:
             self._active.signal.abort()
 
+    async def abort_and_wait(self) -> None:
+        """Abort the current run and return once it is idle (what a user's Esc or ``abort`` does)."""
+        self.abort()
+        await self.wait_for_idle()
+
     async def wait_for_idle(self) -> None:
         """Return once the current run and its ``agent_end`` listeners have finished."""
         if self._active is not None:

@@ -254,10 +254,16 @@ class _UpdateEmitter:
     def __init__(self, emit: Emit, to_event: Callable[[ToolResult], dict[str, Any]]) -> None:
         self._emit = emit
         self._to_event = to_event
+        self._loop = asyncio.get_running_loop()
         self._previous: asyncio.Future[None] | None = None
         self.accepting = True
 
     def __call__(self, partial: ToolResult) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # called from a worker thread: hand over to the agent's event loop
+            self._loop.call_soon_threadsafe(self, partial)
+            return
         if not self.accepting:
             return
         self._previous = asyncio.ensure_future(self._send(self._previous, self._to_event(partial)))
@@ -282,7 +288,9 @@ async def _execute(
     started = time.perf_counter()
     try:
         result = _as_result(
-            await prepared.tool.execute(prepared.tool_call["id"], prepared.args, signal, updates, ctx)
+            await resolve(
+                prepared.tool.execute(prepared.tool_call["id"], prepared.args, signal, updates, ctx)
+            )
         )
         is_error = result.is_error
     except Exception as exc:  # boundary: the model sees the error and can correct itself
