@@ -1,4 +1,8 @@
-"""The loop against pi 1.6's own event stream: scenario ``b-parallel-tools`` (read + failing bash in parallel)."""
+"""The loop against pi 1.6's own event streams.
+
+``b-parallel-tools``: read + failing bash in parallel. ``c-turn-end-continue``: a ``turn_end``
+handler appends a hidden custom message and asks to continue, so one context-only turn follows.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from loop_support import MODEL, Recorder, ScriptedModel, calls, text
 from tau.agent.hooks import AgentContext, LoopConfig
 from tau.agent.loop import run_loop
 from tau.common import jsjson
+from tau.session.messages import convert_to_llm
 from tau.tools.base import ToolDefinition, ToolResult
 
 # Events of the session layer, not of one low-level run.
@@ -26,8 +31,8 @@ def _strip(value: Any) -> Any:
     return value
 
 
-def _golden(pi_fixtures) -> list[dict[str, Any]]:
-    path = pi_fixtures / "scenarios" / "b-parallel-tools.events.jsonl"
+def _golden(pi_fixtures, name: str = "b-parallel-tools") -> list[dict[str, Any]]:
+    path = pi_fixtures / "scenarios" / f"{name}.events.jsonl"
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return [event for event in lines if event["type"] not in SESSION_EVENTS]
 
@@ -116,3 +121,44 @@ def test_the_system_message_declares_the_executable_tools(pi_fixtures):
     system = recorder.events[2]["message"]
     assert list(system) == ["role", "content", "sections", "timestamp", "toolsAdded"]
     assert system["toolsAdded"] == golden[2]["message"]["toolsAdded"]
+
+
+def _replay_turn_end_continue(golden: list[dict[str, Any]]) -> tuple[Recorder, ScriptedModel]:
+    system, user = golden[2]["message"], golden[4]["message"]
+    answers = [
+        e["message"] for e in golden if e["type"] == "message_end" and e["message"]["role"] == "assistant"
+    ]
+    model = ScriptedModel(*(text(answer["content"][0]["text"]) for answer in answers))
+    nudge = {
+        "role": "custom",
+        "customType": "nudge",
+        "content": "Say more.",
+        "display": False,
+        "timestamp": 1,
+    }
+    decisions = []
+
+    def finish_turn(turn, signal):
+        # what the session layer does for a turn_end handler's {entries: [custom_message], continue: true}
+        if decisions:
+            return None
+        decisions.append(turn.message)
+        turn.context.messages.append(nudge)
+        return {"action": "continue"}
+
+    config = LoopConfig(model=MODEL, stream_fn=model, convert_to_llm=convert_to_llm, finish_turn=finish_turn)
+    recorder = Recorder(sdk=True)
+    context = AgentContext(tools=_tools(system["toolsAdded"]))
+    asyncio.run(run_loop([system, user], context, config, recorder))
+    return recorder, model
+
+
+def test_finish_turn_continue_matches_pis_turn_end_continuation(pi_fixtures):
+    golden = _golden(pi_fixtures, "c-turn-end-continue")
+    recorder, model = _replay_turn_end_continue(golden)
+    for ours, theirs in zip(recorder.events, golden, strict=True):
+        assert jsjson.dumps(_strip(ours)) == jsjson.dumps(_strip(theirs)), theirs["type"]
+    requests = json.loads((pi_fixtures / "scenarios" / "c-turn-end-continue.requests.json").read_text())
+    expected = [[m["role"] for m in r["context"]["messages"]] for r in requests["requests"]]
+    assert [[m["role"] for m in request] for request in model.requests] == expected
+    assert model.requests[1][-1]["content"] == [{"type": "text", "text": "Say more."}]
