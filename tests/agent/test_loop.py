@@ -537,3 +537,16 @@ def test_updates_from_a_worker_thread_reach_the_event_stream():
     updates = recorder.of_type("tool_execution_update")
     assert [u["partialResult"]["content"][0]["text"] for u in updates] == ["from a thread"]
     assert recorder.types().index("tool_execution_update") < recorder.types().index("tool_execution_end")
+
+
+def test_a_tool_changing_its_arguments_leaves_the_transcript_alone():
+    async def mutate(params, signal, on_update):
+        params["path"] = "changed"
+        return ToolResult.text("ok")
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    recorder, messages = run(
+        ScriptedModel(calls(("t", {"path": "a.txt"})), text("ok")), [tool("t", mutate, parameters=schema)]
+    )
+    assert messages[1]["content"][0]["arguments"] == {"path": "a.txt"}
+    assert recorder.of_type("tool_execution_start")[0]["args"] == {"path": "a.txt"}

@@ -14,6 +14,7 @@ skip execution and ``after_tool_call``; a raised error becomes an error result t
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -206,18 +207,20 @@ def _prepared_call(tool: ToolDefinition, call: ToolCall) -> ToolCall:
 
 
 def validate_arguments(tool: ToolDefinition, call: ToolCall) -> Any:
-    """The call's arguments checked against the tool's schema, with pi's coercions applied."""
+    """The call's arguments checked against the tool's schema, with pi's coercions applied.
+
+    Validation works on a copy, so a tool that changes its arguments never changes the transcript.
+    """
+    copied: ToolCall = {**call, "arguments": copy.deepcopy(call["arguments"])}
     try:
         from tau.tools.arguments import validate_tool_arguments
-    except ImportError:  # the validator lands with the tools layer; until then pass a copy through
-        import copy
-
+    except ImportError:  # the validator lands with the tools layer; until then pass the copy through
         if call.get("argumentsError"):
             raise ValueError(
                 f'Invalid arguments for tool "{call["name"]}": {call["argumentsError"]}'
             ) from None
-        return copy.deepcopy(call["arguments"])
-    return validate_tool_arguments(tool, call)
+        return copied["arguments"]
+    return validate_tool_arguments(tool, copied)
 
 
 def _error_text(exc: BaseException) -> str:
