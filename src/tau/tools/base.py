@@ -8,6 +8,7 @@ failure returns a result with ``is_error=True`` instead (bash does, for a non-ze
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -207,7 +208,7 @@ def tool_declaration(definition: ToolDefinition) -> Tool:
     declaration: Tool = {
         "name": definition.name,
         "description": definition.description,
-        "parameters": definition.parameters,
+        "parameters": copy.deepcopy(definition.parameters),
     }
     if definition.constrained_sampling is not None:
         declaration["constrainedSampling"] = definition.constrained_sampling
