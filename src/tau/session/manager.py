@@ -1,0 +1,874 @@
+"""``SessionManager``: a pi 1.6 session as an append-only tree in a JSONL file (pi-host §2).
+
+Each entry has an ``id`` and a ``parentId``; the leaf is an in-memory pointer (on load, the last
+entry in file order); every append is a child of the leaf and moves it. Nothing is written until the
+session holds a user or assistant message; then the whole buffer is created at once and every later
+entry is one appended line, written before the append returns (and undone in memory if the write
+fails). tau holds an advisory lock while it writes (:mod:`tau.session.lock`); ``read_only=True``
+opens never write and never lock.
+
+Entries are plain dicts with pi's keys. They are parsed lazily (:mod:`tau.session.records`) and
+the dicts returned are the stored ones: do not mutate them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from tau.common.jsstr import iso_now, js_trim, ms_from_iso
+from tau.session import entries as make
+from tau.session import projection
+from tau.session.errors import NotASessionError, SessionError
+from tau.session.ids import check_session_id, new_entry_id, uuidv7
+from tau.session.lock import SessionWriter
+from tau.session.migrate import migrate, needs_migration
+from tau.session.paths import default_session_dir, resolve_path, session_file_name
+from tau.session.records import Loaded, Record, load_file, no_gc
+
+__all__ = ["SessionManager"]
+
+Entry = dict[str, Any]
+Problem = tuple[int, str]
+
+_NEWLINES = re.compile(r"[\r\n]+")
+_CURRENT_LEAF: Any = object()  # default of the ``leaf_id`` parameters: the manager's own leaf
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript truthiness for the JSON values an id can hold."""
+    return value is not None and value is not False and value != "" and value != 0
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) or value is None
+
+
+class SessionManager:
+    """A session: its header, its entries as a tree, the leaf, and the file they live in."""
+
+    # ------------------------------------------------------------------ construction
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str],
+        session_dir: Path | None,
+        *,
+        persist: bool,
+        read_only: bool = False,
+    ) -> None:
+        """Use the class methods (:meth:`create`, :meth:`open`, :meth:`in_memory`, ...)."""
+        self._cwd = str(resolve_path(cwd))
+        self._session_dir = session_dir
+        self._persist = persist
+        self._read_only = read_only
+        self._file: Path | None = None
+        self._writer: SessionWriter | None = None
+        self._flushed = False
+        self._header: Entry = {}
+        self._header_raw: bytes | None = None
+        self._records: list[Record] = []
+        self._by_id: dict[Any, Record] = {}
+        self._labels: dict[Any, Any] = {}
+        self._label_times: dict[Any, Any] = {}
+        self._leaf: Any = None
+        self._line_count = 0
+        self._problems: list[Problem] = []
+        self._validated = False
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
+        parent_session: str | None = None,
+    ) -> SessionManager:
+        """A new session for ``cwd``, written (once it has a message) to ``session_dir`` or the default dir."""
+        directory = resolve_path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        manager = cls(cwd, directory, persist=True)
+        manager.new_session(id=id, parent_session=parent_session)
+        return manager
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        cwd_override: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = False,
+    ) -> SessionManager:
+        """Open the session file ``path``.
+
+        Writable (the default, as pi): a missing file becomes a new session written there, an empty
+        file gets a header, a v1/v2 file is migrated and rewritten, a missing final newline is added,
+        and the file stays locked until :meth:`close`. ``read_only=True`` never writes or locks:
+        migration happens in memory only, and a missing or empty file is an error.
+        Raises :class:`NotASessionError` for a file that is not a session (left untouched).
+        """
+        resolved = resolve_path(path)
+        directory = resolve_path(session_dir) if session_dir is not None else resolved.parent
+        manager = cls(cwd_override if cwd_override is not None else os.getcwd(), directory, persist=True)
+        manager._read_only = read_only
+        manager._open_file(resolved, use_header_cwd=cwd_override is None)
+        return manager
+
+    @classmethod
+    def in_memory(
+        cls,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
+        parent_session: str | None = None,
+        entries: Iterable[Entry] | None = None,
+    ) -> SessionManager:
+        """A session that is never written; ``entries`` (with or without a header) preload it."""
+        manager = cls(cwd if cwd is not None else os.getcwd(), None, persist=False)
+        preload = list(entries or [])
+        if preload:
+            manager._load_entries(preload, id=id, parent_session=parent_session)
+        else:
+            manager.new_session(id=id, parent_session=parent_session)
+        return manager
+
+    @classmethod
+    def continue_recent(
+        cls, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None
+    ) -> SessionManager:
+        """The most recently modified session of ``cwd`` (see :func:`find_most_recent`), else a new one."""
+        from tau.session.listing import find_most_recent, uses_default_dir
+
+        directory = resolve_path(session_dir) if session_dir is not None else default_session_dir(cwd)
+        only_cwd = session_dir is not None and not uses_default_dir(directory, cwd)
+        recent = find_most_recent(directory, cwd if only_cwd else None)
+        manager = cls(cwd, directory, persist=True)
+        if recent is None:
+            manager.new_session()
+        else:
+            manager._open_file(recent, use_header_cwd=False)
+        return manager
+
+    @classmethod
+    def fork_from(
+        cls,
+        source_path: str | os.PathLike[str],
+        target_cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
+    ) -> SessionManager:
+        """Copy every entry of ``source_path`` into a new session of ``target_cwd`` (header ``parentSession``
+        = the source) and open it. Entry lines are copied byte for byte (a v1/v2 source is migrated first)."""
+        source_file = resolve_path(source_path)
+        target = str(resolve_path(target_cwd))
+        try:
+            source = cls.open(source_file, read_only=True)
+        except (NotASessionError, SessionError) as exc:
+            raise SessionError(f"cannot fork: {exc}") from exc
+        if id is not None:
+            check_session_id(id)
+        directory = resolve_path(session_dir) if session_dir is not None else default_session_dir(target)
+        directory.mkdir(parents=True, exist_ok=True)
+        session_id = id if id is not None else uuidv7()
+        timestamp = iso_now()
+        file = directory / session_file_name(timestamp, session_id)
+        header = make.header(session_id, timestamp, target, str(source_file))
+        source.get_entries()  # parse (and drop) every line before copying
+        lines = [make_line(header), *(record.line_bytes() for record in source._entry_records())]
+        SessionWriter.create(file, b"\n".join(lines) + b"\n").close()
+        return cls.open(file, directory, target)
+
+    @staticmethod
+    def find_by_id(
+        cwd: str | os.PathLike[str], session_id: str, session_dir: str | os.PathLike[str] | None = None
+    ) -> str | None:
+        """The path of the session with exactly this id in ``cwd``'s session dir, reading headers only."""
+        from tau.session.listing import find_by_id
+
+        return find_by_id(cwd, session_id, session_dir)
+
+    @staticmethod
+    def list(
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> list[Any]:
+        """:class:`~tau.session.listing.SessionInfo` of every session of ``cwd``, most recent first."""
+        from tau.session.listing import list_sessions
+
+        return list_sessions(cwd, session_dir, on_progress)
+
+    @staticmethod
+    def list_all(
+        session_dir: str | os.PathLike[str] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> list[Any]:
+        """:class:`~tau.session.listing.SessionInfo` of every session of every project, most recent first."""
+        from tau.session.listing import list_all_sessions
+
+        return list_all_sessions(session_dir, on_progress)
+
+    # ------------------------------------------------------------------ files
+
+    def _open_file(self, path: Path, *, use_header_cwd: bool) -> None:
+        self._close_writer()
+        self._file = path
+        if not path.exists():
+            if self._read_only:
+                raise SessionError(f"no session file at {str(path)!r}; check the path")
+            self.new_session()
+            self._file = path  # the explicit path wins over a generated name
+            return
+        if not self._read_only:
+            self._writer = SessionWriter.open(path)  # lock before reading: nobody else appends meanwhile
+        try:
+            loaded = load_file(path)
+            if loaded is None:
+                self._initialize_empty_file(path)
+                return
+            if use_header_cwd and isinstance(loaded.header.get("cwd"), str):
+                self._cwd = str(resolve_path(loaded.header["cwd"]))
+            self._adopt(loaded)
+        except BaseException:
+            self._close_writer()
+            raise
+
+    def _initialize_empty_file(self, path: Path) -> None:
+        if self._read_only:
+            raise NotASessionError(f"{str(path)!r} is empty: not a session file yet")
+        self.new_session()
+        self._file = path
+        self._rewrite_file()
+        self._flushed = True
+
+    def _adopt(self, loaded: Loaded) -> None:
+        self._header, self._header_raw = loaded.header, loaded.header_raw
+        self._records = loaded.records
+        self._problems = list(loaded.problems)
+        self._line_count = loaded.line_count
+        self._validated = False
+        migrated = self._migrate()
+        self._reindex(reset_leaf=True)
+        self._settle_leaf()
+        self._flushed = True
+        if self._read_only:
+            return
+        if migrated:
+            self._rewrite_file()
+        elif loaded.unterminated:
+            self._writer.append(b"\n")  # type: ignore[union-attr]  # the next entry starts on a fresh line
+            self._line_count += 1
+
+    def _migrate(self) -> bool:
+        if not needs_migration(self._header):
+            return False
+        entries = self._parse_all()
+        changed = migrate(self._header, entries)
+        self._header_raw = None
+        for position in changed:
+            record = self._records[position]
+            record.raw = None
+            record.kind, record.id, record.parent_id = (
+                record.entry.get("type"),  # type: ignore[union-attr]
+                record.entry.get("id"),  # type: ignore[union-attr]
+                record.entry.get("parentId"),  # type: ignore[union-attr]
+            )
+        return True
+
+    def _load_entries(self, entries: list[Entry], *, id: str | None, parent_session: str | None) -> None:
+        header = next((entry for entry in entries if entry.get("type") == "session"), None)
+        if header is None:
+            self.new_session(id=id, parent_session=parent_session)
+            self._records = [Record.from_entry(entry) for entry in entries]
+        else:
+            self._header, self._header_raw = header, None
+            self._records = [Record.from_entry(entry) for entry in entries if entry is not header]
+            self._migrate()
+        self._reindex(reset_leaf=True)
+
+    def _rewrite_file(self) -> None:
+        """Write header and entries to a new file that replaces the session file (migration, empty file)."""
+        if not self._persist or self._file is None or self._read_only:
+            return
+        temporary = self._file.with_name(f".{self._file.name}.tau-{os.getpid()}.tmp")
+        writer = SessionWriter.create(temporary, self._file_bytes())
+        try:
+            os.chmod(temporary, self._file.stat().st_mode & 0o777)
+            os.replace(temporary, self._file)  # the lock moves with the new file's inode
+        except BaseException:
+            writer.close()
+            temporary.unlink(missing_ok=True)
+            raise
+        self._close_writer()
+        writer.path = self._file
+        self._writer = writer
+        self._renumber()
+
+    def _file_bytes(self) -> bytes:
+        lines = [self._header_bytes(), *(record.line_bytes() for record in self._records)]
+        return b"\n".join(lines) + b"\n"
+
+    def _header_bytes(self) -> bytes:
+        if self._header_raw is None:
+            self._header_raw = make_line(self._header)
+        return self._header_raw
+
+    def _renumber(self) -> None:
+        for number, record in enumerate(self._records, start=2):
+            record.line = number
+        self._line_count = len(self._records) + 1
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def close(self) -> None:
+        """Release the write lock and the file (the session stays readable in memory)."""
+        self._close_writer()
+
+    def __enter__(self) -> SessionManager:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def set_session_file(self, path: str | os.PathLike[str]) -> None:
+        """Switch to another session file (resume), as :meth:`open` does."""
+        self._open_file(resolve_path(path), use_header_cwd=False)
+
+    def new_session(self, *, id: str | None = None, parent_session: str | None = None) -> str | None:
+        """Start a new, empty session (written lazily); returns its future file path, if persisted."""
+        if id is not None:
+            check_session_id(id)
+        self._close_writer()
+        session_id = id if id is not None else uuidv7()
+        timestamp = iso_now()
+        self._header = make.header(session_id, timestamp, self._cwd, parent_session)
+        self._header_raw = None
+        self._records = []
+        self._problems = []
+        self._validated = False
+        self._line_count = 0
+        self._reindex(reset_leaf=True)
+        self._flushed = False
+        if self._persist and self._session_dir is not None:
+            self._file = self._session_dir / session_file_name(timestamp, session_id)
+        return self.get_session_file()
+
+    # ------------------------------------------------------------------ index
+
+    def _reindex(self, *, reset_leaf: bool) -> None:
+        self._by_id = {}
+        self._labels = {}
+        self._label_times = {}
+        leaf = None
+        for record in self._records:
+            if record.kind == "session":
+                continue
+            if not _hashable(record.id):
+                self._problem(record.line, f"entry id {record.id!r} is not a string; entry unreachable")
+                continue
+            previous = self._by_id.get(record.id)
+            if previous is not None and previous.line and record.line:
+                self._problem(
+                    record.line,
+                    f"duplicate entry id {record.id!r} (also line {previous.line}); this line wins",
+                )
+            self._by_id[record.id] = record
+            leaf = record.id
+            if record.kind == "label":
+                self._index_label(record.entry or {})
+        if reset_leaf:
+            self._leaf = leaf
+
+    def _index_label(self, entry: Entry) -> None:
+        target = entry.get("targetId")
+        if not _hashable(target):
+            return
+        if _truthy(entry.get("label")):
+            self._labels[target] = entry["label"]
+            self._label_times[target] = entry.get("timestamp")
+        else:
+            self._labels.pop(target, None)
+            self._label_times.pop(target, None)
+
+    def _settle_leaf(self) -> None:
+        """On load the leaf is the last entry that parses: check the last lines until one does."""
+        while self._leaf is not None:
+            record = self._by_id.get(self._leaf)
+            if record is None or self._parse(record) is not None:
+                return
+
+    def _problem(self, line: int, message: str) -> None:
+        text = f"line {line}: {message}" if line else message
+        if (line, text) not in self._problems:
+            self._problems.append((line, text))
+
+    def _lookup(self, entry_id: Any) -> Record | None:
+        if not _truthy(entry_id) or not _hashable(entry_id):
+            return None
+        return self._by_id.get(entry_id)
+
+    # ------------------------------------------------------------------ lazy parsing
+
+    def _parse(self, record: Record) -> Entry | None:
+        """The record's entry, parsing it on first use; ``None`` (and the record dropped) if it is no JSON."""
+        if record.entry is not None:
+            return record.entry
+        from tau.session import jsonl
+
+        try:
+            value = jsonl.parse(record.raw)  # type: ignore[arg-type]
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            self._drop(record, "not valid JSON" if value is None else "not a JSON object")
+            return None
+        record.entry = value
+        fields = (value.get("type"), value.get("id"), value.get("parentId"))
+        if fields != (record.kind, record.id, record.parent_id):
+            # Only a line with repeated keys gets here: JSON.parse keeps the last one, and so do we.
+            record.kind, record.id, record.parent_id = fields
+            self._problem(record.line, "repeated type/id/parentId keys; the last ones count")
+            self._reindex(reset_leaf=False)
+        return value
+
+    def _drop(self, record: Record, why: str) -> None:
+        self._problem(record.line, f"{why}; skipped")
+        self._records.remove(record)
+        self._reindex(reset_leaf=False)
+
+    def _parse_all(self, records: Iterable[Record] | None = None) -> list[Entry]:
+        """Entries of ``records`` (default: all), parsed once; records that fail are dropped."""
+        chosen = list(self._records if records is None else records)
+        with no_gc():
+            parsed = [self._parse(record) for record in chosen]
+        return [entry for entry in parsed if entry is not None]
+
+    def _entry_records(self) -> list[Record]:
+        return [record for record in self._records if record.kind != "session"]
+
+    # ------------------------------------------------------------------ appending
+
+    def _append(self, entry: Entry) -> str:
+        if self._read_only:
+            raise SessionError(
+                f"session {self.get_session_file()!r} was opened read-only; open it without read_only to append"
+            )
+        record = Record.from_entry(entry)
+        previous_leaf = self._leaf
+        self._records.append(record)
+        self._by_id[record.id] = record
+        self._leaf = record.id
+        try:
+            self._write(record)
+        except BaseException:
+            # An entry that was not written must not become the parent of later entries.
+            self._records.pop()
+            del self._by_id[record.id]
+            self._leaf = previous_leaf
+            raise
+        return record.id
+
+    def _write(self, record: Record) -> None:
+        if not self._persist or self._file is None:
+            return
+        if self._flushed:
+            line = record.line_bytes() + b"\n"
+            if self._writer is None:
+                self._writer = SessionWriter.open(self._file)
+            self._writer.append(line)
+            self._line_count += 1
+            record.line = self._line_count
+            return
+        if not self._has_conversation():
+            return
+        self._file.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = SessionWriter.create(self._file, self._file_bytes())
+        self._flushed = True
+        self._renumber()
+
+    def _has_conversation(self) -> bool:
+        for record in self._records:
+            if record.kind != "message":
+                continue
+            message = (self._parse(record) or {}).get("message")
+            if isinstance(message, dict) and message.get("role") in ("user", "assistant"):
+                return True
+        return False
+
+    def _new_id(self) -> str:
+        return new_entry_id(self._by_id)
+
+    def append_message(self, message: dict[str, Any]) -> str:
+        """Append a ``message`` entry (user, assistant, toolResult, system, bashExecution, custom)."""
+        return self._append(make.message_entry(self._new_id(), self._leaf, iso_now(), message))
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        return self._append(
+            make.thinking_level_change_entry(self._new_id(), self._leaf, iso_now(), thinking_level)
+        )
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self._append(
+            make.model_change_entry(self._new_id(), self._leaf, iso_now(), provider, model_id)
+        )
+
+    def append_usage(
+        self, kind: str, provider: str, model: str, usage: dict[str, Any], note: str | None = None
+    ) -> Entry:
+        """Append usage that is counted in cost totals but never sent to a model; returns the entry."""
+        entry = make.usage_entry(self._new_id(), self._leaf, iso_now(), kind, provider, model, usage, note)
+        self._append(entry)
+        return entry
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int | float,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> str:
+        """Append a compaction; ``first_kept_entry_id=None`` keeps nothing (it becomes the entry's own id).
+
+        The entry carries ``systemMessage``: every system message of the current projection replayed
+        into one, stamped with the entry's time (pi 1.x).
+        """
+        timestamp = iso_now()
+        system = make.current_system_message(self.build_session_projection()["messages"])
+        if system is not None:
+            system = {**system, "timestamp": ms_from_iso(timestamp)}
+        entry_id = self._new_id()
+        kept = first_kept_entry_id if first_kept_entry_id is not None else entry_id
+        entry = make.compaction_entry(
+            entry_id, self._leaf, timestamp, summary, kept, tokens_before, details, usage, from_hook, system
+        )
+        return self._append(entry)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        """Append extension state (never sent to a model)."""
+        return self._append(make.custom_entry(self._new_id(), self._leaf, iso_now(), custom_type, data))
+
+    def append_session_info(self, name: str) -> str:
+        """Name the session: newlines become spaces, then the name is trimmed; ``""`` clears it."""
+        clean = js_trim(_collapse_newlines(name))
+        return self._append(make.session_info_entry(self._new_id(), self._leaf, iso_now(), clean))
+
+    def append_custom_message_entry(
+        self, custom_type: str, content: str | list[dict[str, Any]], display: bool, details: Any = None
+    ) -> str:
+        """Append an extension message that reaches the model as a user message (``details`` never does)."""
+        entry = make.custom_message_entry(
+            self._new_id(), self._leaf, iso_now(), custom_type, content, display, details
+        )
+        return self._append(entry)
+
+    def append_context_edit(self, target_id: str, replacement: dict[str, Any] | None) -> str:
+        """Replace (``{"content": ...}``) or omit (``None``) an earlier entry's content in the model context.
+
+        The target must be on the active branch and be a user, assistant or toolResult message or a
+        custom_message. A string replacing an assistant or toolResult content becomes one text block.
+        """
+        content = replacement.get("content") if isinstance(replacement, dict) else None
+        if replacement is not None and not isinstance(content, str | list):
+            raise SessionError("a context edit replacement must be None or {'content': <string or list>}")
+        target = self._lookup(target_id)
+        entry = self._parse(target) if target is not None else None
+        if entry is None:
+            raise SessionError(f"Entry {target_id} not found")
+        if not any(item.get("id") == target_id for item in self.get_branch()):
+            raise SessionError(f"Entry {target_id} is not on the active branch")
+        role = _editable_role(entry)
+        if role is None:
+            raise SessionError(f"Entry {target_id} does not contribute editable model content")
+        if replacement is not None and role in ("assistant", "toolResult") and isinstance(content, str):
+            replacement = {"content": [{"type": "text", "text": content}]}
+        entry = make.context_edit_entry(self._new_id(), self._leaf, iso_now(), target_id, replacement)
+        return self._append(entry)
+
+    def append_label_change(self, target_id: str, label: str | None = None) -> str:
+        """Set (or with ``None``/``""`` clear) the label of an entry; the latest label entry wins."""
+        target = self._lookup(target_id)
+        if target is None or self._parse(target) is None:
+            raise SessionError(f"Entry {target_id} not found")
+        entry = make.label_entry(self._new_id(), self._leaf, iso_now(), target_id, label)
+        entry_id = self._append(entry)
+        self._index_label(entry)
+        return entry_id
+
+    # ------------------------------------------------------------------ reading
+
+    def is_persisted(self) -> bool:
+        return self._persist
+
+    def is_read_only(self) -> bool:
+        return self._read_only
+
+    def get_cwd(self) -> str:
+        return self._cwd
+
+    def get_session_dir(self) -> str:
+        return str(self._session_dir) if self._session_dir is not None else ""
+
+    def uses_default_session_dir(self) -> bool:
+        from tau.session.listing import uses_default_dir
+
+        return self._session_dir is not None and uses_default_dir(self._session_dir, self._cwd)
+
+    def get_session_id(self) -> str:
+        return self._header.get("id", "")
+
+    def get_session_file(self) -> str | None:
+        return str(self._file) if self._file is not None else None
+
+    def get_header(self) -> Entry | None:
+        """The header line (``{"type":"session","version","id","timestamp","cwd",...}``)."""
+        return self._header or None
+
+    def get_entry_count(self) -> int:
+        """Number of entries (distinct ids), without parsing or copying them."""
+        return len(self._by_id)
+
+    def get_entries(self) -> list[Entry]:
+        """Every entry in file order, header excluded (parses the whole file once)."""
+        self._parse_all()
+        return [record.entry for record in self._entry_records()]  # type: ignore[misc]
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf
+
+    def get_leaf_entry(self) -> Entry | None:
+        return self.get_entry(self._leaf)
+
+    def get_entry(self, entry_id: Any) -> Entry | None:
+        record = self._lookup(entry_id)
+        return self._parse(record) if record is not None else None
+
+    def get_children(self, parent_id: str) -> list[Entry]:
+        """Direct children of ``parent_id``, in file order."""
+        chosen = [record for record in self._by_id.values() if record.parent_id == parent_id]
+        return [entry for entry in self._parse_all(chosen) if entry.get("parentId") == parent_id]
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    def get_session_name(self) -> str | None:
+        """The name of the latest ``session_info`` entry in file order (``None`` when cleared or never set)."""
+        for record in reversed(self._records):
+            if record.kind != "session_info":
+                continue
+            entry = self._parse(record)
+            if entry is None:
+                continue
+            name = entry.get("name")
+            return (js_trim(name) if isinstance(name, str) else None) or None
+        return None
+
+    @property
+    def problems(self) -> list[Problem]:
+        """``(line, message)`` for every line skipped and every broken link (missing parent, cycle,
+        repeated id). Reading it parses and checks the whole file once."""
+        if not self._validated:
+            self._parse_all()
+            self._check_links()
+            self._validated = True
+        return sorted(self._problems)
+
+    def _check_links(self) -> None:
+        state: dict[int, int] = {}  # id(record): 1 while on the current walk, 2 once known to end at a root
+        for start in list(self._by_id.values()):
+            walk: list[Record] = []
+            record: Record | None = start
+            while record is not None and id(record) not in state:
+                state[id(record)] = 1
+                walk.append(record)
+                parent = record.parent_id
+                if parent is None or parent == record.id:
+                    record = None
+                    continue
+                following = self._lookup(parent)
+                if following is None:
+                    self._problem(record.line, f"parent {parent!r} not found; treated as a root")
+                record = following
+            if record is not None and state.get(id(record)) == 1:
+                self._problem(record.line, f"entry {record.id!r} is its own ancestor (parentId cycle)")
+            for visited in walk:
+                state[id(visited)] = 2
+
+    # ------------------------------------------------------------------ tree
+
+    def _walk(self, leaf_id: Any) -> list[Record]:
+        path: list[Record] = []
+        seen: set[int] = set()
+        record = self._lookup(leaf_id)
+        while record is not None:
+            if id(record) in seen:
+                self._problem(record.line, f"entry {record.id!r} is its own ancestor (parentId cycle)")
+                break
+            seen.add(id(record))
+            path.append(record)
+            record = self._lookup(record.parent_id)
+        path.reverse()
+        return path
+
+    def get_branch(self, from_id: str | None = None) -> list[Entry]:
+        """The entries from the root to ``from_id`` (default: the leaf), all types, root first.
+
+        A missing parent ends the walk (that entry is a root); a parentId cycle ends it too.
+        """
+        start = self._leaf if from_id is None else from_id
+        while True:
+            records = self._walk(start)
+            with no_gc():
+                entries = [self._parse(record) for record in records]
+            if None not in entries:
+                return entries  # type: ignore[return-value]
+            # a line on the path was not JSON and is gone now: walk again without it
+
+    def _context_branch(self, leaf_id: Any) -> list[Entry]:
+        if leaf_id is _CURRENT_LEAF:
+            leaf_id = self._leaf
+        if leaf_id is None:
+            return []
+        if self.get_entry(leaf_id) is None:
+            leaf_id = (
+                self._records[-1].id if self._entry_records() else None
+            )  # pi falls back to the last entry
+            if leaf_id is None:
+                return []
+        return self.get_branch(leaf_id)
+
+    def build_context_entries(self, leaf_id: Any = _CURRENT_LEAF) -> list[Entry]:
+        """The entries that reach the model at ``leaf_id`` (default: the leaf; ``None``: none)."""
+        return projection.build_context_entries(self._context_branch(leaf_id))
+
+    def build_session_projection(self, leaf_id: Any = _CURRENT_LEAF) -> dict[str, Any]:
+        """``{"entries": [{"sourceEntry", "messages"}], "messages", "thinkingLevel", "model"}`` at ``leaf_id``."""
+        return projection.build_session_projection(self._context_branch(leaf_id))
+
+    def build_session_context(self, leaf_id: Any = _CURRENT_LEAF) -> dict[str, Any]:
+        """``{"messages", "thinkingLevel", "model"}`` at ``leaf_id``: what the model is sent."""
+        return projection.build_session_context(self._context_branch(leaf_id))
+
+    def get_tree(self) -> list[dict[str, Any]]:
+        """The session as a forest of ``{"entry", "children", "label"?, "labelTimestamp"?}`` nodes.
+
+        Roots are entries whose parent is ``null``, missing, or themselves; children are sorted by
+        timestamp (stable). Entries caught in a parentId cycle are reachable from no root.
+        """
+        from tau.session.tree import build_tree
+
+        return build_tree(self.get_entries(), self._labels, self._label_times)
+
+    # ------------------------------------------------------------------ branching
+
+    def branch(self, branch_from_id: str) -> None:
+        """Move the leaf to ``branch_from_id`` (nothing is written): the next append starts a branch there."""
+        if self.get_entry(branch_from_id) is None:
+            raise SessionError(f"Entry {branch_from_id} not found")
+        self._leaf = branch_from_id
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry: the next append is a new root."""
+        self._leaf = None
+
+    def branch_with_summary(
+        self,
+        branch_from_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> str:
+        """Move the leaf to ``branch_from_id`` and append a ``branch_summary`` of the branch left behind
+        (``fromId`` = the old leaf, or ``"root"``)."""
+        if branch_from_id is not None and self.get_entry(branch_from_id) is None:
+            raise SessionError(f"Entry {branch_from_id} not found")
+        from_id = self._leaf if self._leaf is not None else "root"
+        self._leaf = branch_from_id
+        entry = make.branch_summary_entry(
+            self._new_id(), branch_from_id, iso_now(), from_id, summary, details, usage, from_hook
+        )
+        return self._append(entry)
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        """Turn this manager into a new session holding only the root→``leaf_id`` path (labels re-created
+        at its end, header ``parentSession`` = the old file). Returns the new file path, if persisted."""
+        from tau.session.tree import path_without_labels
+
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise SessionError(f"Entry {leaf_id} not found")
+        kept = path_without_labels(path)
+        kept_ids = {entry.get("id") for entry in kept}
+        taken = set(kept_ids)
+        parent = kept[-1].get("id") if kept else None
+        labels: list[Entry] = []
+        for target, label in self._labels.items():
+            if target in kept_ids:
+                entry = make.label_entry(
+                    new_entry_id(taken), parent, self._label_times[target], target, label
+                )
+                taken.add(entry["id"])
+                labels.append(entry)
+                parent = entry["id"]
+        previous_file = self.get_session_file()
+        unchanged = {id(entry) for entry in path}
+        records = [self._record_for(entry, unchanged) for entry in kept]
+        self._close_writer()
+        session_id = uuidv7()
+        timestamp = iso_now()
+        self._header = make.header(session_id, timestamp, self._cwd, previous_file if self._persist else None)
+        self._header_raw = None
+        self._records = records + [Record.from_entry(entry) for entry in labels]
+        self._problems = []
+        self._validated = False
+        self._reindex(reset_leaf=True)
+        self._flushed = False
+        if not self._persist or self._session_dir is None:
+            return None
+        self._file = self._session_dir / session_file_name(timestamp, session_id)
+        if self._has_conversation():
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = SessionWriter.create(self._file, self._file_bytes())
+            self._flushed = True
+            self._renumber()
+        return str(self._file)
+
+    def _record_for(self, entry: Entry, unchanged: set[int]) -> Record:
+        """A record for a kept entry: the original line bytes when the entry is the stored one."""
+        if id(entry) in unchanged:
+            original = self._lookup(entry.get("id"))
+            if original is not None and original.entry is entry:
+                return Record(0, original.raw, original.kind, original.id, original.parent_id, entry)
+        return Record.from_entry(entry)
+
+
+def make_line(entry: Entry) -> bytes:
+    """The line pi writes for ``entry`` (no LF)."""
+    from tau.session import jsonl
+
+    return jsonl.encode(entry)
+
+
+def _collapse_newlines(text: str) -> str:
+    return _NEWLINES.sub(" ", text)
+
+
+def _editable_role(entry: Entry) -> str | None:
+    if entry.get("type") == "custom_message":
+        return "custom"
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict):
+        role = message.get("role")
+        if role in make.EDITABLE_ROLES:
+            return role
+    return None

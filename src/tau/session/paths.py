@@ -1,0 +1,45 @@
+"""Where sessions live: the agent dir, the per-cwd session dir and session file names (pi-host §2.1)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+__all__ = ["agent_dir", "default_session_dir", "resolve_path", "session_file_name", "sessions_root"]
+
+_LEADING_SEPARATOR = re.compile(r"^[/\\]")
+_SEPARATORS = re.compile(r"[/\\:]")
+
+
+def resolve_path(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> Path:
+    """``~`` expanded, made absolute and normalized, symlinks kept (Node's ``path.resolve``)."""
+    text = os.path.expanduser(os.fspath(path))
+    if not os.path.isabs(text):
+        text = os.path.join(os.fspath(base) if base is not None else os.getcwd(), text)
+    return Path(os.path.normpath(text))
+
+
+def agent_dir() -> Path:
+    """``$TAU_AGENT_DIR`` or ``~/.tau/agent``."""
+    configured = os.environ.get("TAU_AGENT_DIR")
+    if configured:
+        return resolve_path(configured)
+    return Path.home() / ".tau" / "agent"
+
+
+def sessions_root(agent: Path | None = None) -> Path:
+    """``<agentDir>/sessions``."""
+    return (agent or agent_dir()) / "sessions"
+
+
+def default_session_dir(cwd: str | os.PathLike[str], agent: Path | None = None) -> Path:
+    """``<agentDir>/sessions/--<cwd with separators and ':' as '-'>--`` (not created here)."""
+    resolved = str(resolve_path(cwd))
+    encoded = _SEPARATORS.sub("-", _LEADING_SEPARATOR.sub("", resolved))
+    return sessions_root(resolve_path(agent) if agent else None) / f"--{encoded}--"
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """``2026-11-29T23-42-14-169Z_<id>.jsonl`` from the header's ISO timestamp and the session id."""
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
