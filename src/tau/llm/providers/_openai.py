@@ -1,0 +1,66 @@
+"""What the two OpenAI adapters share: the SDK client, credentials, error text, stream errors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tau.common import jsjson
+from tau.llm.providers._common import ProviderError, has_header, truncate_error_text
+from tau.llm.stream import StreamOptions
+from tau.llm.types import Model
+
+__all__ = ["DEFAULT_BASE_URL", "api_key_for", "make_client", "request_error_text", "stream_error"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def api_key_for(model: Model, options: StreamOptions, headers: Mapping[str, str]) -> str:
+    """The key to give the SDK: the resolved one, or a stand-in when a header carries the auth."""
+    if options.api_key:
+        return options.api_key
+    if has_header(headers, "authorization") or has_header(headers, "cf-aig-authorization"):
+        return "unused"
+    raise ProviderError(f"No API key for provider: {model.provider}")
+
+
+def make_client(model: Model, options: StreamOptions, api_key: str, headers: Mapping[str, str]) -> Any:
+    import openai  # lazy: the SDK is heavy to import
+
+    return openai.AsyncOpenAI(
+        api_key=api_key,
+        base_url=model.base_url or DEFAULT_BASE_URL,
+        default_headers=dict(headers),
+        max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
+        **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
+    )
+
+
+def request_error_text(exc: Any, prefix: str | None = None) -> str:
+    """An HTTP error as pi formats it: ``<status>: <error JSON>``, or ``<prefix> (<status>): ...``.
+
+    Without a JSON error object, the JavaScript SDK's message ``<status> <body text>`` (or
+    ``<status> status code (no body)``) is used instead.
+    """
+    status = exc.status_code
+    body = exc.body
+    if isinstance(body, Mapping) and body:
+        detail = truncate_error_text(jsjson.dumps_str(body))
+        return f"{prefix} ({status}): {detail}" if prefix else f"{status}: {detail}"
+    text = body.strip() if isinstance(body, str) and body.strip() else ""
+    message = f"{status} {text}" if text else f"{status} status code (no body)"
+    return f"{prefix} ({status}): {message}" if prefix else message
+
+
+def stream_error(exc: Exception, sdk: Any) -> ProviderError | None:
+    """Translate an exception raised while reading the stream; ``None`` to let it through."""
+    if isinstance(exc, sdk.APIStatusError):
+        return ProviderError(request_error_text(exc))
+    if isinstance(exc, sdk.APIError):
+        # An error object inside the stream: pi reports its message.
+        return ProviderError(str(exc))
+    if isinstance(exc, ValueError):
+        return ProviderError(f"Could not parse the provider's stream: {exc}")
+    if type(exc).__module__.startswith(("httpx", "httpcore", "h11")):
+        return ProviderError(f"Connection lost: {exc}")
+    return None

@@ -1,0 +1,466 @@
+"""The Chat Completions adapter through the real ``openai`` SDK against a loopback SSE server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from loopback import (
+    BASH_TOOL,
+    READ_TOOL,
+    LoopbackServer,
+    Reply,
+    event_types,
+    json_reply,
+    run_stream,
+    sse,
+    system,
+    user,
+)
+
+from tau.llm.providers import openai_completions as provider
+from tau.llm.stream import AbortSignal, StreamOptions
+from tau.llm.types import Model, ModelCost
+
+
+def model(server, **overrides):
+    fields = dict(
+        id="fake-1",
+        provider="fakeai",
+        api="openai-completions",
+        base_url=f"{server.url}/v1",
+        max_tokens=4096,
+        cost=ModelCost(input=1, output=2, cacheRead=0.1),
+    )
+    fields.update(overrides)
+    return Model(**fields)
+
+
+def opts(**kw):
+    return StreamOptions(api_key="sk-test", **kw)
+
+
+def chunk(delta=None, finish=None, usage=None, choices=True):
+    body = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "fake-1"}
+    body["choices"] = [{"index": 0, "delta": delta or {}, "finish_reason": finish}] if choices else []
+    if usage is not None:
+        body["usage"] = usage
+    return sse(body)
+
+
+USAGE = {
+    "prompt_tokens": 120,
+    "completion_tokens": 8,
+    "total_tokens": 128,
+    "prompt_tokens_details": {"cached_tokens": 100},
+}
+
+
+def text_reply(*pieces, finish="stop"):
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": piece}) for piece in pieces]
+    events += [chunk(finish=finish), chunk(usage=USAGE, choices=False), b"data: [DONE]\n\n"]
+    return Reply(pieces=events)
+
+
+CONTEXT = {"messages": [system("Be brief.", [BASH_TOOL]), user("hi")]}
+
+
+# -- the requests pi 1.6 sent ---------------------------------------------------------------------
+
+
+def _fixture_requests(pi_fixtures):
+    lines = (pi_fixtures / "requests" / "openai-completions.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _pi_context(body):
+    """The transcript pi had when it sent ``body``: rebuilt from the request itself."""
+    tools = [
+        {
+            "name": t["function"]["name"],
+            "description": t["function"]["description"],
+            "parameters": t["function"]["parameters"],
+        }
+        for t in body["tools"]
+    ]
+    messages = [system(body["messages"][0]["content"], tools)]
+    for index, message in enumerate(body["messages"][1:], start=1):
+        role = message["role"]
+        if role == "user":
+            messages.append({"role": "user", "content": message["content"], "timestamp": index})
+        elif role == "assistant":
+            content = []
+            if message.get("content"):
+                content.append({"type": "text", "text": message["content"]})
+            for call in message.get("tool_calls") or []:
+                arguments = json.loads(call["function"]["arguments"])
+                content.append(
+                    {
+                        "type": "toolCall",
+                        "id": call["id"],
+                        "name": call["function"]["name"],
+                        "arguments": arguments,
+                    }
+                )
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": content,
+                    "api": "openai-completions",
+                    "provider": "fakeai",
+                    "model": "fake-1",
+                    "usage": {},
+                    "stopReason": "toolUse" if message.get("tool_calls") else "stop",
+                    "timestamp": index,
+                }
+            )
+        elif role == "tool":
+            name = next(
+                call["function"]["name"]
+                for m in body["messages"]
+                for call in m.get("tool_calls") or []
+                if call["id"] == message["tool_call_id"]
+            )
+            messages.append(
+                {
+                    "role": "toolResult",
+                    "toolCallId": message["tool_call_id"],
+                    "toolName": name,
+                    "content": [{"type": "text", "text": message["content"]}],
+                    "isError": False,
+                    "timestamp": index,
+                }
+            )
+    return {"messages": messages}
+
+
+def test_requests_equal_what_pi_sent(pi_fixtures):
+    recorded = _fixture_requests(pi_fixtures)
+    with LoopbackServer([text_reply("ok") for _ in recorded]) as server:
+        for entry in recorded:
+            _, message = run_stream(provider.stream, model(server), _pi_context(entry["body"]), opts())
+            assert message["stopReason"] == "stop", message.get("errorMessage")
+    assert [request.path for request in server.captured] == [entry["path"] for entry in recorded]
+    for request, entry in zip(server.captured, recorded, strict=True):
+        assert request.body == entry["body"]
+        # Tool-call arguments are JSON text exactly as JSON.stringify writes it.
+        sent = [
+            c["function"]["arguments"] for m in request.body["messages"] for c in m.get("tool_calls") or []
+        ]
+        expected = [
+            c["function"]["arguments"] for m in entry["body"]["messages"] for c in m.get("tool_calls") or []
+        ]
+        assert sent == expected
+
+
+# -- streaming --------------------------------------------------------------------------------------
+
+
+def test_streamed_text_and_usage_with_cached_tokens():
+    with LoopbackServer([text_reply("Hel", "lo")]) as server:
+        events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert event_types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert message["content"] == [{"type": "text", "text": "Hello"}]
+    assert (message["stopReason"], message["responseId"]) == ("stop", "chatcmpl-1")
+    usage = message["usage"]
+    assert (usage["input"], usage["output"], usage["cacheRead"], usage["cacheWrite"]) == (20, 8, 100, 0)
+    assert usage["totalTokens"] == 128
+    assert usage["cost"]["total"] == pytest.approx((20 * 1 + 8 * 2 + 100 * 0.1) / 1e6)
+    request = server.captured[0]
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer sk-test"
+
+
+def tool_reply():
+    return Reply(
+        pieces=[
+            chunk(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_a",
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": ""},
+                        }
+                    ],
+                }
+            ),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"command":'}}]}),
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 1,
+                            "id": "call_b",
+                            "type": "function",
+                            "function": {"name": "read", "arguments": '{"path":"b.txt"}'},
+                        }
+                    ]
+                }
+            ),
+            # A late piece for the first call, after the second one started.
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": ' "ls"}'}}]}),
+            chunk(finish="tool_calls"),
+            chunk(usage=USAGE, choices=False),
+            b"data: [DONE]\n\n",
+        ]
+    )
+
+
+def test_several_tool_calls_accumulate_by_index():
+    with LoopbackServer([tool_reply()]) as server:
+        events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["stopReason"] == "toolUse"
+    assert message["content"] == [
+        {"type": "toolCall", "id": "call_a", "name": "bash", "arguments": {"command": "ls"}},
+        {"type": "toolCall", "id": "call_b", "name": "read", "arguments": {"path": "b.txt"}},
+    ]
+    assert event_types(events).count("toolcall_end") == 2
+
+
+def test_reasoning_fields_become_thinking_and_replay_in_the_same_field():
+    reply = Reply(
+        pieces=[
+            chunk({"role": "assistant", "reasoning_content": "Think"}),
+            chunk({"reasoning_content": "ing."}),
+            chunk({"content": "Answer"}),
+            chunk(finish="stop"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    with LoopbackServer([reply, text_reply("ok")]) as server:
+        m = model(server, reasoning=True)
+        _, message = run_stream(provider.stream, m, CONTEXT, opts(reasoning="high"))
+        assert message["content"] == [
+            {"type": "thinking", "thinking": "Thinking.", "thinkingSignature": "reasoning_content"},
+            {"type": "text", "text": "Answer"},
+        ]
+        run_stream(provider.stream, m, {"messages": [*CONTEXT["messages"], message, user("more", 9)]}, opts())
+    assert server.captured[0].body["reasoning_effort"] == "high"
+    assert server.captured[1].body["messages"][2] == {
+        "role": "assistant",
+        "content": "Answer",
+        "reasoning_content": "Thinking.",
+    }
+
+
+def test_images_in_user_messages_and_tool_results():
+    png = {"type": "image", "data": "QUJD", "mimeType": "image/png"}
+    call = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.png"}}],
+        "api": "openai-completions",
+        "provider": "fakeai",
+        "model": "fake-1",
+        "usage": {},
+        "stopReason": "toolUse",
+        "timestamp": 2,
+    }
+    result = {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "read",
+        "content": [png],
+        "isError": False,
+        "timestamp": 3,
+    }
+    ctx = {
+        "messages": [
+            system("S", [READ_TOOL]),
+            {"role": "user", "content": [{"type": "text", "text": "look"}, png], "timestamp": 1},
+            call,
+            result,
+        ]
+    }
+    params = provider.build_params(
+        Model(id="fake-1", provider="fakeai", api="openai-completions", input=("text", "image")), ctx, opts()
+    )
+    url = {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}}
+    assert params["messages"][1:] == [
+        {"role": "user", "content": [{"type": "text", "text": "look"}, url]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": '{"path":"a.png"}'},
+                }
+            ],
+        },
+        {"role": "tool", "content": "(see attached image)", "tool_call_id": "c1"},
+        {"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, url]},
+    ]
+
+
+def test_merge_user_messages_compat():
+    custom = {"role": "user", "content": [{"type": "text", "text": "[todo snapshot]"}], "timestamp": 3}
+    ctx = {"messages": [system("S"), user("one"), {"role": "user", "content": "two", "timestamp": 2}, custom]}
+    merged = provider.build_params(
+        Model(id="m", provider="p", api="openai-completions", compat={"mergeUserMessages": True}), ctx, opts()
+    )
+    assert merged["messages"] == [
+        {"role": "system", "content": "S"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "one"},
+                {"type": "text", "text": "two"},
+                {"type": "text", "text": "[todo snapshot]"},
+            ],
+        },
+    ]
+    plain = provider.build_params(Model(id="m", provider="p", api="openai-completions"), ctx, opts())
+    assert [m["role"] for m in plain["messages"]] == ["system", "user", "user", "user"]
+
+
+def test_orphaned_tool_call_and_error_assistant_in_request():
+    broken = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "half"}],
+        "api": "openai-completions",
+        "provider": "fakeai",
+        "model": "fake-1",
+        "usage": {},
+        "stopReason": "error",
+        "timestamp": 2,
+    }
+    call = {
+        **broken,
+        "content": [{"type": "toolCall", "id": "c9", "name": "bash", "arguments": {}}],
+        "stopReason": "toolUse",
+    }
+    ctx = {"messages": [system("S"), user("a"), broken, call, user("b", 5)]}
+    params = provider.build_params(
+        Model(id="fake-1", provider="fakeai", api="openai-completions"), ctx, opts()
+    )
+    assert params["messages"][2:] == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c9", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+        },
+        {"role": "tool", "content": "No result provided", "tool_call_id": "c9"},
+        {"role": "user", "content": [{"type": "text", "text": "b"}]},
+    ]
+
+
+# -- failures -----------------------------------------------------------------------------------------
+
+
+def test_http_429_with_retry_after_surfaces_at_once():
+    body = {
+        "error": {
+            "message": "Rate limit reached",
+            "type": "rate_limit_error",
+            "param": None,
+            "code": "rate_limit_exceeded",
+        }
+    }
+    with LoopbackServer([json_reply(429, body, {"retry-after": "20"})]) as server:
+        started = time.monotonic()
+        events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert time.monotonic() - started < 5
+    assert event_types(events) == ["error"]
+    assert (
+        message["errorMessage"]
+        == '429: {"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}'
+    )
+    assert len(server.captured) == 1
+
+
+def test_http_500_without_json():
+    with LoopbackServer(
+        [Reply(status=500, pieces=[b"Internal Server Error"], headers={"content-type": "text/plain"})]
+    ) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert (message["stopReason"], message["errorMessage"]) == ("error", "500 Internal Server Error")
+
+
+def test_error_object_inside_the_stream():
+    reply = Reply(
+        pieces=[
+            chunk({"content": "a"}),
+            sse({"error": {"message": "Upstream overloaded", "type": "server_error"}}),
+        ]
+    )
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert (message["stopReason"], message["errorMessage"]) == ("error", "Upstream overloaded")
+    assert message["content"] == [{"type": "text", "text": "a"}]
+
+
+def test_stream_cut_mid_event():
+    reply = Reply(pieces=[chunk({"content": "Hi"}), b'data: {"id":"chatcmpl-1","choi'], cut=True)
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["stopReason"] == "error"
+    assert message["content"] == [{"type": "text", "text": "Hi"}]
+
+
+def test_stream_without_finish_reason():
+    with LoopbackServer([Reply(pieces=[chunk({"content": "Hi"}), b"data: [DONE]\n\n"])]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["errorMessage"] == "Stream ended without finish_reason"
+
+
+def test_malformed_sse_event():
+    with LoopbackServer([Reply(pieces=[chunk({"content": "Hi"}), b"data: {oops\n\n"])]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"].startswith("Could not parse")
+
+
+def test_context_overflow_error_text():
+    body = {
+        "error": {
+            "message": "Requested token count exceeds the model's maximum context length of 131072 tokens",
+            "type": "invalid_request_error",
+        }
+    }
+    with LoopbackServer([json_reply(400, body)]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["errorMessage"].startswith("400: ")
+    overflow = pytest.importorskip("tau.llm.overflow")
+    assert overflow.is_context_overflow(message, 131072)
+
+
+def test_content_filter_finish_reason_is_an_error():
+    with LoopbackServer([text_reply("x", finish="content_filter")]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert (message["stopReason"], message["errorMessage"]) == (
+        "error",
+        "Provider finish_reason: content_filter",
+    )
+
+
+def test_abort_mid_stream():
+    reply = Reply(pieces=[chunk({"content": "Partial"})], hang=True)
+
+    async def main(server):
+        signal = AbortSignal()
+        stream = provider.stream(model(server), CONTEXT, opts(signal=signal))
+        async for event in stream:
+            if event["type"] == "text_delta":
+                signal.abort()
+        return await stream.result()
+
+    with LoopbackServer([reply]) as server:
+        started = time.monotonic()
+        message = asyncio.run(asyncio.wait_for(main(server), 10))
+    assert time.monotonic() - started < 3
+    assert (message["stopReason"], message["errorMessage"]) == ("aborted", "Request was aborted")
+    assert message["content"] == [{"type": "text", "text": "Partial"}]
+
+
+def test_missing_api_key():
+    with LoopbackServer([]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, StreamOptions())
+    assert message["errorMessage"] == "No API key for provider: fakeai"
