@@ -10,6 +10,7 @@ from loop_support import MODEL, Recorder, ScriptedModel, calls, text, tool
 
 from tau.agent.hooks import AgentContext, LoopConfig, TurnUpdate
 from tau.agent.loop import declare_tool_changes, run_loop, run_loop_continue
+from tau.llm.stream import AbortSignal
 from tau.llm.transcript import create_initial_system_message
 from tau.tools.base import ToolResult, tool_declaration
 
@@ -550,3 +551,41 @@ def test_a_tool_changing_its_arguments_leaves_the_transcript_alone():
     )
     assert messages[1]["content"][0]["arguments"] == {"path": "a.txt"}
     assert recorder.of_type("tool_execution_start")[0]["args"] == {"path": "a.txt"}
+
+
+def test_an_immediate_outcome_ends_during_preparation_of_a_parallel_batch():
+    model = ScriptedModel(calls(("slow", {}), ("nope", {}), ("fast", {})), text("done"))
+    recorder, _ = run(model, [_slow("slow", 0.05), _slow("fast", 0.0)])
+    assert tool_phase(recorder)[:6] == [
+        "tool_execution_start call_1",
+        "tool_execution_start call_2",
+        "tool_execution_end call_2",
+        "tool_execution_start call_3",
+        "tool_execution_end call_3",
+        "tool_execution_end call_1",
+    ]
+    assert [m["toolCallId"] for m in results(recorder)] == ["call_1", "call_2", "call_3"]
+
+
+def test_an_abort_during_preparation_fails_the_rest_of_the_batch():
+    signal = AbortSignal()
+    ran = []
+
+    def guard(ctx, sig):
+        signal.abort()  # e.g. the user pressed Esc while a permission dialog was open
+        return None
+
+    recorder = Recorder()
+    tools = [tool("a", lambda *x: ran.append("a")), tool("b", lambda *x: ran.append("b"))]
+    config = LoopConfig(
+        model=MODEL,
+        stream_fn=ScriptedModel(calls(("a", {}), ("b", {})), text("never")),
+        convert_to_llm=lambda m: m,
+        before_tool_call=guard,
+    )
+    messages = asyncio.run(
+        run_loop([user("go")], AgentContext(messages=declared(tools), tools=tools), config, recorder, signal)
+    )
+    assert ran == []
+    assert result_texts(recorder) == ["Operation aborted", "Operation aborted"]
+    assert messages[-1]["stopReason"] == "aborted"
