@@ -14,6 +14,7 @@ import pytest
 
 from conftest import fixtures_dir
 from tau.common import jsjson
+from tau.session import SessionManager
 from tau.session.projection import build_session_projection, convert_to_llm
 
 FIXTURES = fixtures_dir()
@@ -24,46 +25,24 @@ def golden_id(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def session_file(golden_path: Path, golden: dict) -> Path:
+def session_file(golden: dict) -> Path:
     source = FIXTURES / golden["source"]
     if source.parent.name == "real" and not source.name.endswith(".v3.jsonl"):
         source = source.with_name(source.name.removesuffix(".jsonl") + ".v3.jsonl")
     return source
 
 
-def read_entries(path: Path) -> list[dict]:
-    """Entries of a v3 session file (header dropped), parsed as pi does: blank and bad lines skipped."""
-    entries = []
-    for line in path.read_bytes().split(b"\n"):
-        if line.strip():
-            try:
-                entries.append(jsjson.loads(line))
-            except ValueError:
-                continue
-    assert entries and entries[0].get("type") == "session", f"{path} is not a session file"
-    return entries[1:]
-
-
-def branch_at(entries: list[dict], leaf_id: str) -> list[dict]:
-    by_id = {entry["id"]: entry for entry in entries}
-    branch, current = [], by_id[leaf_id]
-    while current is not None:
-        branch.append(current)
-        current = by_id.get(current.get("parentId"))
-    return branch[::-1]
-
-
 @pytest.fixture(scope="module")
-def sessions() -> dict[Path, list[dict]]:
+def sessions() -> dict[Path, SessionManager]:
     return {}
 
 
 def load_golden(golden_path: Path, sessions: dict) -> tuple[dict, list[dict]]:
     golden = orjson.loads(golden_path.read_bytes())
-    source = session_file(golden_path, golden)
+    source = session_file(golden)
     if source not in sessions:
-        sessions[source] = read_entries(source)
-    return golden, branch_at(sessions[source], golden["leafId"])
+        sessions[source] = SessionManager.open(source, read_only=True)
+    return golden, sessions[source].get_branch(golden["leafId"])
 
 
 @pytest.mark.parametrize("golden_path", GOLDENS, ids=golden_id)
@@ -100,3 +79,24 @@ def test_projection_map_matches_golden(golden_path, sessions):
 def test_every_fixture_golden_is_covered(pi_fixtures):
     """The parametrization above must not silently shrink: 25 context goldens ship with the fixtures."""
     assert len(GOLDENS) >= 25
+
+
+def projection_shape(projection: dict) -> list[tuple[str, list[str]]]:
+    return [
+        (item["sourceEntry"]["type"], [m["role"] for m in item["messages"]]) for item in projection["entries"]
+    ]
+
+
+@pytest.mark.parametrize("name", ["before-compaction", "large-session"])
+def test_v1_file_migrated_in_memory_projects_like_pi(name, pi_fixtures):
+    """The legacy v1 files get fresh random ids on migration; their context must not change."""
+    path = pi_fixtures / "real" / f"{name}.jsonl"
+    before = path.read_bytes()
+    golden = orjson.loads((pi_fixtures / "real" / f"{name}.context.json").read_bytes())
+
+    session = SessionManager.open(path, read_only=True)
+    projection = session.build_session_projection()
+
+    assert jsjson.dumps(convert_to_llm(projection["messages"])) == jsjson.dumps(golden["messages"])
+    assert projection_shape(projection) == [(item["type"], item["roles"]) for item in golden["projection"]]
+    assert path.read_bytes() == before
