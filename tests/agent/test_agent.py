@@ -396,3 +396,15 @@ def test_abort_and_wait_returns_once_idle():
 
     agent = asyncio.run(scenario())
     assert agent.state.messages[-1]["stopReason"] == "aborted"
+
+
+def test_changing_tools_between_runs_declares_the_change_before_the_prompt():
+    agent, faux, recorder = make_agent({"text": "a"}, {"text": "b"}, tools=[tool("echo")])
+    asyncio.run(agent.prompt("one"))
+    agent.state.tools = [tool("other")]
+    asyncio.run(agent.prompt("two"))
+    assert roles(agent) == ["system", "user", "assistant", "system", "user", "assistant"]
+    change = agent.state.messages[3]
+    assert [t["name"] for t in change["toolsAdded"]] == ["other"]
+    assert change["toolsRemoved"] == [{"name": "echo"}]
+    assert [m["role"] for m in faux.requests[1]["messages"]][-2:] == ["system", "user"]
