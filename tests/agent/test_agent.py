@@ -399,7 +399,7 @@ def test_abort_and_wait_returns_once_idle():
 
 
 def test_changing_tools_between_runs_declares_the_change_before_the_prompt():
-    agent, faux, recorder = make_agent({"text": "a"}, {"text": "b"}, tools=[tool("echo")])
+    agent, faux, _ = make_agent({"text": "a"}, {"text": "b"}, tools=[tool("echo")])
     asyncio.run(agent.prompt("one"))
     agent.state.tools = [tool("other")]
     asyncio.run(agent.prompt("two"))
