@@ -21,7 +21,7 @@ def calculate_cost(model: Model | ModelCost, usage: Usage) -> Cost:
 
     Like pi, the cost is written in place and marked ``totalFromProvider: false``.
     """
-    rates = model.cost if isinstance(model, Model) else model
+    rates = _rates_for(model.cost if isinstance(model, Model) else model, usage)
     long_write = usage.get("cacheWrite1h", 0) or 0
     short_write = usage["cacheWrite"] - long_write
     cost = usage.setdefault("cost", empty_usage()["cost"])
@@ -32,6 +32,23 @@ def calculate_cost(model: Model | ModelCost, usage: Usage) -> Cost:
     cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
     cost["totalFromProvider"] = False
     return cost
+
+
+def _rates_for(cost: ModelCost, usage: Usage) -> ModelCost:
+    """The base prices, or the tier with the highest threshold below this request's input."""
+    input_tokens = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]
+    rates, threshold = cost, -1.0
+    for tier in cost.tiers:
+        above = tier.get("inputTokensAbove", 0)
+        if input_tokens > above and above > threshold:
+            rates = ModelCost(
+                tier.get("input", 0),
+                tier.get("output", 0),
+                tier.get("cacheRead", 0),
+                tier.get("cacheWrite", 0),
+            )
+            threshold = above
+    return rates
 
 
 def context_tokens(usage: Usage) -> int:

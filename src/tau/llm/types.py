@@ -165,12 +165,18 @@ AssistantMessageEvent = dict[str, Any]
 
 @dataclass(frozen=True)
 class ModelCost:
-    """Prices in USD per million tokens."""
+    """Prices in USD per million tokens.
+
+    ``tiers`` (pi's JSON shape, ``{"inputTokensAbove", "input", "output", "cacheRead", "cacheWrite"}``)
+    replace the base prices when a request's input (input + cacheRead + cacheWrite) is above the
+    tier's threshold; the highest matching threshold wins.
+    """
 
     input: float = 0.0
     output: float = 0.0
     cacheRead: float = 0.0
     cacheWrite: float = 0.0
+    tiers: tuple[dict[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,6 +214,7 @@ class Model:
                 "output": self.cost.output,
                 "cacheRead": self.cost.cacheRead,
                 "cacheWrite": self.cost.cacheWrite,
+                **({"tiers": [dict(tier) for tier in self.cost.tiers]} if self.cost.tiers else {}),
             },
             contextWindow=self.context_window,
             maxTokens=self.max_tokens,
