@@ -11,6 +11,7 @@ from loop_support import MODEL, Recorder, tool
 from tau.agent.agent import Agent, AgentBusyError
 from tau.llm.providers.faux import FauxProvider
 from tau.tools.base import ToolAborted, ToolResult
+from tau.tools.bash import bash_tool
 
 
 def make_agent(*steps: dict[str, Any], tools=(), **options: Any) -> tuple[Agent, FauxProvider, Recorder]:
@@ -231,10 +232,9 @@ def test_abort_in_sequential_mode_skips_calls_not_started():
 
 
 def test_abort_kills_a_running_bash_command():
-    bash = pytest.importorskip("tau.tools.bash")
 
     async def scenario():
-        agent, _, _recorder = make_agent({"bash": "sleep 5"}, {"text": "never"}, tools=[bash.bash_tool()])
+        agent, _, _recorder = make_agent({"bash": "sleep 5"}, {"text": "never"}, tools=[bash_tool()])
         agent.subscribe(
             lambda event, signal: agent.abort() if event["type"] == "tool_execution_start" else None
         )

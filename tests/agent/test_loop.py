@@ -188,7 +188,6 @@ def test_unknown_tool_is_an_error_result_without_duration():
 
 
 def test_invalid_arguments_name_the_field():
-    pytest.importorskip("tau.tools.arguments", reason="the argument validator lands with the tools layer")
     schema = {
         "type": "object",
         "properties": {"path": {"type": "string"}, "limit": {"type": "number"}},
@@ -206,7 +205,6 @@ def test_invalid_arguments_name_the_field():
 
 
 def test_arguments_are_coerced_before_execution():
-    pytest.importorskip("tau.tools.arguments", reason="the argument validator lands with the tools layer")
     seen = []
     schema = {"type": "object", "properties": {"limit": {"type": "number"}}}
 

@@ -33,6 +33,7 @@ from tau.agent.hooks import (
 from tau.common.jsstr import ms_now
 from tau.llm.stream import AbortSignal
 from tau.llm.types import AssistantMessage, ToolCall, ToolResultMessage
+from tau.tools.arguments import validate_tool_arguments
 from tau.tools.base import ToolContext, ToolDefinition, ToolResult
 
 __all__ = [
@@ -212,14 +213,6 @@ def validate_arguments(tool: ToolDefinition, call: ToolCall) -> Any:
     Validation works on a copy, so a tool that changes its arguments never changes the transcript.
     """
     copied: ToolCall = {**call, "arguments": copy.deepcopy(call["arguments"])}
-    try:
-        from tau.tools.arguments import validate_tool_arguments
-    except ImportError:  # the validator lands with the tools layer; until then pass the copy through
-        if call.get("argumentsError"):
-            raise ValueError(
-                f'Invalid arguments for tool "{call["name"]}": {call["argumentsError"]}'
-            ) from None
-        return copied["arguments"]
     return validate_tool_arguments(tool, copied)
 
 
