@@ -1,0 +1,207 @@
+"""read: selected lines, pi's continuation notices, errors, images and path spellings (pi 1.6 texts)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import struct
+import unicodedata
+import zlib
+
+import pytest
+from tool_helpers import call, error_of, text_of
+
+
+def write(ctx, name: str, data: str | bytes) -> None:
+    path = os.path.join(ctx.cwd, name)
+    with open(path, "wb") as handle:
+        handle.write(data.encode() if isinstance(data, str) else data)
+
+
+def numbered(n: int) -> str:
+    return "".join(f"{i}\n" for i in range(1, n + 1))
+
+
+def test_small_file_is_returned_whole_with_structured_content(ctx):
+    write(ctx, "hello.txt", "hello world\nline2\n")
+    result = call("read", {"path": "hello.txt"}, ctx)
+    # b-parallel-tools golden: {"content":[text],"structuredContent":"hello world\nline2\n"}
+    assert result.to_json() == {
+        "content": [{"type": "text", "text": "hello world\nline2\n"}],
+        "structuredContent": "hello world\nline2\n",
+    }
+
+
+def test_line_limit_at_2000_and_2001(ctx):
+    write(ctx, "a.txt", "".join(f"{i}\n" for i in range(1, 2000)) + "2000")
+    assert not text_of(call("read", {"path": "a.txt"}, ctx)).startswith("[")
+    assert "[Showing" not in text_of(call("read", {"path": "a.txt"}, ctx))
+    write(ctx, "b.txt", numbered(2001))
+    result = call("read", {"path": "b.txt"}, ctx)
+    assert text_of(result).endswith("\n2000\n\n[Showing lines 1-2000 of 2002. Use offset=2001 to continue.]")
+    assert result.details["truncation"]["truncatedBy"] == "lines"
+
+
+def test_a_trailing_newline_counts_as_a_line_for_the_total(ctx):
+    write(ctx, "c.txt", numbered(2000))
+    assert text_of(call("read", {"path": "c.txt"}, ctx)) == numbered(2000)
+
+
+def test_byte_limit_notice(ctx):
+    write(ctx, "bytes.txt", ("a" * 1023 + "\n") * 60)
+    text = text_of(call("read", {"path": "bytes.txt"}, ctx))
+    assert text.endswith("\n\n[Showing lines 1-50 of 61 (50.0KB limit). Use offset=51 to continue.]")
+    write(ctx, "exact.txt", ("a" * 1023 + "\n") * 50)
+    assert "[Showing" not in text_of(call("read", {"path": "exact.txt"}, ctx))
+
+
+def test_first_line_over_the_byte_limit_points_to_bash(ctx):
+    write(ctx, "long.txt", "a\nb\n" + "é" * 40000 + "\nc")
+    result = call("read", {"path": "long.txt", "offset": 3}, ctx)
+    assert (
+        text_of(result)
+        == "[Line 3 is 78.1KB, exceeds 50.0KB limit. Use bash: sed -n '3p' long.txt | head -c 51200]"
+    )
+    assert result.details["truncation"]["firstLineExceedsLimit"] is True
+
+
+def test_user_limit_notice_and_offsets(ctx):
+    write(ctx, "small.txt", "a\nb\nc\nd\ne\n")
+    assert text_of(call("read", {"path": "small.txt", "offset": 2, "limit": 2}, ctx)) == (
+        "b\nc\n\n[3 more lines in file. Use offset=4 to continue.]"
+    )
+    assert text_of(call("read", {"path": "small.txt", "limit": 5}, ctx)) == (
+        "a\nb\nc\nd\ne\n\n[1 more lines in file. Use offset=6 to continue.]"
+    )
+    assert text_of(call("read", {"path": "small.txt", "limit": 6}, ctx)) == "a\nb\nc\nd\ne\n"
+    assert text_of(call("read", {"path": "small.txt", "offset": 6}, ctx)) == ""
+
+
+def test_offset_past_the_end_is_an_error(ctx):
+    write(ctx, "small.txt", "a\nb\nc\nd\ne\n")
+    assert (
+        error_of("read", {"path": "small.txt", "offset": 7}, ctx)
+        == "Offset 7 is beyond end of file (6 lines total)"
+    )
+    write(ctx, "empty.txt", "")
+    assert (
+        error_of("read", {"path": "empty.txt", "offset": 2}, ctx)
+        == "Offset 2 is beyond end of file (1 lines total)"
+    )
+
+
+def test_missing_file_and_directory_errors_are_worded_like_node(ctx):
+    missing = os.path.join(ctx.cwd, "nope.txt")
+    assert (
+        error_of("read", {"path": "nope.txt"}, ctx)
+        == f"ENOENT: no such file or directory, access '{missing}'"
+    )
+    os.mkdir(os.path.join(ctx.cwd, "sub"))
+    assert error_of("read", {"path": "sub"}, ctx) == "EISDIR: illegal operation on a directory, read"
+
+
+def test_invalid_utf8_decodes_to_replacement_characters_and_bom_is_kept(ctx):
+    write(ctx, "bad.txt", b"ok\xff\xfe\xc3(\n")
+    assert text_of(call("read", {"path": "bad.txt"}, ctx)) == "ok\ufffd\ufffd\ufffd(\n"
+    write(ctx, "bom.txt", "\ufeffbom\r\n")
+    assert text_of(call("read", {"path": "bom.txt"}, ctx)) == "\ufeffbom\r\n"
+
+
+def png(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\0" + b"\xff\x00\x00\xff" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_image_is_sniffed_by_content_and_attached(ctx):
+    data = png(3, 2)
+    write(ctx, "picture.bin", data)
+    result = call("read", {"path": "picture.bin"}, ctx)
+    encoded = base64.b64encode(data).decode()
+    assert result.content == [
+        {"type": "text", "text": "Read image file [image/png]"},
+        {"type": "image", "data": encoded, "mimeType": "image/png"},
+    ]
+    assert result.structured_content == {
+        "type": "image",
+        "data": encoded,
+        "mimeType": "image/png",
+        "note": "Read image file [image/png]",
+    }
+
+
+@pytest.mark.parametrize(
+    ("head", "mime"),
+    [
+        (b"\xff\xd8\xff\xe0" + b"\0" * 20, "image/jpeg"),
+        (b"GIF89a\x01\x00\x01\x00", "image/gif"),
+        (b"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"),
+        (b"\xff\xd8\xff\xf7", None),
+        (b"plain text", None),
+    ],
+)
+def test_image_sniffing(head, mime):
+    from tau.tools.images import detect_image_mime_type
+
+    assert detect_image_mime_type(head) == mime
+
+
+def bmp() -> bytes:
+    header = (
+        b"BM"
+        + struct.pack("<IHHI", 58, 0, 0, 54)
+        + struct.pack("<IiiHHIIiiII", 40, 1, 1, 1, 24, 0, 4, 0, 0, 0, 0)
+    )
+    return header + b"\x00\x00\xff\x00"
+
+
+def test_bmp_is_detected_and_reported_as_not_convertible(ctx):
+    write(ctx, "pic.bmp", bmp())
+    result = call("read", {"path": "pic.bmp"}, ctx)
+    assert text_of(result) == (
+        "Read image file [image/bmp]\n[Image omitted: could not be converted to a supported inline image format.]"
+    )
+
+
+def test_image_for_a_model_without_image_input_is_flagged(ctx):
+    write(ctx, "p.png", png(1, 1))
+    ctx.model, ctx.model_input = "text-only", ("text",)
+    assert call("read", {"path": "p.png"}, ctx).details == {"imageUnsupportedByModel": "text-only"}
+
+
+def test_macos_spelling_variants(ctx):
+    write(ctx, "Screenshot 2024 at 10.00.00\u202fAM.txt", "am\n")
+    write(ctx, unicodedata.normalize("NFD", "café.txt"), "nfd\n")
+    write(ctx, "Capture d\u2019écran.txt", "curly\n")
+    assert text_of(call("read", {"path": "Screenshot 2024 at 10.00.00 AM.txt"}, ctx)) == "am\n"
+    assert text_of(call("read", {"path": unicodedata.normalize("NFC", "café.txt")}, ctx)) == "nfd\n"
+    assert text_of(call("read", {"path": "Capture d'écran.txt"}, ctx)) == "curly\n"
+
+
+def test_path_forms(ctx, monkeypatch):
+    write(ctx, "small.txt", "s\n")
+    write(ctx, "a b.txt", "space\n")
+    assert text_of(call("read", {"path": "@small.txt"}, ctx)) == "s\n"
+    assert text_of(call("read", {"path": f"file://{ctx.cwd}/a%20b.txt"}, ctx)) == "space\n"
+    assert text_of(call("read", {"path": "a\u00a0b.txt"}, ctx)) == "space\n"
+    monkeypatch.setenv("HOME", ctx.cwd)
+    assert text_of(call("read", {"path": "~/small.txt"}, ctx)) == "s\n"
+    assert text_of(call("read", {"path": os.path.join(ctx.cwd, "small.txt")}, ctx)) == "s\n"
+
+
+def test_aborted_signal_stops_before_reading(ctx):
+    from tau.llm.stream import AbortSignal
+
+    write(ctx, "small.txt", "s\n")
+    signal = AbortSignal()
+    signal.abort()
+    with pytest.raises(Exception, match=r"^Operation aborted$"):
+        call("read", {"path": "small.txt"}, ctx, signal=signal)
