@@ -198,9 +198,12 @@ def test_invalid_arguments_name_the_field():
     recorder, _ = run(model, [tool("read", lambda *a: ran.append(a), parameters=schema)])
     message = results(recorder)[0]
     assert message["isError"] is True
-    assert message["content"][0]["text"].startswith('Validation failed for tool "read":')
-    assert "path" in message["content"][0]["text"]
-    assert "limit" in message["content"][0]["text"]
+    assert message["content"][0]["text"] == (
+        'Validation failed for tool "read":\n'
+        "  - path: missing\n"
+        "  - limit: expected number, got string\n\n"
+        'Received arguments:\n{\n  "limit": "ten"\n}'
+    )
     assert ran == []
 
 
