@@ -590,3 +590,21 @@ def test_an_abort_during_preparation_fails_the_rest_of_the_batch():
     assert ran == []
     assert result_texts(recorder) == ["Operation aborted", "Operation aborted"]
     assert messages[-1]["stopReason"] == "aborted"
+
+
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
+def test_the_transcript_holds_the_very_messages_the_events_carried(mode):
+    ended = []
+    config = LoopConfig(
+        model=MODEL,
+        stream_fn=ScriptedModel(calls(("echo", {}), ("echo", {})), text("ok")),
+        convert_to_llm=lambda m: m,
+        tool_execution=mode,
+    )
+    echo = tool("echo")
+    emit = lambda event: ended.append(event["message"]) if event["type"] == "message_end" else None  # noqa: E731
+    added = asyncio.run(
+        run_loop([user("go")], AgentContext(messages=declared([echo]), tools=[echo]), config, emit)
+    )
+    assert len(added) == len(ended)
+    assert all(a is b for a, b in zip(added, ended, strict=True))

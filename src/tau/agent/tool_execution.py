@@ -95,8 +95,8 @@ async def execute_tool_calls(
         for call in calls
     )
     runner = _run_sequential if sequential else _run_parallel
-    outcomes = await runner(context, message, calls, config, signal, emit)
-    return ToolBatch([tool_result_message(outcome) for outcome in outcomes], _should_terminate(outcomes))
+    outcomes, messages = await runner(context, message, calls, config, signal, emit)
+    return ToolBatch(messages, _should_terminate(outcomes))
 
 
 async def fail_truncated_tool_calls(message: AssistantMessage, emit: Emit) -> ToolBatch:
@@ -121,8 +121,8 @@ async def _run_sequential(
     config: LoopConfig,
     signal: AbortSignal | None,
     emit: Emit,
-) -> list[ToolCallOutcome]:
-    outcomes = []
+) -> tuple[list[ToolCallOutcome], list[ToolResultMessage]]:
+    outcomes, messages = [], []
     for call in calls:
         await emit(events.tool_execution_start(call["id"], call["name"], call["arguments"]))
         prepared = await _prepare(context, message, call, config, signal)
@@ -131,9 +131,9 @@ async def _run_sequential(
         else:
             outcome = await _execute_and_finalize(context, message, prepared, config, signal, emit)
         await _emit_end(outcome, emit)
-        await _emit_result_message(outcome, emit)
+        messages.append(await _emit_result_message(outcome, emit))
         outcomes.append(outcome)
-    return outcomes
+    return outcomes, messages
 
 
 async def _run_parallel(
@@ -143,7 +143,7 @@ async def _run_parallel(
     config: LoopConfig,
     signal: AbortSignal | None,
     emit: Emit,
-) -> list[ToolCallOutcome]:
+) -> tuple[list[ToolCallOutcome], list[ToolResultMessage]]:
     slots: list[ToolCallOutcome | _Prepared] = []
     for call in calls:
         await emit(events.tool_execution_start(call["id"], call["name"], call["arguments"]))
@@ -163,9 +163,8 @@ async def _run_parallel(
         return outcome
 
     outcomes = list(await asyncio.gather(*(finish(slot) for slot in slots)))
-    for outcome in outcomes:
-        await _emit_result_message(outcome, emit)
-    return outcomes
+    messages = [await _emit_result_message(outcome, emit) for outcome in outcomes]
+    return outcomes, messages
 
 
 async def _prepare(
