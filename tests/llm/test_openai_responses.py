@@ -1,0 +1,514 @@
+"""The OpenAI Responses adapter through the real ``openai`` SDK against a loopback SSE server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from loopback import (
+    BASH_TOOL,
+    READ_TOOL,
+    LoopbackServer,
+    Reply,
+    event_types,
+    json_reply,
+    run_stream,
+    sse,
+    system,
+    user,
+)
+
+from tau.llm.providers import openai_responses as provider
+from tau.llm.stream import AbortSignal, StreamOptions
+from tau.llm.types import Model, ModelCost
+
+
+def model(server=None, **overrides):
+    fields = dict(
+        id="gpt-test",
+        provider="openai",
+        api="openai-responses",
+        base_url=f"{server.url}/v1" if server else None,
+        reasoning=True,
+        input=("text", "image"),
+        max_tokens=32000,
+        context_window=400_000,
+        cost=ModelCost(input=1.25, output=10, cacheRead=0.125),
+    )
+    fields.update(overrides)
+    return Model(**fields)
+
+
+def opts(**kw):
+    return StreamOptions(api_key="sk-test", **kw)
+
+
+class Events:
+    """Builds a Responses SSE stream with sequence numbers."""
+
+    def __init__(self):
+        self.pieces = []
+        self.seq = 0
+
+    def add(self, kind, **fields):
+        self.pieces.append(sse({"type": kind, "sequence_number": self.seq, **fields}, kind))
+        self.seq += 1
+        return self
+
+    def created(self):
+        return self.add("response.created", response=_response("in_progress"))
+
+    def completed(self, output=(), usage=None, status="completed", incomplete=None):
+        response = _response(status, list(output), usage or USAGE)
+        if incomplete:
+            response["incomplete_details"] = {"reason": incomplete}
+        return self.add(
+            "response.incomplete" if status == "incomplete" else "response.completed", response=response
+        )
+
+    def reply(self, **kwargs):
+        return Reply(pieces=self.pieces, **kwargs)
+
+
+def _response(status, output=None, usage=None):
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "status": status,
+        "model": "gpt-test",
+        "output": output or [],
+    }
+    if usage:
+        body["usage"] = usage
+    return body
+
+
+USAGE = {
+    "input_tokens": 1000,
+    "input_tokens_details": {"cached_tokens": 800},
+    "output_tokens": 50,
+    "output_tokens_details": {"reasoning_tokens": 30},
+    "total_tokens": 1050,
+}
+
+
+def message_item(text, item_id="msg_1", status="completed", phase=None):
+    item = {"type": "message", "id": item_id, "role": "assistant", "status": status, "content": []}
+    if text is not None:
+        item["content"] = [{"type": "output_text", "text": text, "annotations": []}]
+    if phase:
+        item["phase"] = phase
+    return item
+
+
+def text_stream(*pieces):
+    events = Events().created()
+    events.add("response.output_item.added", output_index=0, item=message_item(None, status="in_progress"))
+    for piece in pieces:
+        events.add(
+            "response.output_text.delta", output_index=0, item_id="msg_1", content_index=0, delta=piece
+        )
+    done = message_item("".join(pieces), phase="final_answer")
+    events.add("response.output_item.done", output_index=0, item=done)
+    return events.completed([done])
+
+
+CONTEXT = {"messages": [system("Be brief.", [BASH_TOOL, READ_TOOL]), user("hi")]}
+
+
+def test_streamed_text_request_and_usage():
+    with LoopbackServer([text_stream("Hel", "lo").reply()]) as server:
+        events, message = run_stream(
+            provider.stream, model(server), CONTEXT, opts(session_id="sess-1", reasoning="medium")
+        )
+    assert event_types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert message["content"] == [
+        {"type": "text", "text": "Hello", "textSignature": '{"v":1,"id":"msg_1","phase":"final_answer"}'}
+    ]
+    assert (message["stopReason"], message["responseId"]) == ("stop", "resp_1")
+    usage = message["usage"]
+    assert (
+        usage["input"],
+        usage["output"],
+        usage["cacheRead"],
+        usage["reasoning"],
+        usage["totalTokens"],
+    ) == (200, 50, 800, 30, 1050)
+    assert usage["cost"]["total"] == pytest.approx((200 * 1.25 + 50 * 10 + 800 * 0.125) / 1e6)
+    request = server.captured[0]
+    assert request.path == "/v1/responses"
+    assert request.headers["session-id"] == "sess-1"
+    assert request.headers["x-client-request-id"] == "sess-1"
+    assert request.body == {
+        "input": [
+            {"role": "developer", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        ],
+        "model": "gpt-test",
+        "stream": True,
+        "prompt_cache_key": "sess-1",
+        "store": False,
+        "max_output_tokens": 32000,
+        "tools": [
+            {
+                "type": "function",
+                "name": "bash",
+                "description": "Run a command",
+                "parameters": BASH_TOOL["parameters"],
+            },
+            {
+                "type": "function",
+                "name": "read",
+                "description": "Read a file",
+                "parameters": READ_TOOL["parameters"],
+            },
+        ],
+        "reasoning": {"effort": "medium", "summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+    }
+
+
+def test_thinking_off_long_retention_and_strict_tools():
+    strict_tool = {**BASH_TOOL, "constrainedSampling": {"type": "json_schema", "strict": "prefer"}}
+    ctx = {"messages": [system("S", [strict_tool]), user("x")]}
+    params = provider.build_params(
+        model(compat={"supportsStrictMode": True}), ctx, opts(session_id="s" * 80, cache_retention="long")
+    )
+    assert params["reasoning"] == {"effort": "none"}
+    assert "include" not in params
+    assert params["prompt_cache_key"] == "s" * 64
+    assert params["prompt_cache_retention"] == "24h"
+    assert params["tools"] == [
+        {
+            "type": "function",
+            "name": "bash",
+            "description": "Run a command",
+            "parameters": {
+                "type": "object",
+                "required": ["command"],
+                "properties": {"command": {"type": "string", "description": "Shell command"}},
+                "additionalProperties": False,
+            },
+            "strict": True,
+        }
+    ]
+    plain = provider.build_params(model(reasoning=False), ctx, opts(cache_retention="none", session_id="s"))
+    assert "prompt_cache_key" not in plain and "reasoning" not in plain
+    assert plain["input"][0] == {"role": "system", "content": "S"}
+
+
+def reasoning_and_tools_stream():
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-secret"}
+    events = Events().created()
+    events.add("response.output_item.added", output_index=0, item={**reasoning, "summary": []})
+    events.add(
+        "response.reasoning_summary_text.delta",
+        output_index=0,
+        item_id="rs_1",
+        summary_index=0,
+        delta="Plan: ",
+    )
+    events.add(
+        "response.reasoning_summary_text.delta",
+        output_index=0,
+        item_id="rs_1",
+        summary_index=0,
+        delta="list files.",
+    )
+    done_reasoning = {**reasoning, "summary": [{"type": "summary_text", "text": "Plan: list files."}]}
+    events.add("response.output_item.done", output_index=0, item=done_reasoning)
+    calls = [("fc_1", "call_1", "bash", '{"command":"ls"}'), ("fc_2", "call_2", "read", '{"path":"a.txt"}')]
+    for offset, (item_id, call_id, name, args) in enumerate(calls, start=1):
+        added = {
+            "type": "function_call",
+            "id": item_id,
+            "call_id": call_id,
+            "name": name,
+            "arguments": "",
+            "status": "in_progress",
+        }
+        events.add("response.output_item.added", output_index=offset, item=added)
+        events.add(
+            "response.function_call_arguments.delta", output_index=offset, item_id=item_id, delta=args[:5]
+        )
+        events.add(
+            "response.function_call_arguments.delta", output_index=offset, item_id=item_id, delta=args[5:]
+        )
+        events.add(
+            "response.function_call_arguments.done", output_index=offset, item_id=item_id, arguments=args
+        )
+        events.add(
+            "response.output_item.done",
+            output_index=offset,
+            item={**added, "arguments": args, "status": "completed"},
+        )
+    return events.completed([done_reasoning])
+
+
+def test_reasoning_items_and_parallel_tool_calls_round_trip():
+    with LoopbackServer([reasoning_and_tools_stream().reply(), text_stream("done").reply()]) as server:
+        m = model(server)
+        events, message = run_stream(provider.stream, m, CONTEXT, opts(reasoning="high"))
+        assert message["stopReason"] == "toolUse"
+        thinking, first, second = message["content"]
+        assert thinking["thinking"] == "Plan: list files."
+        assert json.loads(thinking["thinkingSignature"])["encrypted_content"] == "gAAAA-secret"
+        assert first == {
+            "type": "toolCall",
+            "id": "call_1|fc_1",
+            "name": "bash",
+            "arguments": {"command": "ls"},
+        }
+        assert second == {
+            "type": "toolCall",
+            "id": "call_2|fc_2",
+            "name": "read",
+            "arguments": {"path": "a.txt"},
+        }
+        assert event_types(events).count("toolcall_end") == 2
+        results = [
+            {
+                "role": "toolResult",
+                "toolCallId": call["id"],
+                "toolName": call["name"],
+                "content": [{"type": "text", "text": f"out {n}"}],
+                "isError": False,
+                "timestamp": 5,
+            }
+            for n, call in enumerate([first, second])
+        ]
+        run_stream(
+            provider.stream,
+            m,
+            {"messages": [*CONTEXT["messages"], message, *results]},
+            opts(reasoning="high"),
+        )
+    replay = server.captured[1].body["input"][2:]
+    assert replay[0]["type"] == "reasoning" and replay[0]["id"] == "rs_1"
+    assert replay[0]["encrypted_content"] == "gAAAA-secret"
+    assert replay[1:] == [
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": "bash",
+            "arguments": '{"command":"ls"}',
+        },
+        {
+            "type": "function_call",
+            "id": "fc_2",
+            "call_id": "call_2",
+            "name": "read",
+            "arguments": '{"path":"a.txt"}',
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "out 0"},
+        {"type": "function_call_output", "call_id": "call_2", "output": "out 1"},
+    ]
+
+
+def test_text_signature_and_other_model_replay():
+    mine = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "A", "textSignature": '{"v":1,"id":"msg_abc","phase":"commentary"}'},
+            {"type": "text", "text": "B"},
+        ],
+        "api": "openai-responses",
+        "provider": "openai",
+        "model": "gpt-test",
+        "usage": {},
+        "stopReason": "stop",
+        "timestamp": 2,
+    }
+    other = {
+        **mine,
+        "model": "gpt-older",
+        "content": [
+            {"type": "thinking", "thinking": "t", "thinkingSignature": '{"type":"reasoning","id":"rs_x"}'},
+            {"type": "toolCall", "id": "call_9|fc_9", "name": "bash", "arguments": {}},
+        ],
+        "stopReason": "toolUse",
+    }
+    ctx = {"messages": [system("S"), user("q"), mine, other]}
+    items = provider.build_params(model(), ctx, opts())["input"]
+    assert items[2] == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "A", "annotations": []}],
+        "status": "completed",
+        "id": "msg_abc",
+        "phase": "commentary",
+    }
+    assert items[3]["id"] == "msg_pi_1_1"
+    # Another model's reasoning is dropped and its function_call loses the item id.
+    assert items[4] == {"type": "function_call", "call_id": "call_9", "name": "bash", "arguments": "{}"}
+    assert items[5] == {"type": "function_call_output", "call_id": "call_9", "output": "No result provided"}
+
+
+def test_images_in_user_messages_and_tool_results():
+    png = {"type": "image", "data": "QUJD", "mimeType": "image/png"}
+    call = {
+        "role": "assistant",
+        "content": [
+            {"type": "toolCall", "id": "call_1|fc_1", "name": "read", "arguments": {"path": "a.png"}}
+        ],
+        "api": "openai-responses",
+        "provider": "openai",
+        "model": "gpt-test",
+        "usage": {},
+        "stopReason": "toolUse",
+        "timestamp": 2,
+    }
+    result = {
+        "role": "toolResult",
+        "toolCallId": "call_1|fc_1",
+        "toolName": "read",
+        "content": [{"type": "text", "text": "pic"}, png],
+        "isError": False,
+        "timestamp": 3,
+    }
+    ctx = {
+        "messages": [
+            system("S"),
+            {"role": "user", "content": [{"type": "text", "text": "see"}, png], "timestamp": 1},
+            call,
+            result,
+        ]
+    }
+    with LoopbackServer([text_stream("ok").reply()]) as server:
+        run_stream(provider.stream, model(server), ctx, opts())
+    items = server.captured[0].body["input"]
+    image = {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,QUJD"}
+    assert items[1] == {"role": "user", "content": [{"type": "input_text", "text": "see"}, image]}
+    assert items[3] == {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": [{"type": "input_text", "text": "pic"}, image],
+    }
+
+
+def test_incomplete_max_output_tokens_is_length():
+    events = Events().created()
+    done = message_item("trunc")
+    events.add("response.output_item.added", output_index=0, item=message_item(None, status="in_progress"))
+    events.add("response.output_text.delta", output_index=0, item_id="msg_1", content_index=0, delta="trunc")
+    events.add("response.output_item.done", output_index=0, item=done)
+    events.completed([done], status="incomplete", incomplete="max_output_tokens")
+    with LoopbackServer([events.reply()]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert (message["stopReason"], message["rawStopReason"]) == ("length", "incomplete.max_output_tokens")
+
+
+def test_http_429_with_retry_after_surfaces_at_once():
+    body = {
+        "error": {
+            "message": "Rate limit reached for gpt-test",
+            "type": "requests",
+            "param": None,
+            "code": "rate_limit_exceeded",
+        }
+    }
+    with LoopbackServer([json_reply(429, body, {"retry-after": "20"})]) as server:
+        started = time.monotonic()
+        events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert time.monotonic() - started < 5
+    assert event_types(events) == ["error"]
+    assert message["errorMessage"] == (
+        'OpenAI API error (429): {"message":"Rate limit reached for gpt-test","type":"requests","param":null,"code":"rate_limit_exceeded"}'
+    )
+
+
+def test_http_500():
+    body = {
+        "error": {
+            "message": "The server had an error while processing your request.",
+            "type": "server_error",
+            "param": None,
+            "code": None,
+        }
+    }
+    with LoopbackServer([json_reply(500, body)]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["errorMessage"].startswith("OpenAI API error (500): ")
+
+
+def test_response_failed_and_error_events():
+    failed = (
+        Events()
+        .created()
+        .add(
+            "response.failed",
+            response={**_response("failed"), "error": {"code": "server_error", "message": "boom"}},
+        )
+    )
+    error = Events().created().add("error", code="rate_limit_exceeded", message="Slow down", param=None)
+    with LoopbackServer([failed.reply(), error.reply()]) as server:
+        _, first = run_stream(provider.stream, model(server), CONTEXT, opts())
+        _, second = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert first["errorMessage"] == "server_error: boom"
+    assert second["errorMessage"] == "Error Code rate_limit_exceeded: Slow down"
+
+
+def test_stream_cut_mid_event_and_stream_without_terminal_event():
+    partial = Events().created()
+    partial.add("response.output_item.added", output_index=0, item=message_item(None, status="in_progress"))
+    partial.add("response.output_text.delta", output_index=0, item_id="msg_1", content_index=0, delta="Hi")
+    cut = Reply(pieces=[*partial.pieces, b'event: response.output_text.delta\ndata: {"type":"resp'], cut=True)
+    clean = Reply(pieces=list(partial.pieces))
+    with LoopbackServer([cut, clean]) as server:
+        _, first = run_stream(provider.stream, model(server), CONTEXT, opts())
+        _, second = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert first["stopReason"] == "error" and first["content"][0]["text"] == "Hi"
+    assert second["errorMessage"] == "OpenAI Responses stream ended before a terminal response event"
+
+
+def test_malformed_sse_event():
+    reply = Reply(
+        pieces=[*Events().created().pieces, b"event: response.output_item.added\ndata: {broken\n\n"]
+    )
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"].startswith("Could not parse")
+
+
+def test_context_overflow_error_text():
+    body = {
+        "error": {
+            "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+            "type": "invalid_request_error",
+            "param": "input",
+            "code": "context_length_exceeded",
+        }
+    }
+    with LoopbackServer([json_reply(400, body)]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert "exceeds the context window" in message["errorMessage"]
+    overflow = pytest.importorskip("tau.llm.overflow")
+    assert overflow.is_context_overflow(message, 400_000)
+
+
+def test_abort_mid_stream():
+    partial = Events().created()
+    partial.add("response.output_item.added", output_index=0, item=message_item(None, status="in_progress"))
+    partial.add(
+        "response.output_text.delta", output_index=0, item_id="msg_1", content_index=0, delta="Partial"
+    )
+
+    async def main(server):
+        signal = AbortSignal()
+        stream = provider.stream(model(server), CONTEXT, opts(signal=signal))
+        async for event in stream:
+            if event["type"] == "text_delta":
+                signal.abort()
+        return await stream.result()
+
+    with LoopbackServer([partial.reply(hang=True)]) as server:
+        started = time.monotonic()
+        message = asyncio.run(asyncio.wait_for(main(server), 10))
+    assert time.monotonic() - started < 3
+    assert (message["stopReason"], message["errorMessage"]) == ("aborted", "Request was aborted")
+    assert message["content"] == [{"type": "text", "text": "Partial"}]
