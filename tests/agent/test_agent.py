@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -408,3 +409,49 @@ def test_changing_tools_between_runs_declares_the_change_before_the_prompt():
     assert [t["name"] for t in change["toolsAdded"]] == ["other"]
     assert change["toolsRemoved"] == [{"name": "echo"}]
     assert [m["role"] for m in faux.requests[1]["messages"]][-2:] == ["system", "user"]
+
+
+def test_steer_and_follow_up_during_bash_match_pis_rpc_transcript(pi_fixtures):
+    """The third prompt of ``rpc/rpc-session.jsonl``: steer and follow_up sent while ``sleep`` runs."""
+    lines = [
+        json.loads(line) for line in (pi_fixtures / "rpc" / "rpc-session.jsonl").read_text().splitlines()
+    ]
+    out = [json.loads(r["line"]) for r in lines if r["dir"] == "out"]
+    third_run = [i for i, e in enumerate(out) if e.get("type") == "agent_start"][2]
+    settled = next(i for i, e in enumerate(out) if i > third_run and e.get("type") == "agent_settled")
+    skipped = {"message_update", "tool_execution_update", "queue_update", "response"}
+
+    def outline(events):
+        return [
+            (
+                e["type"],
+                e.get("message", {}).get("role"),
+                json.dumps(e.get("message", {}).get("content", ""))[:40],
+            )
+            for e in events
+            if e["type"] not in skipped
+        ]
+
+    async def scenario():
+        agent, _, recorder = make_agent(
+            {"bash": "sleep 0.2; echo slow-done"},
+            {"text": "echo: steer: please also say hi"},
+            {"text": "echo: follow-up: one more thing"},
+            tools=[bash_tool()],
+        )
+
+        def on_event(event, signal):
+            if event["type"] == "tool_execution_start":
+                agent.steer("steer: please also say hi")
+                agent.follow_up("follow-up: one more thing")
+
+        agent.subscribe(on_event)
+        await agent.prompt("bash: sleep 1; echo slow-done")
+        return recorder
+
+    recorder = asyncio.run(scenario())
+    ours = [e for e in recorder.events if e["type"] != "message_start" or e["message"]["role"] != "system"]
+    theirs = outline(out[third_run:settled])
+    assert [row[:2] for row in outline(ours)] == [row[:2] for row in theirs]
+    users = [row[2] for row in outline(ours) if row[1] == "user"]
+    assert users == [row[2] for row in theirs if row[1] == "user"]
