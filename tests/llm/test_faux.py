@@ -296,3 +296,27 @@ def test_module_stream_reports_a_broken_script_as_an_error_message(tmp_path, mon
 
     message = run(scenario())
     assert message["stopReason"] == "error" and "faux script not found" in message["errorMessage"]
+
+
+def test_the_factory_example_in_the_docs_works(tmp_path):
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    example = docs.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "echo.py").write_text(example)
+    (tmp_path / "script.json").write_text('[{"factory": "echo.py:answer"}]')
+    provider = FauxProvider.from_file(tmp_path / "script.json")
+    _, call_message = run(call(provider, [user("bash: echo hi")]))
+    assert call_message["content"][0]["arguments"] == {"command": "echo hi"}
+    result = {
+        "role": "toolResult",
+        "toolCallId": call_message["content"][0]["id"],
+        "toolName": "bash",
+        "content": [{"type": "text", "text": "hi\n"}],
+        "isError": False,
+        "timestamp": 2,
+    }
+    _, reply = run(call(provider, [user("bash: echo hi"), call_message, result]))
+    assert reply["content"] == [{"type": "text", "text": "tool bash returned: hi\n"}]
+    _, echo = run(call(provider, [user("plain")]))
+    assert echo["content"] == [{"type": "text", "text": "echo: plain"}]
