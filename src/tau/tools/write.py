@@ -76,8 +76,6 @@ def make_parent_dirs(absolute: str) -> None:
     directory = os.path.dirname(absolute)
     try:
         os.makedirs(directory, exist_ok=True)
-    except FileExistsError as exc:  # a file where a directory should be
-        raise fs_error(NotADirectoryError(20, "Not a directory"), "mkdir", directory) from exc
     except OSError as exc:
         raise fs_error(exc, "mkdir", directory) from exc
 
