@@ -273,9 +273,13 @@ def test_script_from_env_and_bad_scripts(tmp_path, monkeypatch):
     script = tmp_path / "s.json"
     script.write_text('[{"text": "from env"}]')
     monkeypatch.setenv("TAU_FAUX_SCRIPT", str(script))
-    monkeypatch.setattr(faux, "_default", None)
-    _, message = run(call(faux.default_provider(), [user("hi")]))
+    _, message = run(call(faux.use_script(None), [user("hi")]))
     assert message["content"] == [{"type": "text", "text": "from env"}]
+    other = tmp_path / "other.json"
+    other.write_text('[{"text": "other script"}]')
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(other))
+    _, message = run(call(faux.default_provider(), [user("hi")]))
+    assert message["content"] == [{"type": "text", "text": "other script"}]
 
     script.write_text('{"text": "x"}')
     with pytest.raises(FauxScriptError, match="must be a JSON array"):
@@ -289,7 +293,7 @@ def test_script_from_env_and_bad_scripts(tmp_path, monkeypatch):
 
 def test_module_stream_reports_a_broken_script_as_an_error_message(tmp_path, monkeypatch):
     monkeypatch.setenv("TAU_FAUX_SCRIPT", str(tmp_path / "missing.json"))
-    monkeypatch.setattr(faux, "_default", None)
+    monkeypatch.setattr(faux, "_explicit", False)
 
     async def scenario():
         return await faux.stream(FAUX, {"messages": [user("hi")]}).result()

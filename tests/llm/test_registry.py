@@ -303,7 +303,7 @@ def test_dispatch_by_api_reaches_faux_and_reports_unknown_apis():
     try:
         message, unknown = asyncio.run(scenario())
     finally:
-        faux.use_script([])
+        faux.use_script(None)
     assert message["content"] == [{"type": "text", "text": "dispatched"}]
     assert unknown["errorMessage"] == "No API provider registered for api: martian"
 

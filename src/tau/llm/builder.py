@@ -487,6 +487,7 @@ _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _NUMBER_NO_EXPONENT_DIGITS = re.compile(r"(-?(?:0|[1-9]\d*)(?:\.\d+)?)[eE][+-]?")
 _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _DELIMITERS = set(' \t\n\r,:{}[]"')
+_PLAIN_RUN = re.compile(r'[^"\\]+')
 
 
 class _PartialParser:
@@ -568,14 +569,15 @@ class _PartialParser:
         text, n = self.text, len(self.text)
         i = self.pos + 1
         while i < n:
+            run = _PLAIN_RUN.match(text, i)
+            if run:
+                out.append(run.group(0))
+                i = run.end()
+                continue
             char = text[i]
             if char == '"':
                 self.pos = i + 1
                 return "".join(out), True
-            if char != "\\":
-                out.append(char)
-                i += 1
-                continue
             if i + 1 >= n:
                 break  # an unfinished escape is held back
             nxt = text[i + 1]

@@ -293,6 +293,8 @@ class ModelRegistry:
         Raises :class:`MissingCredentialsError` when a provider that needs a key has none.
         """
         config = self._providers_config.get(model.provider, {})
+        if model.provider == "faux":
+            return RequestAuth(None, resolve_headers(model.headers, f'model "faux/{model.id}"'))
         key, source = self.api_key(model.provider)
         if key is None and not (model.provider == "faux" or self._is_keyless_custom(model.provider)):
             raise MissingCredentialsError(_missing_key_message(model.provider, self.agent_dir))

@@ -578,26 +578,53 @@ async def _stream_message(builder: MessageBuilder, message: dict[str, Any], opti
 # -- the module-level provider the registry dispatches to ------------------------------------
 
 _default: FauxProvider | None = None
+_explicit = False  # set by use_script(); otherwise the script follows $TAU_FAUX_SCRIPT
+_env_key: tuple[Any, ...] | None = None
+
+
+def _env_script_key() -> tuple[Any, ...] | None:
+    path = os.environ.get(SCRIPT_ENV)
+    if not path:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return (path,)
+    return (path, stat.st_mtime_ns, stat.st_size)
 
 
 def default_provider() -> FauxProvider:
-    """The process's faux provider: the script named by ``$TAU_FAUX_SCRIPT`` unless :func:`use_script` set one."""
-    global _default
-    if _default is None:
-        _default = FauxProvider.from_env()
+    """The process's faux provider.
+
+    Unless :func:`use_script` chose one, it is the script named by ``$TAU_FAUX_SCRIPT``, read again
+    when the variable or the file changes (an empty script when it is unset).
+    """
+    global _default, _env_key
+    if not _explicit:
+        key = _env_script_key()
+        if _default is None or key != _env_key:
+            _default, _env_key = FauxProvider.from_env(), key
+    assert _default is not None
     return _default
 
 
-def use_script(script: str | os.PathLike[str] | Iterable[Step] | FauxProvider) -> FauxProvider:
-    """Replace the process's faux script (``--faux-script FILE``, or steps given in code)."""
-    global _default
+def use_script(script: str | os.PathLike[str] | Iterable[Step] | FauxProvider | None) -> FauxProvider:
+    """Set the process's faux script (``--faux-script FILE``, or steps given in code).
+
+    ``None`` goes back to following ``$TAU_FAUX_SCRIPT``.
+    """
+    global _default, _explicit
+    if script is None:
+        _explicit, _default = False, None
+        return default_provider()
     if isinstance(script, FauxProvider):
-        _default = script
+        provider = script
     elif isinstance(script, str | os.PathLike):
-        _default = FauxProvider.from_file(script)
+        provider = FauxProvider.from_file(script)
     else:
-        _default = FauxProvider(script)
-    return _default
+        provider = FauxProvider(script)
+    _default, _explicit = provider, True
+    return provider
 
 
 def stream(
