@@ -1,0 +1,296 @@
+"""``tau session context|info|check FILE``: look into a session file without ever writing it.
+
+Files are opened read-only: a v1/v2 file is migrated in memory only (pi would rewrite it on open),
+nothing is locked, nothing is appended. Exit codes: 0 fine, 1 ``check`` found problems, 2 the file
+cannot be read as a session (or the command line is wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tau.common import jsjson
+from tau.session import CURRENT_VERSION, SessionError, SessionManager
+from tau.session.check import Finding, check_entries, read_layout
+from tau.session.projection import convert_to_llm
+
+__all__ = ["build_parser", "main"]
+
+PROG = "tau session"
+
+
+class InspectError(Exception):
+    """The file cannot be inspected; the message names the file and what to do."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect a pi/tau session file (JSONL). Never writes the file.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    context = commands.add_parser(
+        "context",
+        help="print the model context (the messages a provider is sent) as a JSON array",
+        description="Print convert_to_llm(projection) at the leaf as a JSON array, as pi 1.6 builds it.",
+    )
+    context.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    context.add_argument("--leaf", metavar="ID", help="project at this entry instead of the last one")
+    context.add_argument("--pretty", action="store_true", help="indent the JSON (JSON.stringify(x, null, 2))")
+    context.add_argument(
+        "--block-images", action="store_true", help='replace images by "Image reading is disabled."'
+    )
+
+    info = commands.add_parser("info", help="header, entry counts, branches, leaf and name")
+    info.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    info.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+    check = commands.add_parser(
+        "check",
+        help="report every problem with its line number (exit 1 when there is one)",
+        description="Report malformed lines, repeated ids, missing parents, cycles, broken targets and "
+        "unknown entry types (as notes), each with its line number. Exit 1 when there is a problem.",
+    )
+    check.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Run ``tau session ...`` with ``argv`` (after ``session``); returns the exit code."""
+    args = build_parser().parse_args(argv)
+    command = {"context": run_context, "info": run_info, "check": run_check}[args.command]
+    try:
+        return command(args)
+    except InspectError as exc:
+        print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+# --- opening ----------------------------------------------------------------------------------
+
+
+def open_session(file: str) -> SessionManager:
+    """The session at ``file``, read-only; :class:`InspectError` when it cannot be read as one."""
+    path = Path(file)
+    if not path.exists():
+        raise InspectError(f"no such file: {file!r}; pass the path of a .jsonl session file")
+    if not path.is_file():
+        raise InspectError(f"{file!r} is not a file; pass the path of a .jsonl session file")
+    try:
+        return SessionManager.open(path, read_only=True)
+    except SessionError as exc:
+        raise InspectError(str(exc)) from exc
+    except OSError as exc:
+        raise InspectError(f"cannot read {file!r}: {exc.strerror or exc}") from exc
+
+
+def written_header(file: str) -> dict[str, Any]:
+    """The header as it is in the file (the store migrates its copy in memory)."""
+    with open(file, "rb") as stream:
+        for raw in stream:
+            try:
+                value = jsjson.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return {}
+
+
+# --- context ----------------------------------------------------------------------------------
+
+
+def run_context(args: argparse.Namespace) -> int:
+    session = open_session(args.file)
+    leaf = session.get_leaf_id()
+    if args.leaf is not None:
+        if session.get_entry(args.leaf) is None:
+            raise InspectError(
+                f"no entry with id {args.leaf!r} in {args.file!r}; "
+                f"pass an entry id of this file (`{PROG} info` shows the leaf)"
+            )
+        leaf = args.leaf
+    context = session.build_session_context(leaf)
+    messages = convert_to_llm(context["messages"], block_images=args.block_images)
+    out = pretty_json(messages).encode("utf-8", "surrogatepass") if args.pretty else jsjson.dumps(messages)
+    sys.stdout.buffer.write(out + b"\n")
+    sys.stdout.flush()
+    return 0
+
+
+def pretty_json(value: Any, indent: str = "") -> str:
+    """``JSON.stringify(value, null, 2)``: two-space indent, ``[]``/``{}`` for empty containers."""
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        items = (f"{inner}{jsjson.dumps_str(str(k))}: {pretty_json(v, inner)}" for k, v in value.items())
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        items = (inner + pretty_json(v, inner) for v in value)
+        return "[\n" + ",\n".join(items) + f"\n{indent}]"
+    return jsjson.dumps_str(value)
+
+
+# --- info -------------------------------------------------------------------------------------
+
+
+def summarize(session: SessionManager, file: str) -> dict[str, Any]:
+    """What ``info`` reports, as one JSON-ready dict."""
+    entries = session.get_entries()
+    types: Counter[str] = Counter()
+    roles: Counter[str] = Counter()
+    parents = set()
+    for entry in entries:
+        types[str(entry.get("type"))] += 1
+        message = entry.get("message")
+        if entry.get("type") == "message" and isinstance(message, dict):
+            roles[str(message.get("role"))] += 1
+        parent = entry.get("parentId")
+        if isinstance(parent, str) and parent != entry.get("id"):
+            parents.add(parent)
+    leaves = sum(1 for entry in entries if entry.get("id") not in parents)
+    header = written_header(file)
+    context = session.build_session_context()
+    return {
+        "file": str(Path(file).resolve()),
+        "header": header,
+        "version": header.get("version", 1),
+        "entries": len(entries),
+        "types": dict(types),
+        "roles": dict(roles),
+        "branches": leaves,
+        "leafId": session.get_leaf_id(),
+        "name": session.get_session_name(),
+        "contextMessages": len(context["messages"]),
+        "thinkingLevel": context["thinkingLevel"],
+        "model": context["model"],
+        "problems": len(session.problems),
+    }
+
+
+def run_info(args: argparse.Namespace) -> int:
+    summary = summarize(open_session(args.file), args.file)
+    if args.json:
+        sys.stdout.buffer.write(jsjson.dumps(summary) + b"\n")
+    else:
+        sys.stdout.write("\n".join(info_lines(summary)) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _version_text(version: Any) -> str:
+    if isinstance(version, int | float) and not isinstance(version, bool) and version < CURRENT_VERSION:
+        return (
+            f"{jsjson.dumps_str(version)} (migrated to {CURRENT_VERSION} in memory; the file is not changed)"
+        )
+    return jsjson.dumps_str(version)
+
+
+def info_lines(summary: dict[str, Any]) -> list[str]:
+    header = summary["header"]
+    model = summary["model"]
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    lines = [
+        f"file        {summary['file']}",
+        f"session     {header.get('id')}",
+        f"version     {_version_text(summary['version'])}",
+        f"created     {header.get('timestamp')}",
+        f"cwd         {header.get('cwd')}",
+    ]
+    if "parentSession" in header:
+        lines.append(f"parent      {header['parentSession']}")
+    for key, value in header.items():
+        if key not in ("type", "version", "id", "timestamp", "cwd", "parentSession"):
+            lines.append(f"header.{key}  {jsjson.dumps_str(value)}")
+    lines.append(f"name        {summary['name'] if summary['name'] is not None else '(none)'}")
+    lines.append(f"entries     {summary['entries']}")
+    width = max((len(kind) for kind in summary["types"]), default=0)
+    for kind, count in summary["types"].items():
+        roles = ""
+        if kind == "message" and summary["roles"]:
+            roles = "  (" + ", ".join(f"{role} {n}" for role, n in summary["roles"].items()) + ")"
+        lines.append(f"  {kind.ljust(width)}  {count}{roles}")
+    lines += [
+        f"branches    {summary['branches']}",
+        f"leaf        {summary['leafId'] if summary['leafId'] is not None else '(none)'}",
+        f"context     {summary['contextMessages']} messages at the leaf; "
+        f"thinking {summary['thinkingLevel']}, model {model_text}",
+        f"problems    {summary['problems'] or 'none'}"
+        + (f" (`{PROG} check` lists them)" if summary["problems"] else ""),
+    ]
+    return lines
+
+
+# --- check ------------------------------------------------------------------------------------
+
+
+def findings_for(session: SessionManager, file: str) -> list[Finding]:
+    """Everything wrong with the file: the store's reading problems and the entry checks."""
+    findings = [Finding(line, "error", _strip_line_prefix(line, text)) for line, text in session.problems]
+    layout = read_layout(Path(file))
+    header = layout.header if layout else {}
+    findings += _header_findings(header, layout.header_line if layout else 0)
+    entries = session.get_entries()
+    lines = layout.entry_lines if layout and len(layout.entry_lines) == len(entries) else [0] * len(entries)
+    findings += check_entries(entries, lines)
+    return sorted(findings)
+
+
+def _strip_line_prefix(line: int, text: str) -> str:
+    prefix = f"line {line}: "
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
+def _header_findings(header: dict[str, Any], line: int) -> list[Finding]:
+    version = header.get("version", 1)
+    if not isinstance(version, int | float) or isinstance(version, bool):
+        return [Finding(line, "error", f"header version {version!r} is not a number")]
+    if version < CURRENT_VERSION:
+        return [
+            Finding(
+                line,
+                "note",
+                f"version {jsjson.dumps_str(version)} file: migrated to {CURRENT_VERSION} in memory "
+                "(pi rewrites it on open; tau session commands never do)",
+            )
+        ]
+    if version > CURRENT_VERSION:
+        return [
+            Finding(
+                line,
+                "note",
+                f"version {jsjson.dumps_str(version)} is newer than tau knows ({CURRENT_VERSION})",
+            )
+        ]
+    return []
+
+
+def run_check(args: argparse.Namespace) -> int:
+    session = open_session(args.file)
+    findings = findings_for(session, args.file)
+    for finding in findings:
+        where = f"{args.file}:{finding.line}" if finding.line else args.file
+        print(f"{where}: {finding.severity}: {finding.message}")
+    errors = sum(1 for finding in findings if finding.severity == "error")
+    notes = len(findings) - errors
+    count = len(session.get_entries())
+    if errors:
+        print(
+            f"{args.file}: {_plural(errors, 'problem')}, {_plural(notes, 'note')} ({_plural(count, 'entry')})"
+        )
+        return 1
+    print(
+        f"{args.file}: ok, {_plural(count, 'entry')}, no problems"
+        + (f", {_plural(notes, 'note')}" if notes else "")
+    )
+    return 0
+
+
+def _plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
