@@ -324,3 +324,31 @@ def test_the_factory_example_in_the_docs_works(tmp_path):
     assert reply["content"] == [{"type": "text", "text": "tool bash returned: hi\n"}]
     _, echo = run(call(provider, [user("plain")]))
     assert echo["content"] == [{"type": "text", "text": "echo: plain"}]
+
+
+def test_replayed_answers_stream_exactly_as_pi_streamed_them(pi_fixtures):
+    """Each scenario answer, replayed as a script step, gives pi's message_update events one for one."""
+    checked = 0
+    for path in sorted((pi_fixtures / "scenarios").glob("*.events.jsonl")):
+        events = [json.loads(line) for line in path.read_text().splitlines() if line]
+        groups, current = [], None
+        for event in events:
+            if event["type"] == "message_start" and event["message"]["role"] == "assistant":
+                current = []
+            elif event["type"] == "message_update" and current is not None:
+                current.append(event["assistantMessageEvent"])
+            elif event["type"] == "message_end" and event["message"]["role"] == "assistant":
+                groups.append((event["message"], current))
+                current = None
+        for answer, expected in groups:
+            step = {key: answer[key] for key in ("content", "stopReason", "errorMessage") if key in answer}
+            got, message = run(call(FauxProvider([step]), [user("x")]))
+            updates = [
+                {k: v for k, v in e.items() if k != "partial"}
+                for e in got
+                if e["type"] not in ("start", "done", "error")
+            ]
+            assert updates == expected, path.name
+            assert message["content"] == answer["content"]
+            checked += 1
+    assert checked >= 25
