@@ -19,15 +19,17 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from tau.common.jsstr import iso_now, js_trim, ms_from_iso
 from tau.session import entries as make
-from tau.session import projection
+from tau.session import jsonl, projection
 from tau.session.errors import NotASessionError, SessionError
 from tau.session.ids import check_session_id, new_entry_id, uuidv7
 from tau.session.lock import SessionWriter
 from tau.session.migrate import migrate, needs_migration
 from tau.session.paths import default_session_dir, resolve_path, session_file_name
-from tau.session.records import Loaded, Record, load_file, no_gc
+from tau.session.records import Loaded, Record, load_file, no_gc, read_lines
 
 __all__ = ["SessionManager"]
 
@@ -179,7 +181,7 @@ class SessionManager:
         file = directory / session_file_name(timestamp, session_id)
         header = make.header(session_id, timestamp, target, str(source_file))
         source.get_entries()  # parse (and drop) every line before copying
-        lines = [make_line(header), *(record.line_bytes() for record in source._entry_records())]
+        lines = [make_line(header), *source._line_bytes(source._entry_records())]
         SessionWriter.create(file, b"\n".join(lines) + b"\n").close()
         return cls.open(file, directory, target)
 
@@ -273,6 +275,7 @@ class SessionManager:
         for position in changed:
             record = self._records[position]
             record.raw = None
+            record.offset = -1
             record.kind, record.id, record.parent_id = (
                 record.entry.get("type"),  # type: ignore[union-attr]
                 record.entry.get("id"),  # type: ignore[union-attr]
@@ -307,21 +310,24 @@ class SessionManager:
         self._close_writer()
         writer.path = self._file
         self._writer = writer
-        self._renumber()
 
     def _file_bytes(self) -> bytes:
-        lines = [self._header_bytes(), *(record.line_bytes() for record in self._records)]
-        return b"\n".join(lines) + b"\n"
+        """The whole file (header and entries); records learn their line numbers and offsets in it."""
+        header = self._header_bytes()
+        lines = self._line_bytes(self._records)
+        offset = len(header) + 1
+        for number, (record, line) in enumerate(zip(self._records, lines, strict=True), start=2):
+            record.line, record.offset = number, offset
+            if record.entry is not None:
+                record.raw = None  # from now on the line is in the new file at this offset
+            offset += len(line) + 1
+        self._line_count = len(lines) + 1
+        return b"\n".join([header, *lines]) + b"\n"
 
     def _header_bytes(self) -> bytes:
         if self._header_raw is None:
             self._header_raw = make_line(self._header)
         return self._header_raw
-
-    def _renumber(self) -> None:
-        for number, record in enumerate(self._records, start=2):
-            record.line = number
-        self._line_count = len(self._records) + 1
 
     def _close_writer(self) -> None:
         if self._writer is not None:
@@ -364,26 +370,31 @@ class SessionManager:
     # ------------------------------------------------------------------ index
 
     def _reindex(self, *, reset_leaf: bool) -> None:
-        self._by_id = {}
-        self._labels = {}
-        self._label_times = {}
+        by_id: dict[Any, Record] = {}
+        labels: list[Record] = []
         leaf = None
         for record in self._records:
-            if record.kind == "session":
+            kind = record.kind
+            if kind == "session":
                 continue
-            if not _hashable(record.id):
-                self._problem(record.line, f"entry id {record.id!r} is not a string; entry unreachable")
+            key = record.id
+            if key.__class__ is not str and not _hashable(key):
+                self._problem(record.line, f"entry id {key!r} is not a string; entry unreachable")
                 continue
-            previous = self._by_id.get(record.id)
+            previous = by_id.get(key)
             if previous is not None and previous.line and record.line:
                 self._problem(
-                    record.line,
-                    f"duplicate entry id {record.id!r} (also line {previous.line}); this line wins",
+                    record.line, f"duplicate entry id {key!r} (also line {previous.line}); this line wins"
                 )
-            self._by_id[record.id] = record
-            leaf = record.id
-            if record.kind == "label":
-                self._index_label(record.entry or {})
+            by_id[key] = record
+            leaf = key
+            if kind == "label":
+                labels.append(record)
+        self._by_id = by_id
+        self._labels = {}
+        self._label_times = {}
+        for record in labels:
+            self._index_label(record.entry or {})
         if reset_leaf:
             self._leaf = leaf
 
@@ -419,25 +430,45 @@ class SessionManager:
 
     def _parse(self, record: Record) -> Entry | None:
         """The record's entry, parsing it on first use; ``None`` (and the record dropped) if it is no JSON."""
-        if record.entry is not None:
-            return record.entry
-        from tau.session import jsonl
+        if record.entry is None:
+            self._parse_pending([record])
+        return record.entry
 
-        try:
-            value = jsonl.parse(record.raw)  # type: ignore[arg-type]
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            self._drop(record, "not valid JSON" if value is None else "not a JSON object")
-            return None
-        record.entry = value
-        fields = (value.get("type"), value.get("id"), value.get("parentId"))
-        if fields != (record.kind, record.id, record.parent_id):
-            # Only a line with repeated keys gets here: JSON.parse keeps the last one, and so do we.
-            record.kind, record.id, record.parent_id = fields
-            self._problem(record.line, "repeated type/id/parentId keys; the last ones count")
-            self._reindex(reset_leaf=False)
-        return value
+    def _parse_pending(self, records: list[Record]) -> bool:
+        """Parse the records not parsed yet; False when one was not JSON (it is dropped then)."""
+        intact = True
+        loads = orjson.loads
+        with no_gc():
+            for record in records:
+                if record.entry is not None:
+                    continue
+                try:
+                    value = loads(record.raw)  # type: ignore[arg-type]
+                except orjson.JSONDecodeError:
+                    try:
+                        value = jsonl.parse(record.raw)  # type: ignore[arg-type]
+                    except ValueError:
+                        value = None
+                if value.__class__ is not dict:
+                    self._drop(record, "not valid JSON" if value is None else "not a JSON object")
+                    intact = False
+                    continue
+                record.entry = value
+                record.raw = None  # the bytes stay in the file at record.offset
+                if (
+                    value.get("id") != record.id
+                    or value.get("parentId") != record.parent_id
+                    or value.get("type") != record.kind
+                ):
+                    self._refresh_fields(record)
+        return intact
+
+    def _refresh_fields(self, record: Record) -> None:
+        # Only a line with repeated keys gets here: JSON.parse keeps the last one, and so do we.
+        entry = record.entry or {}
+        record.kind, record.id, record.parent_id = entry.get("type"), entry.get("id"), entry.get("parentId")
+        self._problem(record.line, "repeated type/id/parentId keys; the last ones count")
+        self._reindex(reset_leaf=False)
 
     def _drop(self, record: Record, why: str) -> None:
         self._problem(record.line, f"{why}; skipped")
@@ -447,9 +478,21 @@ class SessionManager:
     def _parse_all(self, records: Iterable[Record] | None = None) -> list[Entry]:
         """Entries of ``records`` (default: all), parsed once; records that fail are dropped."""
         chosen = list(self._records if records is None else records)
-        with no_gc():
-            parsed = [self._parse(record) for record in chosen]
-        return [entry for entry in parsed if entry is not None]
+        self._parse_pending(chosen)
+        return [record.entry for record in chosen if record.entry is not None]
+
+    def _line_bytes(self, records: list[Record]) -> list[bytes]:
+        """Each record's line as it is to be written: its original bytes when it is unchanged."""
+        lines: list[bytes | None] = [record.raw for record in records]
+        missing = [index for index, line in enumerate(lines) if line is None and records[index].offset >= 0]
+        if missing and self._file is not None:
+            found = read_lines(self._file, [records[index] for index in missing])
+            for index, line in zip(missing, found, strict=True):
+                lines[index] = line
+        return [
+            line if line is not None else jsonl.encode(record.entry)
+            for line, record in zip(lines, records, strict=True)
+        ]
 
     def _entry_records(self) -> list[Record]:
         return [record for record in self._records if record.kind != "session"]
@@ -480,10 +523,9 @@ class SessionManager:
         if not self._persist or self._file is None:
             return
         if self._flushed:
-            line = record.line_bytes() + b"\n"
             if self._writer is None:
                 self._writer = SessionWriter.open(self._file)
-            self._writer.append(line)
+            self._writer.append(jsonl.encode(record.entry) + b"\n")
             self._line_count += 1
             record.line = self._line_count
             return
@@ -492,7 +534,6 @@ class SessionManager:
         self._file.parent.mkdir(parents=True, exist_ok=True)
         self._writer = SessionWriter.create(self._file, self._file_bytes())
         self._flushed = True
-        self._renumber()
 
     def _has_conversation(self) -> bool:
         for record in self._records:
@@ -706,6 +747,23 @@ class SessionManager:
     # ------------------------------------------------------------------ tree
 
     def _walk(self, leaf_id: Any) -> list[Record]:
+        """Records from the root to ``leaf_id``; stops at a missing parent, and at a parentId cycle."""
+        path: list[Record] = []
+        append = path.append
+        get = self._by_id.get
+        lookup = self._lookup
+        limit = len(self._by_id)
+        record = lookup(leaf_id)
+        while record is not None:
+            append(record)
+            if len(path) > limit:  # longer than the session: there is a cycle; find where it closes
+                return self._walk_checked(leaf_id)
+            parent = record.parent_id
+            record = (get(parent) if parent else None) if parent.__class__ is str else lookup(parent)
+        path.reverse()
+        return path
+
+    def _walk_checked(self, leaf_id: Any) -> list[Record]:
         path: list[Record] = []
         seen: set[int] = set()
         record = self._lookup(leaf_id)
@@ -727,10 +785,8 @@ class SessionManager:
         start = self._leaf if from_id is None else from_id
         while True:
             records = self._walk(start)
-            with no_gc():
-                entries = [self._parse(record) for record in records]
-            if None not in entries:
-                return entries  # type: ignore[return-value]
+            if self._parse_pending(records):
+                return [record.entry for record in records]  # type: ignore[misc]
             # a line on the path was not JSON and is gone now: walk again without it
 
     def _context_branch(self, leaf_id: Any) -> list[Entry]:
@@ -821,8 +877,7 @@ class SessionManager:
                 labels.append(entry)
                 parent = entry["id"]
         previous_file = self.get_session_file()
-        unchanged = {id(entry) for entry in path}
-        records = [self._record_for(entry, unchanged) for entry in kept]
+        records = self._records_for(kept)
         self._close_writer()
         session_id = uuidv7()
         timestamp = iso_now()
@@ -840,16 +895,24 @@ class SessionManager:
             self._file.parent.mkdir(parents=True, exist_ok=True)
             self._writer = SessionWriter.create(self._file, self._file_bytes())
             self._flushed = True
-            self._renumber()
         return str(self._file)
 
-    def _record_for(self, entry: Entry, unchanged: set[int]) -> Record:
-        """A record for a kept entry: the original line bytes when the entry is the stored one."""
-        if id(entry) in unchanged:
-            original = self._lookup(entry.get("id"))
-            if original is not None and original.entry is entry:
-                return Record(0, original.raw, original.kind, original.id, original.parent_id, entry)
-        return Record.from_entry(entry)
+    def _records_for(self, kept: list[Entry]) -> list[Record]:
+        """Records for the kept entries of a branched session: stored entries keep their line bytes."""
+        originals = [self._lookup(entry.get("id")) for entry in kept]
+        same = [
+            original if original is not None and original.entry is entry else None
+            for original, entry in zip(originals, kept, strict=True)
+        ]
+        known = [original for original in same if original is not None]
+        raw_of = dict(zip(map(id, known), self._line_bytes(known), strict=True))
+        records = []
+        for original, entry in zip(same, kept, strict=True):
+            record = Record.from_entry(entry)
+            if original is not None:
+                record.raw = raw_of[id(original)]
+            records.append(record)
+        return records
 
 
 def make_line(entry: Entry) -> bytes:

@@ -20,7 +20,7 @@ from typing import Any
 from tau.session import jsonl
 from tau.session.errors import NotASessionError
 
-__all__ = ["Loaded", "Record", "load_file", "no_gc", "parse_records"]
+__all__ = ["Loaded", "Record", "load_file", "no_gc", "parse_records", "read_lines"]
 
 Problem = tuple[int, str]
 
@@ -29,29 +29,36 @@ _EAGER_KINDS = frozenset(("label", "session"))
 
 
 class Record:
-    """One entry line: where it came from, the fields of the tree index, the parsed dict once needed."""
+    """One entry line: where it is in the file, the fields of the tree index, the parsed dict once needed.
 
-    __slots__ = ("entry", "id", "kind", "line", "parent_id", "raw")
+    ``raw`` holds the line's bytes only until the line is parsed; after that the bytes stay in the
+    file (``offset``) and are read back only to copy the line (fork, branched session, rewrite).
+    """
+
+    __slots__ = ("entry", "id", "kind", "line", "offset", "parent_id", "raw")
 
     def __init__(
-        self, line: int, raw: bytes | None, kind: Any, entry_id: Any, parent_id: Any, entry: dict | None
+        self,
+        line: int,
+        offset: int,
+        raw: bytes | None,
+        kind: Any,
+        entry_id: Any,
+        parent_id: Any,
+        entry: dict | None,
     ) -> None:
         self.line = line  # 1-based line number in the file, 0 while not written
-        self.raw = raw  # the line's bytes without LF; None when the entry must be serialized
+        self.offset = offset  # byte offset of the line in the current file, -1 when not there as is
+        self.raw = raw  # the line's bytes (no LF) while unparsed, or when they must be kept
         self.kind = kind
         self.id = entry_id
         self.parent_id = parent_id
         self.entry = entry
 
     @classmethod
-    def from_entry(cls, entry: dict[str, Any], line: int = 0, raw: bytes | None = None) -> Record:
-        return cls(line, raw, entry.get("type"), entry.get("id"), entry.get("parentId"), entry)
-
-    def line_bytes(self) -> bytes:
-        """The line to write: the original bytes when unchanged, else the entry as pi serializes it."""
-        if self.raw is None:
-            self.raw = jsonl.encode(self.entry)
-        return self.raw
+    def from_entry(cls, entry: dict[str, Any]) -> Record:
+        """A record for an entry made or changed in memory: written as pi serializes it."""
+        return cls(0, -1, None, entry.get("type"), entry.get("id"), entry.get("parentId"), entry)
 
 
 @dataclass
@@ -93,43 +100,41 @@ def _parse_object(raw: bytes) -> tuple[dict | None, str | None]:
     return value, None
 
 
-def _fast_record(number: int, raw: bytes) -> Record | None:
-    if not raw.endswith(b"}"):
-        return None
-    match = jsonl.FAST_PREFIX.match(raw)
-    if match is None:
-        return None
-    kind, entry_id, parent = match.groups()
-    try:
-        return Record(
-            number, raw, kind.decode(), entry_id.decode(), None if parent is None else parent.decode(), None
-        )
-    except UnicodeDecodeError:
-        return None
-
-
 def parse_records(
-    lines: list[bytes], first_line: int, last_unterminated: bool
+    lines: list[bytes], first_line: int, first_offset: int, last_unterminated: bool
 ) -> tuple[list[Record], list[Problem]]:
-    """Records for ``lines`` (numbered from ``first_line``); bad lines become problems."""
+    """Records for ``lines`` (numbered from ``first_line``, starting at byte ``first_offset``)."""
     records: list[Record] = []
     problems: list[Problem] = []
-    last = len(lines) - 1
-    for offset, raw in enumerate(lines):
-        number = first_line + offset
-        cut = last_unterminated and offset == last
-        record = None if cut else _fast_record(number, raw)
-        if record is not None and record.kind not in _EAGER_KINDS:
-            records.append(record)
-            continue
+    append = records.append
+    match = jsonl.FAST_PREFIX.match
+    offset = first_offset
+    number = first_line - 1
+    cut_at = first_line + len(lines) - 1 if last_unterminated else -1
+    for raw in lines:
+        number += 1
+        start = offset
+        offset += len(raw) + 1
+        found = match(raw) if raw[-1:] == b"}" and number != cut_at else None
+        if found is not None:
+            kind, entry_id, parent = found.groups()
+            try:
+                kind = kind.decode()
+                if kind not in _EAGER_KINDS:
+                    append(
+                        Record(number, start, raw, kind, entry_id.decode(), parent and parent.decode(), None)
+                    )
+                    continue
+            except UnicodeDecodeError:
+                pass
         if _is_blank(raw):
             continue
         entry, error = _parse_object(raw)
         if entry is None:
-            why = "cut short (no newline at the end of the file)" if cut else error
+            why = "cut short (no newline at the end of the file)" if number == cut_at else error
             problems.append((number, f"line {number}: {why}; skipped"))
             continue
-        records.append(Record.from_entry(entry, number, raw))
+        append(Record(number, start, None, entry.get("type"), entry.get("id"), entry.get("parentId"), entry))
     return records, problems
 
 
@@ -153,7 +158,9 @@ def load_file(path: Path) -> Loaded | None:
     lines, unterminated = _split(data)
     del data
     problems: list[Problem] = []
+    offset = 0
     for index, raw in enumerate(lines):
+        offset += len(raw) + 1
         if _is_blank(raw):
             continue
         header, error = _parse_object(raw)
@@ -162,10 +169,36 @@ def load_file(path: Path) -> Loaded | None:
             continue
         if header.get("type") != "session" or not isinstance(header.get("id"), str):
             break
+        rest = lines[index + 1 :]
+        del lines
         with no_gc():
-            records, more = parse_records(lines[index + 1 :], index + 2, unterminated)
-        return Loaded(header, raw, records, problems + more, unterminated, len(lines))
+            records, more = parse_records(rest, index + 2, offset, unterminated)
+        return Loaded(header, raw, records, problems + more, unterminated, index + 1 + len(rest))
     raise NotASessionError(
         f"{str(path)!r} is not a session file: its first JSON line is not a session header "
         '({"type":"session","id":...}); pass the path of a .jsonl session file'
     )
+
+
+def read_lines(path: Path, records: list[Record]) -> list[bytes | None]:
+    """The bytes of each record's line, read back from ``path`` at its offset (``None`` if not there).
+
+    A line is only trusted when it still ends with LF where it should and starts with ``{``: the file
+    may have been replaced since it was read.
+    """
+    found: list[bytes | None] = [None] * len(records)
+    try:
+        with open(path, "rb") as file:
+            for index, record in enumerate(records):
+                if record.offset < 0:
+                    continue
+                file.seek(record.offset)
+                data = file.readline()
+                if not (data.endswith(b"\n") and data.startswith(b"{")):
+                    continue
+                if isinstance(record.id, str) and b'"id":' + jsonl.encode(record.id) not in data:
+                    continue
+                found[index] = data[:-1]
+    except OSError:
+        pass
+    return found
