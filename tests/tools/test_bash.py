@@ -1,0 +1,247 @@
+"""bash: pi 1.6's texts and shapes for exits, truncation, spill files, timeouts, aborts and signals."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import stat
+import time
+
+import pytest
+from tool_helpers import call, error_of, text_of
+
+from tau.common import jsjson
+from tau.llm.stream import AbortSignal
+from tau.tools import ToolResult, bash_tool
+
+SPILL = re.compile(r"/tau-bash-[0-9a-f]{16}\.log$")
+
+
+def golden_end(pi_fixtures, stream: str) -> dict:
+    for line in (pi_fixtures / "events" / stream).read_bytes().split(b"\n"):
+        if b'"tool_execution_end"' in line:
+            return jsjson.loads(line)
+    raise AssertionError(f"no tool_execution_end in {stream}")
+
+
+@pytest.mark.parametrize(
+    ("stream", "command"),
+    [("json-bash-fail.jsonl", "echo out; exit 2"), ("json-bash.jsonl", "echo hi from bash")],
+)
+def test_results_equal_pi_json_mode_goldens(ctx, pi_fixtures, stream, command):
+    result = call("bash", {"command": command}, ctx)
+    golden = golden_end(pi_fixtures, stream)
+    assert jsjson.dumps(result.to_json()) == jsjson.dumps(golden["result"])
+    assert result.is_error == golden["isError"]
+
+
+def test_b_parallel_tools_exit_3(ctx):
+    result = call("bash", {"command": "echo hi; exit 3"}, ctx)
+    assert text_of(result) == "hi\n\n\nCommand exited with code 3" and result.is_error
+
+
+def test_no_output(ctx):
+    result = call("bash", {"command": "true"}, ctx)
+    assert text_of(result) == "(no output)" and not result.is_error
+    assert result.structured_content["output"] == ""
+    assert text_of(call("bash", {"command": "exit 4"}, ctx)) == "(no output)\n\nCommand exited with code 4"
+
+
+def test_stdout_and_stderr_are_merged_in_order(ctx):
+    assert (
+        text_of(call("bash", {"command": "echo one; echo two >&2; echo three"}, ctx)) == "one\ntwo\nthree\n"
+    )
+
+
+def test_invalid_utf8_and_binary_output_never_crash(ctx):
+    result = call("bash", {"command": r"printf 'ok\xff\xfe\xc3(\0end'"}, ctx)
+    assert text_of(result) == "ok\ufffd\ufffd\ufffd(\0end"
+
+
+def test_signal_death_is_128_plus_n(ctx):
+    result = call("bash", {"command": "kill -TERM $$"}, ctx)
+    assert result.structured_content["exit_code"] == 143
+    assert text_of(result) == "(no output)\n\nCommand exited with code 143"
+
+
+def test_line_limit_at_2000_and_2001(ctx):
+    at_limit = call("bash", {"command": "seq 1 2000"}, ctx)
+    assert at_limit.details is None and "[Showing" not in text_of(at_limit)
+    over = call("bash", {"command": "seq 1 2001"}, ctx)
+    text = text_of(over)
+    notice = text[text.rindex("\n\n[") :]
+    path = over.details["fullOutputPath"]
+    assert notice == f"\n\n[Showing lines 2-2001 of 2001. Full output: {path}]"
+    assert SPILL.search(path) and text.startswith("2\n3\n")
+    with open(path, "rb") as handle:
+        assert handle.read() == "".join(f"{i}\n" for i in range(1, 2002)).encode()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    os.unlink(path)
+
+
+def test_byte_limit_notice(ctx):
+    result = call("bash", {"command": "yes \"$(printf '%0199d' 0)\" | head -n 500"}, ctx)
+    path = result.details["fullOutputPath"]
+    assert text_of(result).endswith(f"\n\n[Showing lines 245-500 of 500 (50.0KB limit). Full output: {path}]")
+    assert result.details["truncation"]["truncatedBy"] == "bytes"
+    os.unlink(path)
+
+
+def test_partial_last_line_notice(ctx):
+    result = call("bash", {"command": "head -c 60000 /dev/zero | tr '\\0' a"}, ctx)
+    path = result.details["fullOutputPath"]
+    assert (
+        text_of(result)
+        == "a" * 51200 + f"\n\n[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: {path}]"
+    )
+    os.unlink(path)
+
+
+def test_huge_output_spill_file_holds_everything_and_structured_output_is_capped(ctx):
+    command = "for i in $(seq 1 25000); do printf '%0100d\\n' $i; done"
+    result = call("bash", {"command": command}, ctx)
+    path = result.details["fullOutputPath"]
+    with open(path, "rb") as handle:
+        spilled = handle.read()
+    assert spilled == b"".join(b"%0100d\n" % i for i in range(1, 25001))
+    structured = result.structured_content
+    assert structured["truncated"] is True and structured["full_output_path"] == path
+    omitted = len(spilled) - 1024 * 1024
+    assert f"\n\n[... {omitted} bytes omitted ...]\n\n" in structured["output"]
+    assert structured["output"].endswith(f"{25000:0100d}\n")
+    os.unlink(path)
+
+
+def test_timeout(ctx):
+    started = time.monotonic()
+    message = error_of("bash", {"command": "echo started; sleep 10", "timeout": 0.3}, ctx)
+    assert message == "started\n\n\nCommand timed out after 0.3 seconds"
+    assert time.monotonic() - started < 3
+    assert (
+        error_of("bash", {"command": "sleep 10", "timeout": 0.2}, ctx)
+        == "Command timed out after 0.2 seconds"
+    )
+
+
+@pytest.mark.parametrize(
+    ("timeout", "message"),
+    [
+        (0, "Invalid timeout: must be a finite number of seconds"),
+        (-1, "Invalid timeout: must be a finite number of seconds"),
+        (3_000_000, "Invalid timeout: maximum is 2147483.647 seconds"),
+    ],
+)
+def test_invalid_timeouts(ctx, timeout, message):
+    assert error_of("bash", {"command": "echo x", "timeout": timeout}, ctx) == message
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as handle:  # a zombie is dead for our purposes
+        return handle.read().split(") ")[-1][0] != "Z"
+
+
+def test_abort_kills_the_whole_process_group_quickly(ctx, tmp_path):
+    pid_file = tmp_path / "bg.pid"
+
+    async def main() -> tuple[str, float]:
+        signal = AbortSignal()
+        tool = bash_tool()
+        task = asyncio.ensure_future(
+            tool.execute(
+                "1",
+                {"command": f"sleep 30 & echo $! > {pid_file}; echo waiting; sleep 30"},
+                signal,
+                None,
+                ctx,
+            )
+        )
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+        started = time.monotonic()
+        signal.abort()
+        with pytest.raises(Exception) as info:
+            await task
+        return str(info.value), time.monotonic() - started
+
+    message, elapsed = asyncio.run(main())
+    assert message == "waiting\n\n\nCommand aborted"
+    assert elapsed < 2
+    background = int(pid_file.read_text())
+    deadline = time.monotonic() + 2
+    while process_alive(background) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not process_alive(background)
+
+
+def test_already_aborted_signal(ctx):
+    signal = AbortSignal()
+    signal.abort()
+    with pytest.raises(Exception, match=r"^Command aborted$"):
+        call("bash", {"command": "echo never"}, ctx, signal=signal)
+
+
+def test_detached_background_writer_does_not_hang_the_call(ctx):
+    started = time.monotonic()
+    result = call(
+        "bash", {"command": "(sleep 5 >/dev/null 2>&1 &) ; nohup sleep 5 >/dev/null 2>&1 & echo done"}, ctx
+    )
+    assert text_of(result) == "done\n" and time.monotonic() - started < 2
+
+
+def test_session_environment_and_prefix(ctx, monkeypatch):
+    monkeypatch.setenv("TAU_MODEL", "stale")
+    ctx.session_id, ctx.session_file, ctx.provider, ctx.model, ctx.reasoning_level = (
+        "sid",
+        "/s.jsonl",
+        "faux",
+        "faux-1",
+        "off",
+    )
+    command = (
+        'echo "$TAU_SESSION_ID|$TAU_SESSION_FILE|$TAU_PROVIDER|$TAU_MODEL|$TAU_REASONING_LEVEL|$PREFIXED"'
+    )
+    ctx.shell_command_prefix = "export PREFIXED=yes"
+    assert text_of(call("bash", {"command": command}, ctx)) == "sid|/s.jsonl|faux|faux-1|off|yes\n"
+    ctx.model = None
+    assert text_of(call("bash", {"command": 'echo "[$TAU_MODEL]"'}, ctx)) == "[]\n"
+
+
+def test_runs_in_the_context_cwd_with_the_configured_shell(ctx):
+    assert text_of(call("bash", {"command": "pwd"}, ctx)) == os.path.realpath(ctx.cwd) + "\n"
+    ctx.shell_path = "/bin/sh"
+    assert text_of(call("bash", {"command": "echo $0"}, ctx)) == "/bin/sh\n"
+    ctx.shell_path = "/no/such/shell"
+    assert error_of("bash", {"command": "echo"}, ctx) == "Custom shell path not found: /no/such/shell"
+
+
+def test_missing_working_directory(ctx):
+    ctx.cwd = os.path.join(ctx.cwd, "gone")
+    assert error_of("bash", {"command": "echo"}, ctx) == (
+        f"Working directory does not exist: {ctx.cwd}\nCannot execute bash commands."
+    )
+
+
+def test_partial_updates_are_throttled(ctx):
+    updates: list[ToolResult] = []
+    command = "for i in $(seq 1 40); do echo $i; sleep 0.01; done"
+    call("bash", {"command": command}, ctx, on_update=updates.append)
+    assert updates[0].to_json() == {"content": []}
+    assert updates[1].to_json()["details"] == {}
+    assert 2 < len(updates) < 20
+    assert updates[-1].content[0]["text"] == "".join(f"{i}\n" for i in range(1, 41))
+
+
+def test_custom_operations_without_exit_code(ctx):
+    class NoExitCode:
+        async def exec(self, command, cwd, *, on_data, signal, timeout, env):
+            on_data(b"partial")
+            return None
+
+    tool = bash_tool(NoExitCode())
+    with pytest.raises(Exception, match=r"^partial\n\nCommand terminated without an exit code$"):
+        asyncio.run(tool.execute("1", {"command": "x"}, None, None, ctx))
