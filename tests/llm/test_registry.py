@@ -83,6 +83,11 @@ def test_missing_key_is_an_error_message_not_an_exception(isolated_agent_dir):
     model = registry.find("anthropic", "claude-sonnet-5-5")
     with pytest.raises(MissingCredentialsError, match=r"set ANTHROPIC_API_KEY, pass --api-key"):
         registry.request_auth(model)
+    assert registry.get_api_key_and_headers(model)["ok"] is False
+    assert registry.get_api_key_for_provider("anthropic") is None
+    registry.set_runtime_api_key("anthropic", "sk-cli")
+    assert registry.get_api_key_and_headers(model) == {"ok": True, "apiKey": "sk-cli"}
+    registry = ModelRegistry(isolated_agent_dir, env={})
 
     async def call():
         return await registry.complete(model, {"messages": []})
@@ -318,3 +323,56 @@ def test_print_models_table_and_filter(isolated_agent_dir):
     out = io.StringIO()
     assert print_models("no-such-model", ModelRegistry(isolated_agent_dir, env={}), out) == 1
     assert out.getvalue() == 'No models matching "no-such-model"\n'
+
+
+def test_registry_call_through_a_models_json_server_carries_key_and_headers(isolated_agent_dir, monkeypatch):
+    """models.json → credentials → dispatch → the Chat Completions adapter → a loopback server."""
+    from loopback import LoopbackServer, sse, sse_reply
+
+    def chunk(delta=None, finish=None, usage=None):
+        body = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "qwen"}
+        body["choices"] = [] if usage else [{"index": 0, "delta": delta or {}, "finish_reason": finish}]
+        if usage:
+            body["usage"] = usage
+        return sse(body)
+
+    reply = sse_reply(
+        [
+            chunk({"role": "assistant", "content": "Hi from "}),
+            chunk({"content": "loopback"}),
+            chunk(finish="stop"),
+            chunk(usage={"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    monkeypatch.setenv("LOCAL_KEY", "sk-local")
+    with LoopbackServer([reply]) as server:
+        write_models(
+            isolated_agent_dir,
+            {
+                "local": {
+                    "baseUrl": server.url + "/v1",
+                    "api": "openai-completions",
+                    "apiKey": "$LOCAL_KEY",
+                    "headers": {"X-Team": "tau"},
+                    "models": [
+                        {"id": "qwen", "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}}
+                    ],
+                }
+            },
+        )
+        registry = ModelRegistry(isolated_agent_dir, env={})
+        model = registry.resolve("local/qwen").model
+        context = {
+            "systemPrompt": "Be brief.",
+            "messages": [{"role": "user", "content": "hi", "timestamp": 1}],
+        }
+        message = asyncio.run(asyncio.wait_for(registry.complete(model, context), 10))
+        (request,) = server.captured
+    assert message["stopReason"] == "stop", message.get("errorMessage")
+    assert message["content"] == [{"type": "text", "text": "Hi from loopback"}]
+    assert (message["provider"], message["model"]) == ("local", "qwen")
+    assert request.headers["authorization"] == "Bearer sk-local"
+    assert request.headers["x-team"] == "tau"
+    assert request.body["model"] == "qwen"
+    assert request.body["messages"][0]["content"] == "Be brief."

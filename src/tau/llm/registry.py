@@ -306,6 +306,26 @@ class ModelRegistry:
             headers["Authorization"] = f"Bearer {key}"
         return RequestAuth(key, headers, source)
 
+    def get_api_key_and_headers(self, model: Model) -> dict[str, Any]:
+        """pi's ``getApiKeyAndHeaders``: ``{"ok": True, "apiKey", "headers"}`` or ``{"ok": False, "error"}``."""
+        try:
+            auth = self.request_auth(model)
+        except (MissingCredentialsError, AuthFileError, ValueError) as exc:
+            return {"ok": False, "error": str(exc)}
+        result: dict[str, Any] = {"ok": True}
+        if auth.api_key is not None:
+            result["apiKey"] = auth.api_key
+        if auth.headers:
+            result["headers"] = auth.headers
+        return result
+
+    def get_api_key_for_provider(self, provider: str) -> str | None:
+        """pi's ``getApiKeyForProvider``: the key, or ``None`` (also when a source is broken)."""
+        try:
+            return self.api_key(provider)[0]
+        except (AuthFileError, ValueError):
+            return None
+
     # -- calls -------------------------------------------------------------------------------
 
     def stream(
