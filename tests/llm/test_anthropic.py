@@ -584,3 +584,145 @@ def test_configured_retries_follow_retry_after_then_succeed():
         _, message = run_stream(provider.stream, model(server), CONTEXT, opts(max_retries=1))
     assert message["content"] == [{"type": "text", "text": "after retry"}]
     assert len(server.captured) == 2
+
+
+CLAUDE_COMPAT = {
+    "forceAdaptiveThinking": True,
+    "supportsTemperature": False,
+    "supportsMidConvoEffort": True,
+    "supportsMidConvoSystemMessages": True,
+    "supportsMidConvoToolChanges": True,
+    "supportsStrictTools": True,
+    "thinkingLevelMap": {"off": None, "minimal": None, "xhigh": "xhigh", "max": "max"},
+}
+STRICT_BASH = {**BASH_TOOL, "constrainedSampling": {"type": "json_schema", "strict": "prefer"}}
+WRITE_TOOL = {
+    "name": "write",
+    "description": "Write a file",
+    "parameters": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
+}
+
+
+def test_mid_conversation_system_messages_tool_changes_and_effort_markers():
+    reply = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "answer"}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-test",
+        "usage": {},
+        "stopReason": "stop",
+        "providerThinkingLevel": "high",
+        "timestamp": 2,
+    }
+    update = {
+        "role": "system",
+        "content": "",
+        "sections": {"rules": "New rules."},
+        "toolsAdded": [WRITE_TOOL],
+        "toolsRemoved": [{"name": "read"}],
+        "timestamp": 3,
+    }
+    ctx = {
+        "messages": [system("Base.", [STRICT_BASH, READ_TOOL]), user("q"), reply, update, user("again", 4)]
+    }
+    built = provider.build_request(
+        model_stub(compat=CLAUDE_COMPAT), ctx, opts(reasoning="medium", temperature=0.5)
+    )
+    params = built.params
+    assert built.provider_thinking_level == "medium"
+    assert built.has_preferred_strict_tools
+    assert params["betas"] == [
+        "mid-conversation-output-config-2026-07-01",
+        "thinking-binding-controls-2026-08-01",
+        "inline-tools-2026-09-15",
+    ]
+    assert params["thinking"] == {
+        "type": "adaptive",
+        "display": "summarized",
+        "block_binding": {"prefix_mismatch_behavior": "drop_block"},
+    }
+    assert params["output_config"] == {"effort": "low"}
+    assert "temperature" not in params
+    assert params["system"] == [{"type": "text", "text": "Base.", "cache_control": CACHE}]
+    bash, read, placeholder = params["tools"]
+    assert bash["strict"] is True and bash["input_schema"]["additionalProperties"] is False
+    assert read["cache_control"] == CACHE and "strict" not in read
+    assert placeholder["name"] == "__pi_deferred_placeholder__" and placeholder["defer_loading"] is True
+    write_definition = {
+        "name": "write",
+        "description": "Write a file",
+        "eager_input_streaming": True,
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    }
+    assert params["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "q"}]},
+        {"role": "system", "content": [], "output_config": {"effort": "high"}},
+        {"role": "assistant", "content": [{"type": "text", "text": "answer"}]},
+        {"role": "user", "content": [{"type": "text", "text": "again"}]},
+        {
+            "role": "system",
+            "content": [
+                {"type": "text", "text": 'Updated system prompt section "rules":\n\nNew rules.'},
+                {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "read"}},
+                {
+                    "type": "tool_addition",
+                    "tool": {"type": "tool_definition", "definition": write_definition},
+                    "cache_control": CACHE,
+                },
+            ],
+        },
+        {"role": "system", "content": [], "output_config": {"effort": "medium"}},
+    ]
+
+
+def test_system_update_between_tool_call_and_result_waits_for_the_next_reply():
+    call = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "ls"}}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-test",
+        "usage": {},
+        "stopReason": "toolUse",
+        "timestamp": 2,
+    }
+    update = {"role": "system", "content": "Note.", "timestamp": 3}
+    result = {
+        "role": "toolResult",
+        "toolCallId": "t1",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": "a"}],
+        "isError": False,
+        "timestamp": 4,
+    }
+    compat = {"supportsMidConvoSystemMessages": True}
+    ctx = {"messages": [system("Base.", [BASH_TOOL]), user("q"), call, update, result]}
+    messages = provider.build_params(model_stub(compat=compat), ctx, opts())["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "system"]
+    assert messages[2]["content"][0]["type"] == "tool_result"
+    assert messages[3] == {
+        "role": "system",
+        "content": [{"type": "text", "text": "Note.", "cache_control": CACHE}],
+    }
+
+
+def test_strict_tool_limit_rejection_falls_back_to_plain_tools():
+    body = {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "Too many strict tools (21). The maximum is 20.",
+        },
+    }
+    compat = {"supportsStrictTools": True}
+    ctx = {"messages": [system("S", [STRICT_BASH]), user("hi")]}
+    with LoopbackServer([json_reply(400, body), text_reply("ok"), text_reply("again")]) as server:
+        m = model(server, compat=compat)
+        _, message = run_stream(provider.stream, m, ctx, opts(session_id="strict-session"))
+        run_stream(provider.stream, m, ctx, opts(session_id="strict-session"))
+    assert message["content"] == [{"type": "text", "text": "ok"}]
+    assert message["diagnostics"][0]["type"] == "anthropic_strict_tools_fallback"
+    first, second, third = (request.body["tools"][0] for request in server.captured)
+    assert first.get("strict") is True
+    assert "strict" not in second and "strict" not in third

@@ -196,3 +196,25 @@ def test_sanitize_surrogates():
     assert sanitize_surrogates("a\ud83d b") == "a b"
     assert sanitize_surrogates("a\ude48b") == "ab"
     assert sanitize_surrogates("\ud83d\ude48") == "🙈"
+
+
+def test_thinking_level_clamped_as_pi_does():
+    from tau.llm.providers._common import clamp_thinking_level
+
+    plain = Model(id="m", provider="p", api="x", reasoning=True)
+    assert [clamp_thinking_level(plain, lvl) for lvl in (None, "off", "high", "xhigh", "max")] == [
+        None,
+        None,
+        "high",
+        "high",
+        "high",
+    ]
+    mapped = Model(
+        id="m",
+        provider="p",
+        api="x",
+        reasoning=True,
+        compat={"thinkingLevelMap": {"off": None, "minimal": None, "max": "max"}},
+    )
+    assert [clamp_thinking_level(mapped, lvl) for lvl in ("off", "minimal", "xhigh")] == ["low", "low", "max"]
+    assert clamp_thinking_level(Model(id="m", provider="p", api="x"), "high") is None

@@ -248,15 +248,24 @@ def adjust_max_tokens_for_thinking(
 
 
 def clamp_thinking_level(model: Model, level: str | None) -> str | None:
-    """The thinking level the model supports (``None`` for off); non-reasoning models are off."""
-    if not level or level == "off" or not model.reasoning:
+    """The level to request (``None`` for off), clamped to what the model supports as pi does.
+
+    ``compat["thinkingLevelMap"]`` drops a level mapped to ``None``; ``xhigh`` and ``max`` are only
+    offered when mapped. An unsupported level moves to the nearest higher one, else the nearest lower.
+    """
+    if not level or not model.reasoning:
         return None
     level_map = model.compat.get("thinkingLevelMap") or {}
-    supported = [lvl for lvl in THINKING_LEVELS if level_map.get(lvl, "") is not None]
-    if level in supported:
-        return level
-    index = THINKING_LEVELS.index(level) if level in THINKING_LEVELS else 0
+
+    def supported(candidate: str) -> bool:
+        if candidate in level_map and level_map[candidate] is None:
+            return False
+        return candidate not in ("xhigh", "max") or candidate in level_map
+
+    if level not in THINKING_LEVELS:
+        return None
+    index = THINKING_LEVELS.index(level)
     for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
-        if candidate in supported:
+        if supported(candidate):
             return None if candidate == "off" else candidate
     return None

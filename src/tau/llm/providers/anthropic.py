@@ -1,111 +1,50 @@
 """Anthropic Messages API over the official ``anthropic`` SDK (pi-ai ``anthropic-messages``).
 
-What goes out (``POST /v1/messages?beta=true``, streaming):
+The request body is built in :mod:`tau.llm.providers._anthropic_request` (system prompt, tools,
+messages, prompt-cache breakpoints, thinking); this module sends it through the SDK
+(``client.beta.messages.create``, streaming) and turns the SSE events into pi's event protocol:
+text, thinking with its signature (redacted thinking as ``[Reasoning redacted]`` with the opaque
+data as signature), tool calls with streamed JSON arguments, usage with cache reads, cache writes
+and the 1-hour write tier, stop reasons, errors as pi words them.
 
-- ``system``: the replayed system prompt as one text block; later system messages are folded into
-  it (Anthropic has no mid-conversation system role).
-- ``tools``: the current tools, ``input_schema`` reduced to ``type/properties/required`` (plus
-  ``additionalProperties``, ``$defs``, ``definitions``), ``eager_input_streaming: true``.
-- ``messages``: pi's transcript after :func:`tau.llm.transform.transform_messages`; consecutive
-  tool results become one user message of ``tool_result`` blocks (images of error results follow
-  them, Anthropic rejects images inside error results); thinking replays with its signature,
-  redacted thinking as ``redacted_thinking``, unsigned thinking as text.
-- Prompt caching, as pi 1.6 places it: ``cache_control`` on the system block, on the last tool,
-  and on the last block of the last message when it is a user message. Retention ``short`` is
-  ``{"type": "ephemeral"}``, ``long`` adds ``"ttl": "1h"``, ``none`` sends no marker.
-- Thinking from ``StreamOptions.reasoning``: budget-based (``budget_tokens`` from pi's default
-  budgets, ``max_tokens`` raised by the budget up to the model's cap, interleaved-thinking beta),
-  or adaptive with an effort when the model's compat says ``forceAdaptiveThinking``; a reasoning
-  model with thinking off gets ``thinking: {"type": "disabled"}``.
+A request whose ``strict: "prefer"`` tools exceed Claude's strict-tool limits is sent again once
+without them, and later requests of that session skip them at once (pi's strict-tool fallback).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from tau.common import jsjson
+from tau.common.jsstr import ms_now
 from tau.llm.builder import MessageBuilder
+from tau.llm.providers._anthropic_request import BuiltRequest, build_request, has_request_auth
 from tau.llm.providers._common import (
     ProviderError,
-    adjust_max_tokens_for_thinking,
     apply_payload_hook,
     call_with_body,
-    clamp_max_tokens_to_context,
-    clamp_thinking_level,
-    has_header,
     http_error_message,
     report_response,
     run_request,
 )
-from tau.llm.providers._strict import resolve_strict, tool_parameters
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
-from tau.llm.transcript import (
-    collapse_system_messages,
-    current_tools,
-    initial_system_message,
-    system_message_text,
-)
-from tau.llm.transform import sanitize_surrogates, split_error_tool_result_images, transform_messages
 from tau.llm.types import Model, TranscriptContext
 
 __all__ = ["build_params", "stream"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
-FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 
-# Keywords Anthropic's strict tool use rejects for the whole request.
-_STRICT_UNSUPPORTED = {
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "maxItems",
-    "uniqueItems",
-    "minContains",
-    "maxContains",
-    "minProperties",
-    "maxProperties",
-}
-_STRICT_FORMATS = {
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
-}
-_TOOL_ID = re.compile(r"[^a-zA-Z0-9_-]")
-
-
-def _strict_unsupported(key: str, value: Any) -> bool:
-    if key in _STRICT_UNSUPPORTED:
-        return True
-    if key == "minItems":
-        return value not in (0, 1)
-    if key == "format":
-        return not isinstance(value, str) or value not in _STRICT_FORMATS
-    return False
-
-
-def _compat(model: Model) -> dict[str, Any]:
-    compat = model.compat
-    return {
-        "eager": compat.get("supportsEagerToolInputStreaming", True),
-        "long_cache": compat.get("supportsLongCacheRetention", True),
-        "cache_tools": compat.get("supportsCacheControlOnTools", True),
-        "temperature": compat.get("supportsTemperature", True),
-        "empty_signature": compat.get("allowEmptySignature", False),
-        "strict": compat.get("supportsStrictTools", False),
-        "adaptive": compat.get("forceAdaptiveThinking", False),
-    }
+# Claude's answers when a request's strict tools exceed its limits (20 strict tools, 16 optional or
+# union-typed parameters across them).
+_STRICT_LIMIT_MESSAGES = (
+    "The compiled grammar is too large",
+    "Too many strict tools (",
+    "Schemas contains too many parameters with union types (",
+)
+_MAX_STRICT_LIMIT_SESSIONS = 10_000
+# Sessions whose strict tools Claude rejected: later requests send preferred-strict tools plain.
+_sessions_over_strict_limits: dict[str, None] = {}
 
 
 def stream(
@@ -120,252 +59,30 @@ def stream(
     return run_request(model, opts, request)
 
 
-# -- request -----------------------------------------------------------------------------------
-
-
-def _cache_control(model: Model, retention: str | None) -> dict[str, Any] | None:
-    if retention == "none":
-        return None
-    if retention == "long" and _compat(model)["long_cache"]:
-        return {"type": "ephemeral", "ttl": "1h"}
-    return {"type": "ephemeral"}
-
-
-def _normalize_tool_call_id(call_id: str, _model: Model, _source: dict[str, Any]) -> str:
-    return _TOOL_ID.sub("_", call_id)[:64]
-
-
-def _image(block: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "image",
-        "source": {"type": "base64", "media_type": block["mimeType"], "data": block["data"]},
-    }
-
-
-def _result_content(content: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    """A tool result's content: one string without images, else blocks (text first if none)."""
-    if not any(block["type"] == "image" for block in content):
-        return sanitize_surrogates("\n".join(block["text"] for block in content))
-    blocks = [
-        {"type": "text", "text": sanitize_surrogates(block["text"])}
-        if block["type"] == "text"
-        else _image(block)
-        for block in content
-    ]
-    if not any(block["type"] == "text" for block in blocks):
-        blocks.insert(0, {"type": "text", "text": "(see attached image)"})
-    return blocks
-
-
-def _user(message: dict[str, Any]) -> dict[str, Any] | None:
-    content = message["content"]
-    if isinstance(content, str):
-        return {"role": "user", "content": sanitize_surrogates(content)} if content.strip() else None
-    blocks = []
-    for block in content:
-        if block["type"] == "text":
-            if block["text"].strip():
-                blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
-        else:
-            blocks.append(_image(block))
-    return {"role": "user", "content": blocks} if blocks else None
-
-
-def _thinking_block(block: dict[str, Any], allow_empty_signature: bool) -> dict[str, Any] | None:
-    if block.get("redacted"):
-        return {"type": "redacted_thinking", "data": block.get("thinkingSignature", "")}
-    signature = block.get("thinkingSignature") or ""
-    thinking = block.get("thinking", "")
-    if not thinking.strip() and not signature.strip():
-        return None
-    if signature.strip():
-        return {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": signature}
-    # No signature (an aborted stream): replay as text, unless the server accepts empty ones.
-    if allow_empty_signature:
-        return {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": ""}
-    return {"type": "text", "text": sanitize_surrogates(thinking)}
-
-
-def _assistant(message: dict[str, Any], allow_empty_signature: bool) -> dict[str, Any] | None:
-    blocks: list[dict[str, Any]] = []
-    for block in message["content"]:
-        kind = block["type"]
-        if kind == "text" and block["text"].strip():
-            blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
-        elif kind == "thinking":
-            converted = _thinking_block(block, allow_empty_signature)
-            if converted is not None:
-                blocks.append(converted)
-        elif kind == "toolCall":
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": block["id"],
-                    "name": block["name"],
-                    "input": block.get("arguments") or {},
-                }
-            )
-    return {"role": "assistant", "content": blocks} if blocks else None
-
-
-def _tool_results(results: list[dict[str, Any]]) -> dict[str, Any]:
-    blocks: list[dict[str, Any]] = []
-    error_images: list[dict[str, Any]] = []
-    for result in results:
-        split = split_error_tool_result_images(result)  # type: ignore[arg-type]
-        content = split[0] if split else result["content"]
-        blocks.append(
-            {
-                "type": "tool_result",
-                "tool_use_id": result["toolCallId"],
-                "content": _result_content(content),
-                "is_error": bool(result.get("isError")),
-            }
-        )
-        if split:
-            error_images.append({"type": "text", "text": split[1]})
-            error_images.extend(_image(image) for image in split[2])
-    return {"role": "user", "content": blocks + error_images}
-
-
-def convert_messages(
-    messages: list[dict[str, Any]], cache_control: dict[str, Any] | None, allow_empty_signature: bool = False
-) -> list[dict[str, Any]]:
-    """Transcript messages (system messages already removed) as Anthropic ``messages``."""
-    params: list[dict[str, Any]] = []
-    index = 0
-    while index < len(messages):
-        message = messages[index]
-        role = message["role"]
-        converted: dict[str, Any] | None = None
-        if role == "user":
-            converted = _user(message)
-        elif role == "assistant":
-            converted = _assistant(message, allow_empty_signature)
-        elif role == "toolResult":
-            end = index
-            while end < len(messages) and messages[end]["role"] == "toolResult":
-                end += 1
-            converted = _tool_results(messages[index:end])
-            index = end - 1
-        if converted is not None:
-            params.append(converted)
-        index += 1
-    if cache_control is not None:
-        _mark_last_user_message(params, cache_control)
-    return params
-
-
-def _mark_last_user_message(params: list[dict[str, Any]], cache_control: dict[str, Any]) -> None:
-    """Cache the conversation so far: a breakpoint on the last block of a trailing user message."""
-    if not params or params[-1]["role"] != "user":
-        return
-    last = params[-1]
-    if isinstance(last["content"], str):
-        last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache_control}]
-    elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
-        last["content"][-1]["cache_control"] = cache_control
-
-
-def convert_tools(
-    tools: list[dict[str, Any]], model: Model, cache_control: dict[str, Any] | None
-) -> list[dict[str, Any]]:
-    compat = _compat(model)
-    converted = []
-    for position, tool in enumerate(tools):
-        strict = resolve_strict(tool, compat["strict"], _strict_unsupported)
-        schema = tool_parameters(tool, strict)
-        input_schema: dict[str, Any] = {
-            "type": "object",
-            "properties": schema.get("properties", {}),
-            "required": schema.get("required", []),
-        }
-        for key in ("additionalProperties", "$defs", "definitions"):
-            if key in schema:
-                input_schema[key] = schema[key]
-        if strict:
-            input_schema = {**schema, **input_schema}
-        entry: dict[str, Any] = {"name": tool["name"], "description": tool["description"]}
-        if compat["eager"]:
-            entry["eager_input_streaming"] = True
-        if strict:
-            entry["strict"] = True
-        entry["input_schema"] = input_schema
-        if cache_control is not None and compat["cache_tools"] and position == len(tools) - 1:
-            entry["cache_control"] = cache_control
-        converted.append(entry)
-    return converted
-
-
-def _thinking_params(
-    model: Model, messages: list[dict[str, Any]], options: StreamOptions
-) -> tuple[int, dict[str, Any], list[str]]:
-    """``(max_tokens, extra params, betas)`` for the requested thinking level."""
-    compat = _compat(model)
-    level = clamp_thinking_level(model, options.reasoning)
-    base_max = clamp_max_tokens_to_context(model, messages, options.max_tokens or model.max_tokens)
-    if level is None:
-        off_allowed = (model.compat.get("thinkingLevelMap") or {}).get("off", "") is not None
-        extra = {"thinking": {"type": "disabled"}} if model.reasoning and off_allowed else {}
-        return base_max, extra, []
-    if compat["adaptive"]:
-        effort = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
-        mapped = (model.compat.get("thinkingLevelMap") or {}).get(level)
-        extra = {
-            "thinking": {"type": "adaptive", "display": "summarized"},
-            "output_config": {"effort": mapped if isinstance(mapped, str) else effort},
-        }
-        return base_max, extra, []
-    max_tokens, budget = adjust_max_tokens_for_thinking(base_max, model.max_tokens, level)
-    max_tokens = clamp_max_tokens_to_context(model, messages, max_tokens)
-    budget = min(budget, max(0, max_tokens - 1024))
-    thinking = {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"}
-    return max_tokens, {"thinking": thinking}, [INTERLEAVED_THINKING_BETA]
-
-
 def build_params(
     model: Model, context: TranscriptContext, options: StreamOptions | None = None
 ) -> dict[str, Any]:
-    """The request body pi 1.6 would send for this transcript (``stream: true``, ``betas`` included)."""
-    opts = options or StreamOptions()
-    compat = _compat(model)
-    cache_control = _cache_control(model, opts.cache_retention)
-    transcript = collapse_system_messages(context)["messages"]
-    head = initial_system_message(transcript)
-    system_text = system_message_text(head) if head else ""
-    transformed = transform_messages(transcript, model, _normalize_tool_call_id)
-    conversation = [message for message in transformed if message["role"] != "system"]
-    max_tokens, thinking, betas = _thinking_params(model, transcript, opts)
-    tools = current_tools(transcript)
-    if tools and not compat["eager"]:
-        betas = [FINE_GRAINED_TOOL_STREAMING_BETA, *betas]
-    params: dict[str, Any] = {
-        "model": model.id,
-        "messages": convert_messages(conversation, cache_control, compat["empty_signature"]),
-        "max_tokens": max_tokens,
-        "stream": True,
-    }
-    if betas and not _configured_betas(model, opts):
-        params["betas"] = betas
-    if system_text:
-        block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(system_text)}
-        if cache_control is not None:
-            block["cache_control"] = cache_control
-        params["system"] = [block]
-    thinking_on = thinking.get("thinking", {}).get("type", "disabled") != "disabled"
-    if opts.temperature is not None and not thinking_on and compat["temperature"]:
-        params["temperature"] = opts.temperature
-    if tools:
-        params["tools"] = convert_tools(tools, model, cache_control)
-    params.update(thinking)
-    return params
+    """The request body pi 1.6 would send for this transcript."""
+    return build_request(model, context, options).params
 
 
-def _configured_betas(model: Model, options: StreamOptions) -> bool:
-    return has_header(model.headers, "anthropic-beta") or has_header(options.headers, "anthropic-beta")
+def _is_strict_limit_error(exc: Any) -> bool:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    message = str(error.get("message") or exc)
+    return (
+        exc.status_code == 400
+        and error.get("type") == "invalid_request_error"
+        and any(text in message for text in _STRICT_LIMIT_MESSAGES)
+    )
 
 
-# -- response ----------------------------------------------------------------------------------
+def _mark_strict_limits(session_id: str | None) -> None:
+    if session_id is None:
+        return
+    _sessions_over_strict_limits[session_id] = None
+    if len(_sessions_over_strict_limits) > _MAX_STRICT_LIMIT_SESSIONS:
+        del _sessions_over_strict_limits[next(iter(_sessions_over_strict_limits))]
 
 
 async def _run(
@@ -373,33 +90,59 @@ async def _run(
 ) -> None:
     import anthropic  # lazy: the SDK is heavy to import
 
-    api_key = options.api_key
     headers = {**model.headers, **options.headers}
-    if not api_key and not (has_header(headers, "authorization") or has_header(headers, "x-api-key")):
+    if not has_request_auth(options.api_key, headers):
         raise ProviderError(f"No API key for provider: {model.provider}")
-    params = await apply_payload_hook(options, build_params(model, context, options), model)
     client = anthropic.AsyncAnthropic(
-        api_key=api_key or None,
+        api_key=options.api_key or None,
         base_url=model.base_url or DEFAULT_BASE_URL,
         default_headers=headers,
         max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
         **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
     )
     try:
-        try:
-            response = await retry_provider_request(
-                lambda: call_with_body(client.beta.messages.create, params),
-                max_retries=options.max_retries,
-                max_retry_delay_ms=options.max_retry_delay_ms,
-                signal=options.signal,
-            )
-        except anthropic.APIStatusError as exc:
-            raise ProviderError(http_error_message(exc.status_code, exc.body)) from exc
+        response = await _send(model, context, options, builder, client, anthropic)
         await report_response(options, getattr(response, "response", None))
         builder.start()
         await _consume(response, builder, anthropic)
     finally:
         await client.close()
+
+
+async def _send(
+    model: Model,
+    context: TranscriptContext,
+    options: StreamOptions,
+    builder: MessageBuilder,
+    client: Any,
+    sdk: Any,
+) -> Any:
+    """Send the request; on a strict-tool-limit rejection, once more without preferred-strict tools."""
+    disable_strict = options.session_id in _sessions_over_strict_limits if options.session_id else False
+    while True:
+        built: BuiltRequest = build_request(model, context, options, disable_preferred_strict=disable_strict)
+        if built.provider_thinking_level:
+            builder.message["providerThinkingLevel"] = built.provider_thinking_level
+        params = await apply_payload_hook(options, built.params, model)
+        try:
+            return await retry_provider_request(
+                lambda params=params: call_with_body(client.beta.messages.create, params),
+                max_retries=options.max_retries,
+                max_retry_delay_ms=options.max_retry_delay_ms,
+                signal=options.signal,
+            )
+        except sdk.APIStatusError as exc:
+            if disable_strict or not built.has_preferred_strict_tools or not _is_strict_limit_error(exc):
+                raise ProviderError(http_error_message(exc.status_code, exc.body)) from exc
+            disable_strict = True
+            _mark_strict_limits(options.session_id)
+            diagnostic = {
+                "type": "anthropic_strict_tools_fallback",
+                "timestamp": ms_now(),
+                "error": {"message": http_error_message(exc.status_code, exc.body)},
+                "details": {"reason": "strict_tool_limits_exceeded"},
+            }
+            builder.message.setdefault("diagnostics", []).append(diagnostic)
 
 
 async def _consume(response: Any, builder: MessageBuilder, sdk: Any) -> None:
