@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import math
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from tau.common.jsjson import js_number
 from tau.llm.stream import AbortSignal
-from tau.tools._async import in_thread_until_aborted
+from tau.tools._async import in_thread_until_aborted, raise_if_aborted
 from tau.tools.base import CONSTRAINED_SAMPLING, ToolContext, ToolDefinition, ToolResult, UpdateCallback
 from tau.tools.fserrors import fs_error
 from tau.tools.images import SNIFF_BYTES, detect_image_mime_type, prepare_image
 from tau.tools.paths import resolve_read_path
-from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, utf8_len
+from tau.tools.read_lines import (
+    Selection,
+    is_streamable_range,
+    read_chunks,
+    select_from_chunks,
+    select_from_text,
+)
+from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 __all__ = ["read_tool"]
 
@@ -78,18 +83,20 @@ async def execute_read(
     path: str = params["path"]
     offset = params.get("offset")
     limit = params.get("limit")
-    result = await in_thread_until_aborted(lambda: _read(path, offset, limit, ctx), signal)
+    result = await in_thread_until_aborted(lambda: _read(path, offset, limit, ctx, signal), signal)
     result.structured_content = _structured(result)
     return result
 
 
-def _read(path: str, offset: float | None, limit: float | None, ctx: ToolContext) -> ToolResult:
+def _read(
+    path: str, offset: float | None, limit: float | None, ctx: ToolContext, signal: AbortSignal | None
+) -> ToolResult:
     absolute = resolve_read_path(path, ctx.cwd)
     _check_readable(absolute)
     mime_type = _sniff(absolute)
     if mime_type:
         return _read_image(absolute, mime_type, ctx)
-    return _read_text(absolute, path, offset, limit)
+    return _read_text(absolute, path, offset, limit, signal)
 
 
 def _check_readable(absolute: str) -> None:
@@ -132,40 +139,24 @@ def _read_image(absolute: str, mime_type: str, ctx: ToolContext) -> ToolResult:
     )
 
 
-@dataclass
-class _Selection:
-    total_file_lines: int
-    truncation: dict[str, Any]
-    first_line_bytes: int
-
-
-def _select(text: str, start: float, limit: float | None) -> _Selection:
-    lines = text.split("\n")
-    end = None if limit is None else min(start + limit, len(lines))
-    selected = _js_slice(lines, start, end)
-    truncation = truncate_head("\n".join(selected))
-    first = utf8_len(_js_slice(lines, start, None)[0]) if truncation["firstLineExceedsLimit"] else 0
-    return _Selection(len(lines), dict(truncation), first)
-
-
-def _js_slice(items: list[str], start: float, end: float | None) -> list[str]:
-    """``Array.prototype.slice`` with JavaScript's integer conversion of fractional and negative bounds."""
-
-    def bound(value: float) -> int:
-        index = math.trunc(value)
-        return max(len(items) + index, 0) if index < 0 else min(index, len(items))
-
-    begin = bound(start)
-    stop = len(items) if end is None else bound(end)
-    return items[begin:stop] if stop > begin else []
-
-
-def _read_text(absolute: str, path: str, offset: float | None, limit: float | None) -> ToolResult:
+def _select(absolute: str, start: float, limit: float | None, signal: AbortSignal | None) -> Selection:
+    if is_streamable_range(start, limit):
+        return select_from_chunks(
+            read_chunks(absolute),
+            int(start),
+            None if limit is None else int(limit),
+            lambda: raise_if_aborted(signal),
+        )
     with open(absolute, "rb") as handle:
-        text = handle.read().decode("utf-8", "replace")
+        return select_from_text(handle.read().decode("utf-8", "replace"), start, limit)
+
+
+def _read_text(
+    absolute: str, path: str, offset: float | None, limit: float | None, signal: AbortSignal | None
+) -> ToolResult:
     start = max(0, offset - 1) if offset else 0
     start_display = start + 1
-    selection = _select(text, start, limit)
+    selection = _select(absolute, start, limit, signal)
     total = selection.total_file_lines
     if start >= total:
         raise ValueError(f"Offset {js_number(offset or 0)} is beyond end of file ({total} lines total)")
