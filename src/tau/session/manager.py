@@ -29,7 +29,7 @@ from tau.session.ids import check_session_id, new_entry_id, uuidv7
 from tau.session.lock import SessionWriter
 from tau.session.migrate import migrate, needs_migration
 from tau.session.paths import default_session_dir, resolve_path, session_file_name
-from tau.session.records import Loaded, Record, load_file, no_gc, read_lines
+from tau.session.records import LineReader, Loaded, Record, load, no_gc
 
 __all__ = ["SessionManager"]
 
@@ -69,6 +69,7 @@ class SessionManager:
         self._read_only = read_only
         self._file: Path | None = None
         self._writer: SessionWriter | None = None
+        self._reader: LineReader | None = None  # the file the records' offsets point into
         self._flushed = False
         self._header: Entry = {}
         self._header_raw: bytes | None = None
@@ -219,6 +220,7 @@ class SessionManager:
 
     def _open_file(self, path: Path, *, use_header_cwd: bool) -> None:
         self._close_writer()
+        self._reader = None
         self._file = path
         if not path.exists():
             if self._read_only:
@@ -229,7 +231,8 @@ class SessionManager:
         if not self._read_only:
             self._writer = SessionWriter.open(path)  # lock before reading: nobody else appends meanwhile
         try:
-            loaded = load_file(path)
+            self._reader = LineReader(path)
+            loaded = load(self._reader.fd, path)
             if loaded is None:
                 self._initialize_empty_file(path)
                 return
@@ -274,8 +277,7 @@ class SessionManager:
         self._header_raw = None
         for position in changed:
             record = self._records[position]
-            record.raw = None
-            record.offset = -1
+            record.offset = -1  # changed: written as pi serializes it
             record.kind, record.id, record.parent_id = (
                 record.entry.get("type"),  # type: ignore[union-attr]
                 record.entry.get("id"),  # type: ignore[union-attr]
@@ -299,7 +301,8 @@ class SessionManager:
         if not self._persist or self._file is None or self._read_only:
             return
         temporary = self._file.with_name(f".{self._file.name}.tau-{os.getpid()}.tmp")
-        writer = SessionWriter.create(temporary, self._file_bytes())
+        data, lines = self._file_bytes()
+        writer = SessionWriter.create(temporary, data)
         try:
             os.chmod(temporary, self._file.stat().st_mode & 0o777)
             os.replace(temporary, self._file)  # the lock moves with the new file's inode
@@ -310,19 +313,23 @@ class SessionManager:
         self._close_writer()
         writer.path = self._file
         self._writer = writer
+        self._place(lines)
 
-    def _file_bytes(self) -> bytes:
-        """The whole file (header and entries); records learn their line numbers and offsets in it."""
-        header = self._header_bytes()
+    def _file_bytes(self) -> tuple[bytes, list[bytes]]:
+        """The whole file (header and entries) and its entry lines."""
         lines = self._line_bytes(self._records)
-        offset = len(header) + 1
+        return b"\n".join([self._header_bytes(), *lines]) + b"\n", lines
+
+    def _place(self, lines: list[bytes]) -> None:
+        """After the file was written from ``lines``: records learn their line numbers and offsets in it."""
+        offset = len(self._header_bytes()) + 1
         for number, (record, line) in enumerate(zip(self._records, lines, strict=True), start=2):
-            record.line, record.offset = number, offset
-            if record.entry is not None:
-                record.raw = None  # from now on the line is in the new file at this offset
+            record.line, record.offset, record.size, record.raw = number, offset, len(line), None
             offset += len(line) + 1
         self._line_count = len(lines) + 1
-        return b"\n".join([header, *lines]) + b"\n"
+        if self._reader is not None:
+            self._reader.close()
+        self._reader = LineReader(self._file)  # type: ignore[arg-type]
 
     def _header_bytes(self) -> bytes:
         if self._header_raw is None:
@@ -353,6 +360,7 @@ class SessionManager:
         if id is not None:
             check_session_id(id)
         self._close_writer()
+        self._reader = None
         session_id = id if id is not None else uuidv7()
         timestamp = iso_now()
         self._header = make.header(session_id, timestamp, self._cwd, parent_session)
@@ -436,31 +444,40 @@ class SessionManager:
 
     def _parse_pending(self, records: list[Record]) -> bool:
         """Parse the records not parsed yet; False when one was not JSON (it is dropped then)."""
+        pending = [record for record in records if record.entry is None]
+        if not pending:
+            return True
         intact = True
         loads = orjson.loads
+        done: set[int] = set()
         with no_gc():
-            for record in records:
-                if record.entry is not None:
-                    continue
-                try:
-                    value = loads(record.raw)  # type: ignore[arg-type]
-                except orjson.JSONDecodeError:
+            for record, data in self._reader.lines(pending) if self._reader is not None else ():
+                done.add(id(record))
+                value = None
+                if data is not None:
                     try:
-                        value = jsonl.parse(record.raw)  # type: ignore[arg-type]
-                    except ValueError:
-                        value = None
+                        value = loads(data)
+                    except orjson.JSONDecodeError:
+                        try:
+                            value = jsonl.parse(bytes(data))
+                        except ValueError:
+                            value = None
                 if value.__class__ is not dict:
-                    self._drop(record, "not valid JSON" if value is None else "not a JSON object")
+                    why = "no longer in the file" if data is None else "not valid JSON"
+                    self._drop(record, why if value is None else "not a JSON object")
                     intact = False
                     continue
                 record.entry = value
-                record.raw = None  # the bytes stay in the file at record.offset
                 if (
                     value.get("id") != record.id
                     or value.get("parentId") != record.parent_id
                     or value.get("type") != record.kind
                 ):
                     self._refresh_fields(record)
+        for record in pending:
+            if id(record) not in done:
+                self._drop(record, "unreadable (the session file is gone)")
+                intact = False
         return intact
 
     def _refresh_fields(self, record: Record) -> None:
@@ -483,16 +500,19 @@ class SessionManager:
 
     def _line_bytes(self, records: list[Record]) -> list[bytes]:
         """Each record's line as it is to be written: its original bytes when it is unchanged."""
-        lines: list[bytes | None] = [record.raw for record in records]
-        missing = [index for index, line in enumerate(lines) if line is None and records[index].offset >= 0]
-        if missing and self._file is not None:
-            found = read_lines(self._file, [records[index] for index in missing])
-            for index, line in zip(missing, found, strict=True):
-                lines[index] = line
-        return [
-            line if line is not None else jsonl.encode(record.entry)
-            for line, record in zip(lines, records, strict=True)
-        ]
+        self._parse_pending(records)
+        records = [record for record in records if record.entry is not None]
+        found: dict[int, bytes] = {}
+        wanted = [record for record in records if record.raw is None and record.offset >= 0]
+        if wanted and self._reader is not None:
+            for record, data in self._reader.lines(wanted):
+                if data is not None:
+                    found[id(record)] = bytes(data)
+        lines = []
+        for record in records:
+            line = record.raw if record.raw is not None else found.get(id(record))
+            lines.append(line if line is not None else jsonl.encode(record.entry))
+        return lines
 
     def _entry_records(self) -> list[Record]:
         return [record for record in self._records if record.kind != "session"]
@@ -532,8 +552,10 @@ class SessionManager:
         if not self._has_conversation():
             return
         self._file.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = SessionWriter.create(self._file, self._file_bytes())
+        data, lines = self._file_bytes()
+        self._writer = SessionWriter.create(self._file, data)
         self._flushed = True
+        self._place(lines)
 
     def _has_conversation(self) -> bool:
         for record in self._records:
@@ -879,6 +901,7 @@ class SessionManager:
         previous_file = self.get_session_file()
         records = self._records_for(kept)
         self._close_writer()
+        self._reader = None  # the kept lines are in memory now
         session_id = uuidv7()
         timestamp = iso_now()
         self._header = make.header(session_id, timestamp, self._cwd, previous_file if self._persist else None)
@@ -893,8 +916,10 @@ class SessionManager:
         self._file = self._session_dir / session_file_name(timestamp, session_id)
         if self._has_conversation():
             self._file.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = SessionWriter.create(self._file, self._file_bytes())
+            data, lines = self._file_bytes()
+            self._writer = SessionWriter.create(self._file, data)
             self._flushed = True
+            self._place(lines)
         return str(self._file)
 
     def _records_for(self, kept: list[Entry]) -> list[Record]:
@@ -910,7 +935,7 @@ class SessionManager:
         for original, entry in zip(same, kept, strict=True):
             record = Record.from_entry(entry)
             if original is not None:
-                record.raw = raw_of[id(original)]
+                record.raw = raw_of.get(id(original))
             records.append(record)
         return records
 

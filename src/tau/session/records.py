@@ -1,16 +1,20 @@
-"""Reading a session file into lazily parsed records (the raw line bytes are kept for rewrites).
+"""Reading a session file into lazily parsed records.
 
 A record is one entry line. Lines pi writes for tree entries start with ``{"type":..,"id":..,
-"parentId":..``: for those only that prefix is read at load (enough for the tree index) and the line
-is parsed in full the first time the entry is needed. Every other line, and any line that might be
-cut short (no LF after it, or not ending in ``}``), is parsed at load. A line that looked like an
-entry but turns out not to be JSON is dropped when first parsed (the manager re-indexes), so the
-store always sees what pi sees: every line that parses, in file order.
+"parentId":..``: for those only that prefix is read at load (enough for the tree index), and the
+line is read back (by offset) and parsed in full the first time the entry is needed. Every other
+line, and any line that might be cut short (no LF after it, or not ending in ``}``), is parsed at
+load. A line that looked like an entry but turns out not to be JSON is dropped when first parsed
+(the manager re-indexes), so the store always sees what pi sees: every line that parses, in file
+order. Nothing keeps the file's bytes in memory: an open 7 MB session costs its index, plus the
+entries that were asked for.
 """
 
 from __future__ import annotations
 
 import gc
+import os
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,36 +24,41 @@ from typing import Any
 from tau.session import jsonl
 from tau.session.errors import NotASessionError
 
-__all__ = ["Loaded", "Record", "load_file", "no_gc", "parse_records", "read_lines"]
+__all__ = ["LineReader", "Loaded", "Record", "load", "no_gc"]
 
 Problem = tuple[int, str]
 
 # Lines of these types are parsed at load: labels feed the label index, headers are not entries.
 _EAGER_KINDS = frozenset(("label", "session"))
+_CHUNK = 1 << 20  # read back lines in pieces of about 1 MiB
+_LF = 0x0A
+_CLOSING_BRACE = 0x7D
 
 
 class Record:
     """One entry line: where it is in the file, the fields of the tree index, the parsed dict once needed.
 
-    ``raw`` holds the line's bytes only until the line is parsed; after that the bytes stay in the
-    file (``offset``) and are read back only to copy the line (fork, branched session, rewrite).
+    ``offset``/``size`` locate the line in the current file (``offset`` -1: the entry is not there
+    as it is, and is written as pi serializes it). ``raw`` holds line bytes that must be kept
+    because no file has them (the kept lines of a branched session before it is written).
     """
 
-    __slots__ = ("entry", "id", "kind", "line", "offset", "parent_id", "raw")
+    __slots__ = ("entry", "id", "kind", "line", "offset", "parent_id", "raw", "size")
 
     def __init__(
         self,
         line: int,
         offset: int,
-        raw: bytes | None,
+        size: int,
         kind: Any,
         entry_id: Any,
         parent_id: Any,
         entry: dict | None,
     ) -> None:
         self.line = line  # 1-based line number in the file, 0 while not written
-        self.offset = offset  # byte offset of the line in the current file, -1 when not there as is
-        self.raw = raw  # the line's bytes (no LF) while unparsed, or when they must be kept
+        self.offset = offset
+        self.size = size
+        self.raw: bytes | None = None
         self.kind = kind
         self.id = entry_id
         self.parent_id = parent_id
@@ -57,8 +66,8 @@ class Record:
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any]) -> Record:
-        """A record for an entry made or changed in memory: written as pi serializes it."""
-        return cls(0, -1, None, entry.get("type"), entry.get("id"), entry.get("parentId"), entry)
+        """A record for an entry made or changed in memory."""
+        return cls(0, -1, -1, entry.get("type"), entry.get("id"), entry.get("parentId"), entry)
 
 
 @dataclass
@@ -75,8 +84,8 @@ class Loaded:
 
 @contextmanager
 def no_gc() -> Iterator[None]:
-    """Pause the cyclic GC while parsing: parsed JSON has no cycles, and the collector's passes over
-    thousands of fresh dicts cost about a third of a large load."""
+    """Pause the cyclic GC while parsing: parsed JSON has no cycles, and collector passes over
+    thousands of fresh dicts would run many times during a large load."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -84,10 +93,6 @@ def no_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _is_blank(raw: bytes) -> bool:
-    return not raw.strip()
 
 
 def _parse_object(raw: bytes) -> tuple[dict | None, str | None]:
@@ -100,105 +105,128 @@ def _parse_object(raw: bytes) -> tuple[dict | None, str | None]:
     return value, None
 
 
-def parse_records(
-    lines: list[bytes], first_line: int, first_offset: int, last_unterminated: bool
-) -> tuple[list[Record], list[Problem]]:
-    """Records for ``lines`` (numbered from ``first_line``, starting at byte ``first_offset``)."""
+def _records(data: bytes, start: int, number: int, problems: list[Problem]) -> list[Record]:
+    """Records for the lines of ``data`` from byte ``start`` (the line before it has ``number``)."""
     records: list[Record] = []
-    problems: list[Problem] = []
     append = records.append
+    find = data.find
     match = jsonl.FAST_PREFIX.match
-    offset = first_offset
-    number = first_line - 1
-    cut_at = first_line + len(lines) - 1 if last_unterminated else -1
-    for raw in lines:
+    size = len(data)
+    position = start
+    while position < size:
+        newline = find(b"\n", position)
+        cut = newline < 0
+        end = size if cut else newline
         number += 1
-        start = offset
-        offset += len(raw) + 1
-        found = match(raw) if raw[-1:] == b"}" and number != cut_at else None
-        if found is not None:
-            kind, entry_id, parent = found.groups()
-            try:
-                kind = kind.decode()
-                if kind not in _EAGER_KINDS:
-                    append(
-                        Record(number, start, raw, kind, entry_id.decode(), parent and parent.decode(), None)
-                    )
-                    continue
-            except UnicodeDecodeError:
-                pass
-        if _is_blank(raw):
-            continue
-        entry, error = _parse_object(raw)
-        if entry is None:
-            why = "cut short (no newline at the end of the file)" if number == cut_at else error
-            problems.append((number, f"line {number}: {why}; skipped"))
-            continue
-        append(Record(number, start, None, entry.get("type"), entry.get("id"), entry.get("parentId"), entry))
-    return records, problems
+        if not cut and end > position and data[end - 1] == _CLOSING_BRACE:
+            found = match(data, position, end)
+            if found is not None:
+                kind, entry_id, parent = found.groups()
+                try:
+                    kind = kind.decode()
+                    if kind not in _EAGER_KINDS:
+                        parent_id = parent.decode() if parent is not None else None
+                        append(
+                            Record(number, position, end - position, kind, entry_id.decode(), parent_id, None)
+                        )
+                        position = end + 1
+                        continue
+                except UnicodeDecodeError:
+                    pass
+        raw = data[position:end]
+        if raw.strip():
+            entry, error = _parse_object(raw)
+            if entry is None:
+                why = "cut short (no newline at the end of the file)" if cut else error
+                problems.append((number, f"line {number}: {why}; skipped"))
+            else:
+                kind, entry_id, parent_id = entry.get("type"), entry.get("id"), entry.get("parentId")
+                append(Record(number, position, end - position, kind, entry_id, parent_id, entry))
+        position = end + 1
+    return records
 
 
-def _split(data: bytes) -> tuple[list[bytes], bool]:
-    # LF only: bytes.splitlines() would also split on CR, VT, FF and others inside JSON strings.
-    lines = data.split(b"\n")
-    unterminated = lines[-1] != b""
-    if not unterminated:
-        lines.pop()
-    return lines, unterminated
-
-
-def load_file(path: Path) -> Loaded | None:
-    """Read ``path``; ``None`` for an empty file, ``NotASessionError`` when it holds no session header.
+def load(fd: int, path: Path) -> Loaded | None:
+    """Read the session file open on ``fd``; ``None`` when it is empty.
 
     The header is the first line that parses; blank and malformed lines before it are skipped.
+    Raises :class:`NotASessionError` (naming ``path``) when that line is no session header.
     """
-    data = path.read_bytes()
+    size = os.fstat(fd).st_size
+    data = os.pread(fd, size, 0) if size else b""
+    while len(data) < size:  # pread may return less than asked on some filesystems
+        more = os.pread(fd, size - len(data), len(data))
+        if not more:
+            break
+        data += more
     if not data:
         return None
-    lines, unterminated = _split(data)
-    del data
     problems: list[Problem] = []
-    offset = 0
-    for index, raw in enumerate(lines):
-        offset += len(raw) + 1
-        if _is_blank(raw):
+    position = 0
+    number = 0
+    while position < len(data):
+        newline = data.find(b"\n", position)
+        end = len(data) if newline < 0 else newline
+        raw = data[position:end]
+        number += 1
+        position = end + 1
+        if not raw.strip():
             continue
         header, error = _parse_object(raw)
         if header is None:
-            problems.append((index + 1, f"line {index + 1}: {error}; skipped"))
+            problems.append((number, f"line {number}: {error}; skipped"))
             continue
         if header.get("type") != "session" or not isinstance(header.get("id"), str):
             break
-        rest = lines[index + 1 :]
-        del lines
         with no_gc():
-            records, more = parse_records(rest, index + 2, offset, unterminated)
-        return Loaded(header, raw, records, problems + more, unterminated, index + 1 + len(rest))
+            records = _records(data, position, number, problems)
+        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        return Loaded(header, raw, records, problems, not data.endswith(b"\n"), lines)
     raise NotASessionError(
         f"{str(path)!r} is not a session file: its first JSON line is not a session header "
         '({"type":"session","id":...}); pass the path of a .jsonl session file'
     )
 
 
-def read_lines(path: Path, records: list[Record]) -> list[bytes | None]:
-    """The bytes of each record's line, read back from ``path`` at its offset (``None`` if not there).
+class LineReader:
+    """Reads lines back from a session file by offset, through a descriptor kept open.
 
-    A line is only trusted when it still ends with LF where it should and starts with ``{``: the file
-    may have been replaced since it was read.
+    Holding the descriptor means a file replaced on disk (renamed over) is still read as it was.
     """
-    found: list[bytes | None] = [None] * len(records)
-    try:
-        with open(path, "rb") as file:
-            for index, record in enumerate(records):
-                if record.offset < 0:
-                    continue
-                file.seek(record.offset)
-                data = file.readline()
-                if not (data.endswith(b"\n") and data.startswith(b"{")):
-                    continue
-                if isinstance(record.id, str) and b'"id":' + jsonl.encode(record.id) not in data:
-                    continue
-                found[index] = data[:-1]
-    except OSError:
-        pass
-    return found
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        self._finalizer = weakref.finalize(self, os.close, self._fd)
+
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def lines(self, records: list[Record]) -> Iterator[tuple[Record, memoryview | None]]:
+        """``(record, line bytes without LF)`` for each record with an offset, in file order.
+
+        The bytes are ``None`` when the file no longer holds a whole line there. Views are valid
+        until the next item is taken.
+        """
+        located = sorted((record for record in records if record.offset >= 0), key=lambda r: r.offset)
+        index = 0
+        while index < len(located):
+            start = located[index].offset
+            stop = index
+            end = start
+            while stop < len(located) and (
+                stop == index or located[stop].offset + located[stop].size < start + _CHUNK
+            ):
+                end = max(end, located[stop].offset + located[stop].size + 1)
+                stop += 1
+            chunk = memoryview(os.pread(self._fd, end - start, start))
+            for record in located[index:stop]:
+                low = record.offset - start
+                high = low + record.size
+                whole = high < len(chunk) and chunk[high] == _LF
+                yield record, chunk[low:high] if whole else None
+            index = stop
