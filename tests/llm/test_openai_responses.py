@@ -512,3 +512,157 @@ def test_abort_mid_stream():
     assert time.monotonic() - started < 3
     assert (message["stopReason"], message["errorMessage"]) == ("aborted", "Request was aborted")
     assert message["content"] == [{"type": "text", "text": "Partial"}]
+
+
+GPT6_COMPAT = {
+    "supportsStrictMode": True,
+    "supportsAdditionalTools": True,
+    "supportsToolSearch": True,
+    "supportsMidConvoSystemMessages": True,
+    "supportsExplicitPromptCacheMode": True,
+    "supportsMidConvoEffort": True,
+    "thinkingLevelMap": {"off": None, "xhigh": "xhigh", "max": "max"},
+}
+WRITE_TOOL = {
+    "name": "write",
+    "description": "Write a file",
+    "parameters": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
+}
+
+
+def _reply(level=None):
+    message = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "answer", "textSignature": '{"v":1,"id":"msg_9"}'}],
+        "api": "openai-responses",
+        "provider": "openai",
+        "model": "gpt-test",
+        "usage": {},
+        "stopReason": "stop",
+        "timestamp": 2,
+    }
+    if level:
+        message["providerThinkingLevel"] = level
+    return message
+
+
+def _function(tool, strict=False):
+    return {
+        "type": "function",
+        "name": tool["name"],
+        "description": tool["description"],
+        "parameters": tool["parameters"],
+        "strict": strict,
+    }
+
+
+def test_additional_tools_in_place_and_configuration_update_effort():
+    update = {
+        "role": "system",
+        "content": "",
+        "sections": {"rules": "New rules."},
+        "toolsAdded": [WRITE_TOOL],
+        "toolsRemoved": [{"name": "read"}],
+        "timestamp": 3,
+    }
+    ctx = {
+        "messages": [
+            system("Base.", [BASH_TOOL, READ_TOOL]),
+            user("q"),
+            _reply("low"),
+            update,
+            user("again", 4),
+        ]
+    }
+    built = provider.build_request(model(compat=GPT6_COMPAT), ctx, opts(reasoning="high", session_id="s1"))
+    params = built.params
+    assert built.provider_thinking_level == "high"
+    assert "tools" not in params
+    assert params["reasoning"] == {"effort": "medium", "summary": "auto"}
+    assert params["prompt_cache_key"] == "s1"
+    assert "prompt_cache_retention" not in params and "prompt_cache_options" not in params
+    assert params["input"] == [
+        {
+            "type": "additional_tools",
+            "role": "developer",
+            "tools": [_function(BASH_TOOL), _function(READ_TOOL)],
+        },
+        {"role": "developer", "content": "Base."},
+        {"role": "user", "content": [{"type": "input_text", "text": "q"}]},
+        {"type": "configuration_update", "reasoning": {"effort": "low"}},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "answer", "annotations": []}],
+            "status": "completed",
+            "id": "msg_9",
+        },
+        {
+            "role": "developer",
+            "content": "This is an incremental tools update. Previously declared tools remain available unless "
+            "explicitly marked unavailable. A tool declared again here is available again, and its latest "
+            "definition replaces the earlier one.",
+        },
+        {"type": "additional_tools", "role": "developer", "tools": [_function(WRITE_TOOL)]},
+        {
+            "role": "developer",
+            "content": 'Updated system prompt section "rules":\n\nNew rules.\n\n'
+            "The following tools are no longer available. Do not call them:\n- read",
+        },
+        {"role": "user", "content": [{"type": "input_text", "text": "again"}]},
+        {"type": "configuration_update", "reasoning": {"effort": "high"}},
+    ]
+
+
+def test_tool_search_additions_when_additional_tools_are_unsupported():
+    compat = {"supportsToolSearch": True, "supportsMidConvoSystemMessages": True}
+    update = {"role": "system", "content": "", "toolsAdded": [WRITE_TOOL], "timestamp": 3}
+    ctx = {"messages": [system("Base.", [BASH_TOOL]), user("q"), _reply(), update, user("again", 4)]}
+    params = provider.build_params(model(compat=compat), ctx, opts())
+    assert params["tools"] == [
+        {
+            "type": "function",
+            "name": "bash",
+            "description": "Run a command",
+            "parameters": BASH_TOOL["parameters"],
+        }
+    ]
+    search_call, search_output = params["input"][3:5]
+    assert search_call["type"] == "tool_search_call" and search_call["call_id"].startswith("pi_tool_load_")
+    assert search_call["arguments"] == {"query": "write", "limit": 1}
+    assert search_output == {
+        "type": "tool_search_output",
+        "call_id": search_call["call_id"],
+        "execution": "client",
+        "status": "completed",
+        "tools": [
+            {
+                "type": "function",
+                "name": "write",
+                "description": "Write a file",
+                "parameters": WRITE_TOOL["parameters"],
+                "defer_loading": True,
+            }
+        ],
+    }
+
+
+def test_explicit_prompt_cache_mode():
+    compat = {"supportsExplicitPromptCacheMode": True}
+    none = provider.build_params(model(compat=compat), CONTEXT, opts(session_id="s", cache_retention="none"))
+    long = provider.build_params(model(compat=compat), CONTEXT, opts(session_id="s", cache_retention="long"))
+    assert none["prompt_cache_options"] == {"mode": "explicit"} and "prompt_cache_key" not in none
+    assert long["prompt_cache_options"] == {"ttl": "30m"} and long["prompt_cache_key"] == "s"
+    assert "prompt_cache_retention" not in long
+
+
+def test_configuration_effort_recorded_on_the_reply():
+    with LoopbackServer([text_stream("ok").reply()]) as server:
+        _, message = run_stream(
+            provider.stream, model(server, compat=GPT6_COMPAT), CONTEXT, opts(reasoning="xhigh")
+        )
+    assert message["providerThinkingLevel"] == "xhigh"
+    assert server.captured[0].body["input"][-1] == {
+        "type": "configuration_update",
+        "reasoning": {"effort": "xhigh"},
+    }

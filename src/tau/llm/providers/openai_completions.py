@@ -16,7 +16,9 @@ does): ``supportsStore``, ``supportsDeveloperRole``, ``supportsReasoningEffort``
 ``requiresNonNullAssistantContent``, ``requiresToolsWithToolHistory``, ``requiresThinkingAsText``,
 ``requiresReasoningContentOnAssistantMessages``, ``thinkingFormat`` (``openai``, ``openrouter``,
 ``deepseek``, ``zai``, ``qwen``, ``qwen-chat-template``), ``supportsStrictMode``,
-``promptCacheKeyMode``, ``supportsLongCacheRetention``, ``sendSessionAffinityHeaders``, and tau's
+``promptCacheKeyMode``, ``supportsLongCacheRetention``, ``sendSessionAffinityHeaders``,
+``supportsMidConvoSystemMessages`` and ``supportsMidConvoToolAdditions`` (later system messages in
+place, tool additions as Kimi-style ``{"role": "system", "tools": [...]}`` messages), and tau's
 own ``mergeUserMessages`` (adjacent user-role messages merged, for servers that require
 alternating roles).
 """
@@ -43,9 +45,9 @@ from tau.llm.providers._strict import resolve_strict, tool_parameters
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import (
-    current_tools,
     render_system_message_update,
     resolve_transcript,
+    resolve_transcript_tools,
     system_message_text,
 )
 from tau.llm.transform import sanitize_surrogates, transform_messages
@@ -134,6 +136,7 @@ def _detect_compat(model: Model) -> dict[str, Any]:
         "sessionAffinityFormat": "openrouter" if is_openrouter else "openai",
         "supportsLongCacheRetention": not (is_together or is_cf_workers or is_cf_gateway or is_nvidia),
         "promptCacheKeyMode": "auto",
+        "supportsMidConvoToolAdditions": False,
         "mergeUserMessages": False,
     }
 
@@ -274,8 +277,10 @@ def convert_messages(
     transcript = resolve_transcript(context, compat["supportsMidConvoSystemMessages"])["messages"]
     messages = transform_messages(transcript, model, _normalize_tool_call_id(model))
     instruction_role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+    _, folded = resolve_transcript_tools(transcript, _tool_support(compat))  # type: ignore[arg-type]
     params: list[dict[str, Any]] = []
     last_role: str | None = None
+    system_index = 0
     index = 0
     while index < len(messages):
         message = messages[index]
@@ -292,6 +297,11 @@ def convert_messages(
             index = end
             continue
         if role == "system":
+            added = (message.get("toolsAdded") or []) if system_index >= folded else []
+            system_index += 1
+            if added:
+                # Kimi-style tool additions: a system message that carries only tools.
+                params.append({"role": "system", "tools": convert_tools(added, compat)})
             text = system_message_text(message) if index == 0 else render_system_message_update(message)
             if text:
                 params.append({"role": instruction_role, "content": sanitize_surrogates(text)})
@@ -341,6 +351,11 @@ def convert_tools(tools: list[dict[str, Any]], compat: dict[str, Any]) -> list[d
             function["strict"] = bool(strict)
         converted.append({"type": "function", "function": function})
     return converted
+
+
+def _tool_support(compat: dict[str, Any]) -> str:
+    both = compat["supportsMidConvoSystemMessages"] and compat.get("supportsMidConvoToolAdditions")
+    return "additions" if both else "none"
 
 
 def _has_tool_history(messages: list[dict[str, Any]]) -> bool:
@@ -430,9 +445,9 @@ def build_params(
     if opts.temperature is not None:
         params["temperature"] = opts.temperature
     transcript = resolve_transcript(context, compat["supportsMidConvoSystemMessages"])["messages"]
-    tools = current_tools(transcript)
+    tools, _ = resolve_transcript_tools(transcript, _tool_support(compat))  # type: ignore[arg-type]
     if tools:
-        params["tools"] = convert_tools(tools, compat)
+        params["tools"] = convert_tools(list(tools), compat)
     elif compat["requiresToolsWithToolHistory"] and _has_tool_history(transcript):
         params["tools"] = []
     params.update(_reasoning_fields(model, clamp_thinking_level(model, opts.reasoning), compat))

@@ -1,25 +1,17 @@
 """OpenAI Responses API over the official ``openai`` SDK, for OpenAI's own models (pi-ai ``openai-responses``).
 
-What goes out (``POST /v1/responses``, streaming, ``store: false``, so every request replays the
-whole conversation statelessly):
-
-- ``input``: the replayed system prompt as one ``developer`` message (``system`` for models
-  without reasoning or when ``compat.supportsDeveloperRole`` is false), then the transcript after
-  :func:`tau.llm.transform.transform_messages`: user messages (``input_text``/``input_image``),
-  assistant text as ``message`` items (their id and phase round-trip through ``textSignature``),
-  reasoning items replayed verbatim from ``thinkingSignature`` (encrypted content included),
-  ``function_call`` items (tool-call ids are ``<call_id>|<item_id>``) and ``function_call_output``.
-- ``tools``: function tools (``strict`` only when ``compat.supportsStrictMode``).
-- ``reasoning: {effort, summary: "auto"}`` and ``include: ["reasoning.encrypted_content"]`` when a
-  thinking level is set on a reasoning model, ``{effort: "none"}`` when it is off.
-- ``prompt_cache_key``: the session id (at most 64 characters), unless cache retention is
-  ``none``; ``prompt_cache_retention: "24h"`` for ``long``; ``max_output_tokens`` (at least 16).
+The request body is built in :mod:`tau.llm.providers._responses_request` (``store: false``, so
+every request replays the whole conversation statelessly: reasoning items with their encrypted
+content from ``thinkingSignature``, assistant text with its item id and phase from
+``textSignature``, ``function_call``/``function_call_output`` items, ``prompt_cache_key`` from the
+session id). This module sends it through the SDK (``client.responses.create``, streaming) and
+turns the events into pi's event protocol: reasoning summaries as thinking, text, refusals,
+several tool calls (``<call_id>|<item_id>`` ids) with streamed arguments, usage with cached and
+reasoning tokens, stop reasons from the response status.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from typing import Any
 
 from tau.common import jsjson
@@ -28,29 +20,16 @@ from tau.llm.providers._common import (
     ProviderError,
     apply_payload_hook,
     call_with_body,
-    clamp_max_tokens_to_context,
-    clamp_thinking_level,
     report_response,
     run_request,
 )
 from tau.llm.providers._openai import api_key_for, make_client, request_error_text, stream_error
-from tau.llm.providers._strict import resolve_strict, tool_parameters
+from tau.llm.providers._responses_request import build_params, build_request, compat_of, convert_input
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
-from tau.llm.transcript import (
-    current_tools,
-    render_system_message_update,
-    resolve_transcript,
-    system_message_text,
-)
-from tau.llm.transform import sanitize_surrogates, transform_messages
 from tau.llm.types import Model, TranscriptContext
 
-__all__ = ["build_params", "convert_input", "stream"]
-
-MIN_OUTPUT_TOKENS = 16  # the API rejects max_output_tokens below 16
-_TOOL_CALL_PROVIDERS = {"openai", "openai-codex", "opencode"}
-_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+__all__ = ["build_params", "build_request", "convert_input", "stream"]
 
 
 def stream(
@@ -65,237 +44,11 @@ def stream(
     return run_request(model, opts, request)
 
 
-def _compat(model: Model) -> dict[str, Any]:
-    compat = model.compat
-    base_url = model.base_url or ""
-    openrouter = model.provider == "openrouter" or "openrouter.ai" in base_url
-    return {
-        "developer": compat.get("supportsDeveloperRole", True),
-        "mid_system": compat.get("supportsMidConvoSystemMessages", False),
-        "affinity": compat.get("sessionAffinityFormat", "openrouter" if openrouter else "openai"),
-        "cache_key": compat.get("promptCacheKeyMode", "auto"),
-        "long_cache": compat.get("supportsLongCacheRetention", True),
-        "strict": compat.get("supportsStrictMode", False),
-        "max_output": compat.get("supportsMaxOutputTokens", True),
-    }
-
-
-# -- request -----------------------------------------------------------------------------------
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def _id_part(part: str) -> str:
-    return _ID_CHARS.sub("_", part)[:64].rstrip("_")
-
-
-def _tool_call_id_normalizer(model: Model):
-    def normalize(call_id: str, _model: Model, source: dict[str, Any]) -> str:
-        if model.provider not in _TOOL_CALL_PROVIDERS or "|" not in call_id:
-            return _id_part(call_id)
-        call, item = call_id.split("|", 1)
-        foreign = source.get("provider") != model.provider or source.get("api") != model.api
-        item_id = f"fc_{_short_hash(item)}"[:64] if foreign else _id_part(item)
-        if not item_id.startswith("fc_"):
-            item_id = _id_part(f"fc_{item_id}")
-        return f"{_id_part(call)}|{item_id}"
-
-    return normalize
-
-
-def _text_signature(signature: str | None) -> tuple[str | None, str | None]:
-    """``(id, phase)`` from a ``textSignature``: pi's v1 JSON, or a plain legacy id."""
-    if not signature:
-        return None, None
-    if signature.startswith("{"):
-        try:
-            parsed = jsjson.loads(signature)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
-            phase = parsed.get("phase")
-            return parsed["id"], phase if phase in ("commentary", "final_answer") else None
-    return signature, None
-
-
-def _image_item(block: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "input_image",
-        "detail": "auto",
-        "image_url": f"data:{block['mimeType']};base64,{block['data']}",
-    }
-
-
-def _user_item(message: dict[str, Any]) -> dict[str, Any] | None:
-    content = message["content"]
-    if isinstance(content, str):
-        return {"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(content)}]}
-    parts = [
-        {"type": "input_text", "text": sanitize_surrogates(block["text"])}
-        if block["type"] == "text"
-        else _image_item(block)
-        for block in content
-    ]
-    return {"role": "user", "content": parts} if parts else None
-
-
-def _assistant_items(message: dict[str, Any], model: Model, position: int) -> list[dict[str, Any]]:
-    same_api = message.get("provider") == model.provider and message.get("api") == model.api
-    different_model = same_api and message.get("model") != model.id
-    items: list[dict[str, Any]] = []
-    text_count = 0
-    for block in message["content"]:
-        kind = block["type"]
-        if kind == "thinking" and block.get("thinkingSignature"):
-            try:
-                items.append(jsjson.loads(block["thinkingSignature"]))
-            except ValueError:
-                continue  # not a Responses reasoning item (another API's signature)
-        elif kind == "text":
-            item_id, phase = _text_signature(block.get("textSignature"))
-            fallback = f"msg_pi_{position}" if text_count == 0 else f"msg_pi_{position}_{text_count}"
-            text_count += 1
-            if not item_id:
-                item_id = fallback
-            elif len(item_id) > 64:
-                item_id = f"msg_{_short_hash(item_id)}"
-            item: dict[str, Any] = {
-                "type": "message",
-                "role": "assistant",
-                "content": [
-                    {"type": "output_text", "text": sanitize_surrogates(block["text"]), "annotations": []}
-                ],
-                "status": "completed",
-                "id": item_id,
-            }
-            if phase:
-                item["phase"] = phase
-            items.append(item)
-        elif kind == "toolCall":
-            call_id, _, item_id = block["id"].partition("|")
-            call: dict[str, Any] = {"type": "function_call"}
-            # OpenAI pairs fc_ items with the reasoning that produced them; another model's ids must go.
-            if item_id.startswith("fc_") and not different_model:
-                call["id"] = item_id
-            call.update(
-                call_id=call_id, name=block["name"], arguments=jsjson.dumps_str(block.get("arguments") or {})
-            )
-            items.append(call)
-    return items
-
-
-def _tool_output(model: Model, content: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
-    text = "\n".join(block["text"] for block in content if block["type"] == "text")
-    images = [block for block in content if block["type"] == "image"]
-    has_text = bool(text.strip())
-    if not images or "image" not in model.input:
-        body = text if has_text else "(see attached image)" if images else "(no tool output)"
-        return sanitize_surrogates(body)
-    output: list[dict[str, Any]] = (
-        [{"type": "input_text", "text": sanitize_surrogates(text)}] if has_text else []
-    )
-    output.extend(_image_item(image) for image in images)
-    return output
-
-
-def convert_input(model: Model, context: TranscriptContext) -> list[dict[str, Any]]:
-    """The transcript as Responses ``input`` items (pi's ``convertResponsesMessages``)."""
-    compat = _compat(model)
-    transcript = resolve_transcript(context, compat["mid_system"])["messages"]
-    messages = transform_messages(transcript, model, _tool_call_id_normalizer(model))
-    role = "developer" if model.reasoning and compat["developer"] is not False else "system"
-    items: list[dict[str, Any]] = []
-    position = 0
-    for number, message in enumerate(messages):
-        kind = message["role"]
-        leading_system = number == 0 and kind == "system"
-        if kind == "system":
-            text = system_message_text(message) if leading_system else render_system_message_update(message)
-            if text:
-                items.append({"role": role, "content": sanitize_surrogates(text)})
-        elif kind == "user":
-            user = _user_item(message)
-            if user is not None:
-                items.append(user)
-        elif kind == "assistant":
-            items.extend(_assistant_items(message, model, position))
-        elif kind == "toolResult":
-            call_id = message["toolCallId"].split("|", 1)[0]
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": call_id,
-                    "output": _tool_output(model, message["content"]),
-                }
-            )
-        if not leading_system:
-            position += 1
-    return items
-
-
-def convert_tools(tools: list[dict[str, Any]], supports_strict: bool) -> list[dict[str, Any]]:
-    converted = []
-    for tool in tools:
-        strict = resolve_strict(tool, supports_strict)
-        entry: dict[str, Any] = {
-            "type": "function",
-            "name": tool["name"],
-            "description": tool["description"],
-            "parameters": tool_parameters(tool, strict),
-        }
-        if supports_strict:
-            entry["strict"] = bool(strict)
-        converted.append(entry)
-    return converted
-
-
-def build_params(
-    model: Model, context: TranscriptContext, options: StreamOptions | None = None
-) -> dict[str, Any]:
-    """The request body pi 1.6 would send for this transcript."""
-    opts = options or StreamOptions()
-    compat = _compat(model)
-    retention = opts.cache_retention or "short"
-    params: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
-    if retention != "none" and compat["cache_key"] != "disabled" and opts.session_id:
-        params["prompt_cache_key"] = opts.session_id[:64]
-    if retention == "long" and compat["long_cache"]:
-        params["prompt_cache_retention"] = "24h"
-    params["store"] = False
-    max_tokens = clamp_max_tokens_to_context(model, context["messages"], opts.max_tokens or model.max_tokens)
-    if compat["max_output"]:
-        params["max_output_tokens"] = max(max_tokens, MIN_OUTPUT_TOKENS)
-    if opts.temperature is not None:
-        params["temperature"] = opts.temperature
-    transcript = resolve_transcript(context, compat["mid_system"])["messages"]
-    tools = current_tools(transcript)
-    if tools:
-        params["tools"] = convert_tools(tools, compat["strict"])
-    params.update(_reasoning(model, clamp_thinking_level(model, opts.reasoning)))
-    return params
-
-
-def _reasoning(model: Model, level: str | None) -> dict[str, Any]:
-    if not model.reasoning:
-        return {}
-    level_map = model.compat.get("thinkingLevelMap") or {}
-    if level:
-        effort = level_map.get(level, level)
-        return {
-            "reasoning": {"effort": effort, "summary": "auto"},
-            "include": ["reasoning.encrypted_content"],
-        }
-    off = level_map.get("off", "none")
-    return {} if off is None else {"reasoning": {"effort": off}}
-
-
 def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
     headers = dict(model.headers)
     session = options.session_id if options.cache_retention != "none" else None
     if session:
-        if _compat(model)["affinity"] == "openrouter":
+        if compat_of(model)["affinity"] == "openrouter":
             headers["x-session-id"] = session
         else:
             headers["session-id"] = session
@@ -316,7 +69,10 @@ async def _run(
     client = make_client(model, options, api_key_for(model, options, headers), headers)
     prefix = "OpenAI API error" if model.provider == "openai" else f"{model.provider} API error"
     try:
-        params = await apply_payload_hook(options, build_params(model, context, options), model)
+        built = build_request(model, context, options)
+        if built.provider_thinking_level:
+            builder.message["providerThinkingLevel"] = built.provider_thinking_level
+        params = await apply_payload_hook(options, built.params, model)
         try:
             response = await retry_provider_request(
                 lambda: call_with_body(client.responses.create, params),
