@@ -154,19 +154,51 @@ def test_image_sniffing(head, mime):
     assert detect_image_mime_type(head) == mime
 
 
-def bmp() -> bytes:
-    header = (
-        b"BM"
-        + struct.pack("<IHHI", 58, 0, 0, 54)
-        + struct.pack("<IiiHHIIiiII", 40, 1, 1, 1, 24, 0, 4, 0, 0, 0, 0)
+def bmp(
+    width: int, height: int, bits: int, rows: list[bytes], palette: bytes = b"", compression: int = 0
+) -> bytes:
+    stride = ((width * bits + 31) // 32) * 4
+    body = b"".join(row.ljust(stride, b"\0") for row in rows)
+    offset = 14 + 40 + len(palette)
+    header = struct.pack(
+        "<IiiHHIIiiII", 40, width, height, 1, bits, compression, len(body), 2835, 2835, len(palette) // 4, 0
     )
-    return header + b"\x00\x00\xff\x00"
+    return b"BM" + struct.pack("<IHHI", offset + len(body), 0, 0, offset) + header + palette + body
 
 
-def test_bmp_is_detected_and_reported_as_not_convertible(ctx):
-    write(ctx, "pic.bmp", bmp())
+def png_pixels(data: bytes) -> list[bytes]:
+    """RGBA rows of a PNG written with filter 0 (what tau's encoder writes)."""
+    width = struct.unpack(">I", data[16:20])[0]
+    idat = data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8]
+    raw = zlib.decompress(idat)
+    size = 1 + width * 4
+    return [raw[i + 1 : i + size] for i in range(0, len(raw), size)]
+
+
+def test_bmp_is_converted_to_png(ctx):
+    # stored bottom-up: red, green at the bottom; blue, white on top (pixels as pi's Photon decodes them)
+    write(ctx, "pic.bmp", bmp(2, 2, 24, [b"\x00\x00\xff\x00\xff\x00", b"\xff\x00\x00\xff\xff\xff"]))
     result = call("read", {"path": "pic.bmp"}, ctx)
-    assert text_of(result) == (
+    assert text_of(result) == "Read image file [image/png]\n[Image converted from image/bmp to image/png.]"
+    assert result.content[1]["mimeType"] == "image/png"
+    assert png_pixels(base64.b64decode(result.content[1]["data"])) == [
+        b"\x00\x00\xff\xff\xff\xff\xff\xff",
+        b"\xff\x00\x00\xff\x00\xff\x00\xff",
+    ]
+
+
+def test_palette_bmp_and_unsupported_compression(ctx):
+    write(
+        ctx,
+        "pal.bmp",
+        bmp(3, 1, 8, [b"\x00\x01\x02"], palette=b"\x00\x00\xff\x00\x00\xff\x00\x00\xff\x00\x00\x00"),
+    )
+    result = call("read", {"path": "pal.bmp"}, ctx)
+    assert png_pixels(base64.b64decode(result.content[1]["data"])) == [
+        b"\xff\x00\x00\xff\x00\xff\x00\xff\x00\x00\xff\xff"
+    ]
+    write(ctx, "rle.bmp", bmp(1, 1, 8, [b"\x00"], palette=b"\x00\x00\x00\x00", compression=1))
+    assert text_of(call("read", {"path": "rle.bmp"}, ctx)) == (
         "Read image file [image/bmp]\n[Image omitted: could not be converted to a supported inline image format.]"
     )
 

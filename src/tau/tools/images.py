@@ -3,13 +3,14 @@
 pi resizes images over 2000x2000 pixels or 4.5 MB of base64 with Photon (WASM). tau has no image
 library, so it sends an image unchanged when its base64 form is under the 4.5 MB limit (whatever its
 dimensions) and omits it with pi's own message otherwise, as pi does when Photon is unavailable.
-BMP files need a conversion to PNG that tau cannot do either: they get pi's conversion message.
+Uncompressed BMP files are converted to PNG here (RLE-compressed ones get pi's conversion message).
 """
 
 from __future__ import annotations
 
 import base64
 import struct
+import zlib
 from dataclasses import dataclass, field
 
 __all__ = ["MAX_INLINE_BASE64_BYTES", "PreparedImage", "detect_image_mime_type", "prepare_image"]
@@ -90,9 +91,113 @@ class PreparedImage:
 
 def prepare_image(data: bytes, mime_type: str, *, auto_resize: bool = True) -> PreparedImage:
     """Make ``data`` an inline image block, as far as tau can without an image library."""
+    hints: list[str] = []
     if mime_type not in ("image/png", "image/jpeg", "image/gif", "image/webp"):
-        return PreparedImage(mime_type, omitted=CONVERSION_FAILED)
+        converted = bmp_to_png(data) if mime_type == "image/bmp" else None
+        if converted is None:
+            return PreparedImage(mime_type, omitted=CONVERSION_FAILED)
+        hints.append(f"[Image converted from {mime_type} to image/png.]")
+        data, mime_type = converted, "image/png"
     encoded = base64.b64encode(data).decode("ascii")
     if auto_resize and len(encoded) >= MAX_INLINE_BASE64_BYTES:
         return PreparedImage(mime_type, omitted=RESIZE_FAILED)
-    return PreparedImage(mime_type, data=encoded)
+    return PreparedImage(mime_type, data=encoded, hints=hints)
+
+
+def bmp_to_png(data: bytes) -> bytes | None:
+    """An uncompressed BMP (1/4/8-bit palette, 16/24/32-bit, bit fields) as an RGBA PNG, else ``None``."""
+    try:
+        width, height, rows = _decode_bmp(data)
+    except (struct.error, IndexError, ValueError, ZeroDivisionError):
+        return None
+    return _encode_png(width, height, rows)
+
+
+def _decode_bmp(data: bytes) -> tuple[int, int, list[bytes]]:
+    pixel_offset, dib_size = struct.unpack_from("<II", data, 10)
+    if dib_size == 12:
+        width, height, _, bits = struct.unpack_from("<hhHH", data, 18)
+        compression, colors_used, palette_entry = 0, 0, 3
+    else:
+        width, height, _, bits, compression = struct.unpack_from("<iiHHI", data, 18)
+        colors_used = struct.unpack_from("<I", data, 46)[0]
+        palette_entry = 4
+    top_down = height < 0
+    height = abs(height)
+    if width <= 0 or height == 0 or width * height > 50_000_000 or compression not in (0, 3, 6):
+        raise ValueError("unsupported BMP")
+    masks = _bit_masks(data, dib_size, bits, compression)
+    palette: list[bytes] = []
+    if bits <= 8:
+        count = colors_used or (1 << bits)
+        start = 14 + dib_size
+        palette = [
+            bytes((data[i + 2], data[i + 1], data[i], 255))
+            for i in range(start, start + count * palette_entry, palette_entry)
+        ]
+    stride = ((width * bits + 31) // 32) * 4
+    rows = []
+    for y in range(height):
+        source = pixel_offset + (y if top_down else height - 1 - y) * stride
+        row = data[source : source + stride]
+        if len(row) < stride:
+            raise ValueError("truncated BMP")
+        rows.append(_bmp_row(row, width, bits, palette, masks))
+    return width, height, rows
+
+
+def _bit_masks(data: bytes, dib_size: int, bits: int, compression: int) -> tuple[int, int, int, int] | None:
+    if bits == 16 and compression == 0:
+        return (0x7C00, 0x03E0, 0x001F, 0)
+    if bits == 32 and compression == 0:
+        return (0x00FF0000, 0x0000FF00, 0x000000FF, 0)
+    if compression in (3, 6):
+        red, green, blue = struct.unpack_from("<III", data, 54)
+        alpha = struct.unpack_from("<I", data, 66)[0] if dib_size >= 56 or compression == 6 else 0
+        return (red, green, blue, alpha)
+    return None
+
+
+def _channel(value: int, mask: int) -> int:
+    if not mask:
+        return 255
+    shift = (mask & -mask).bit_length() - 1
+    top = mask >> shift
+    return ((value & mask) >> shift) * 255 // top
+
+
+def _bmp_row(
+    row: bytes, width: int, bits: int, palette: list[bytes], masks: tuple[int, int, int, int] | None
+) -> bytes:
+    if bits == 24:
+        return b"".join(bytes((row[i + 2], row[i + 1], row[i], 255)) for i in range(0, width * 3, 3))
+    if bits <= 8:
+        per_byte = 8 // bits
+        out = []
+        for x in range(width):
+            byte = row[x // per_byte]
+            index = (byte >> (8 - bits * (x % per_byte + 1))) & ((1 << bits) - 1)
+            out.append(palette[index])
+        return b"".join(out)
+    if masks is None:
+        raise ValueError("unsupported BMP")
+    size = bits // 8
+    red, green, blue, alpha = masks
+    pixels = []
+    for x in range(width):
+        value = int.from_bytes(row[x * size : x * size + size], "little")
+        pixels.append(
+            bytes(
+                (_channel(value, red), _channel(value, green), _channel(value, blue), _channel(value, alpha))
+            )
+        )
+    return b"".join(pixels)
+
+
+def _encode_png(width: int, height: int, rows: list[bytes]) -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
+    pixels = zlib.compress(b"".join(b"\0" + row for row in rows), 6)
+    return _PNG_SIGNATURE + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
