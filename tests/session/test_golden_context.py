@@ -15,7 +15,7 @@ import pytest
 from conftest import fixtures_dir
 from tau.common import jsjson
 from tau.session import SessionManager
-from tau.session.projection import build_session_projection, convert_to_llm
+from tau.session.projection import build_session_context, build_session_projection, convert_to_llm
 
 FIXTURES = fixtures_dir()
 GOLDENS = sorted(FIXTURES.glob("*/*.context*.json")) if FIXTURES else []
@@ -57,6 +57,9 @@ def test_messages_match_golden(golden_path, sessions):
     assert len(projection["messages"]) == golden["agentMessageCount"]
     assert projection["thinkingLevel"] == golden["thinkingLevel"]
     assert projection["model"] == golden["model"]
+    context = build_session_context(branch)
+    assert jsjson.dumps(convert_to_llm(context["messages"])) == jsjson.dumps(golden["messages"])
+    assert (context["thinkingLevel"], context["model"]) == (golden["thinkingLevel"], golden["model"])
 
 
 @pytest.mark.parametrize("golden_path", GOLDENS, ids=golden_id)

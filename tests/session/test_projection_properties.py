@@ -170,3 +170,7 @@ def test_projection_never_raises_on_entries_with_missing_or_mistyped_fields(bran
     jsjson.dumps(messages)
     jsjson.dumps({"thinkingLevel": projection["thinkingLevel"], "model": projection["model"]})
     assert len(projection["entries"]) == len(build_context_entries(branch))
+    context = build_session_context(branch)  # a one-pass shortcut when there is no compaction or edit
+    assert jsjson.dumps(context) == jsjson.dumps(
+        {key: projection[key] for key in ("messages", "thinkingLevel", "model")}
+    )

@@ -201,8 +201,46 @@ def build_session_projection(branch: list[Entry]) -> dict[str, Any]:
     return {"entries": projected, "messages": messages, "thinkingLevel": thinking_level, "model": model}
 
 
+def _plain_context(branch: list[Entry]) -> dict[str, Any] | None:
+    """The context in one pass over ``branch``, or ``None`` when it holds a compaction or a context edit.
+
+    The common case (no compaction, no edit): every entry is its own context entry, so the settings
+    and the messages come from the same walk, with no per-entry bookkeeping.
+    """
+    messages: list[Message] = []
+    append = messages.append
+    thinking_level: Any = "off"
+    model_source: Entry | None = None
+    model_keys = ("provider", "modelId")
+    for entry in branch:
+        kind = entry.get("type")
+        if kind == "message":
+            message = entry.get("message")
+            if message.__class__ is not dict:
+                continue
+            if message.get("content") is not None:
+                append(message)
+            else:
+                messages += entry_to_messages(entry)
+            if message.get("role") == "assistant":
+                model_source, model_keys = message, ("provider", "model")
+        elif kind == "compaction" or kind == "context_edit":
+            return None
+        elif kind == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            model_source, model_keys = entry, ("provider", "modelId")
+        elif kind == "custom_message" or kind == "branch_summary":
+            messages += entry_to_messages(entry)
+    model = None if model_source is None else _model(model_source, *model_keys)
+    return {"messages": messages, "thinkingLevel": thinking_level, "model": model}
+
+
 def build_session_context(branch: list[Entry]) -> dict[str, Any]:
-    """``{"messages", "thinkingLevel", "model"}`` for ``branch``."""
+    """``{"messages", "thinkingLevel", "model"}`` for ``branch``: the projection without its entry map."""
+    plain = _plain_context(branch)
+    if plain is not None:
+        return plain
     projection = build_session_projection(branch)
     return {
         "messages": projection["messages"],
