@@ -57,13 +57,14 @@ def build_context_entries(branch: list[Entry]) -> list[Entry]:
     ``firstKeptEntryId`` that is not on the branch before the compaction, or that is the
     compaction's own id, keeps nothing before it. Without a compaction the whole branch is returned.
     """
-    latest = -1
     for index in range(len(branch) - 1, -1, -1):
         if branch[index].get("type") == "compaction":
-            latest = index
-            break
-    if latest < 0:
-        return branch
+            return _compacted(branch, index)
+    return branch
+
+
+def _compacted(branch: list[Entry], latest: int) -> list[Entry]:
+    """The context entries of ``branch`` whose latest compaction is at ``latest``."""
     compaction = branch[latest]
     compaction_id = compaction.get("id")
     # pi locates the compaction by id (its first occurrence), not by position.
@@ -130,12 +131,14 @@ def _replace_content(message: Any, replacement: Any) -> Any:
     return edited
 
 
-def _settings(branch: list[Entry]) -> tuple[Any, dict[str, Any] | None]:
-    """The last thinking level and the last model (``model_change`` or assistant message) on the branch."""
+def _scan(branch: list[Entry]) -> tuple[Any, dict[str, Any] | None, int, bool]:
+    """One walk over the branch: the last thinking level, the last model (``model_change`` or
+    assistant message), the position of the latest compaction (-1: none), whether it has edits."""
     thinking_level: Any = "off"
-    model: dict[str, Any] | None = None
     last_model: Entry | None = None
-    for entry in branch:
+    latest = -1
+    has_edits = False
+    for index, entry in enumerate(branch):
         kind = entry.get("type")
         if kind == "message":
             message = entry.get("message")
@@ -145,12 +148,17 @@ def _settings(branch: list[Entry]) -> tuple[Any, dict[str, Any] | None]:
             thinking_level = entry.get("thinkingLevel")
         elif kind == "model_change":
             last_model = entry
+        elif kind == "compaction":
+            latest = index
+        elif kind == "context_edit":
+            has_edits = True
+    model = None
     if last_model is not None:
         if last_model.get("type") == "model_change":
             model = _model(last_model, "provider", "modelId")
         else:
             model = _model(last_model["message"], "provider", "model")
-    return thinking_level, model
+    return thinking_level, model, latest, has_edits
 
 
 def _model(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
@@ -175,10 +183,10 @@ def build_session_projection(branch: list[Entry]) -> dict[str, Any]:
     entries only. An older compaction inside the kept range contributes nothing; only the one at
     the head gives its system message and summary.
     """
-    thinking_level, model = _settings(branch)
-    context = build_context_entries(branch)
+    thinking_level, model, latest, has_edits = _scan(branch)
+    context = _compacted(branch, latest) if latest >= 0 else branch
     edits: dict[Any, Entry] = {}
-    for entry in context:
+    for entry in context if has_edits else ():
         # An edit without ``replacement`` would crash pi; tau ignores it (``tau session check`` reports it).
         if entry.get("type") == "context_edit" and "replacement" in entry:
             edits[_edit_key(entry.get("targetId"))] = entry
