@@ -1,0 +1,126 @@
+"""The advisory write lock: one tau writer per session file, readers always welcome."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tau.session import SessionLockedError, SessionManager
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
+
+
+def writer_process(path: Path) -> subprocess.Popen:
+    """Another tau process that opens ``path`` for writing, says "ready", and waits for stdin to close."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(SRC)!r})
+        from tau.session import SessionManager
+        manager = SessionManager.open({str(path)!r})
+        manager.append_message({{"role": "user", "content": "from the other process", "timestamp": 2}})
+        print("ready", flush=True)
+        sys.stdin.read()
+        manager.append_message({{"role": "user", "content": "after", "timestamp": 3}})
+        """
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout.readline().strip() == "ready"
+    return process
+
+
+@pytest.fixture
+def session_file(tmp_path):
+    manager = SessionManager.open(tmp_path / "s.jsonl")
+    manager.append_message(user("hi"))
+    manager.close()
+    return tmp_path / "s.jsonl"
+
+
+def test_second_writer_gets_a_clear_error_naming_the_pid(session_file):
+    other = writer_process(session_file)
+    try:
+        with pytest.raises(SessionLockedError) as caught:
+            SessionManager.open(session_file)
+        assert caught.value.holder_pid == other.pid
+        assert f"tau process {other.pid}" in str(caught.value) and "read-only" in str(caught.value)
+        assert str(session_file) in str(caught.value)
+    finally:
+        other.communicate("")
+    lines = session_file.read_text().splitlines()
+    assert len(lines) == 4  # header, ours, and the other process's two lines, none interleaved
+
+
+def test_reader_opens_a_file_being_written(session_file):
+    other = writer_process(session_file)
+    try:
+        reader = SessionManager.open(session_file, read_only=True)
+        texts = [e["message"]["content"] for e in reader.get_entries()]
+        assert texts[-1] == "from the other process"
+    finally:
+        other.communicate("")
+
+
+def test_lock_is_released_on_close_and_when_the_holder_dies(session_file):
+    first = SessionManager.open(session_file)
+    with pytest.raises(SessionLockedError):
+        SessionManager.open(session_file)
+    first.close()
+    second = SessionManager.open(session_file)
+    second.close()
+    other = writer_process(session_file)
+    other.kill()
+    other.wait()
+    third = SessionManager.open(session_file)  # a killed holder leaves no stale lock
+    third.append_message(user("still works"))
+    third.close()
+
+
+def test_new_session_file_is_locked_from_its_creation(tmp_path):
+    manager = SessionManager.create("/tmp/proj", tmp_path)
+    manager.append_message(user("hi"))
+    with pytest.raises(SessionLockedError):
+        SessionManager.open(manager.get_session_file())
+    with SessionManager.open(manager.get_session_file(), read_only=True) as reader:
+        assert len(reader.get_entries()) == 1
+    manager.close()
+
+
+def test_context_manager_releases(session_file):
+    with SessionManager.open(session_file) as manager:
+        manager.append_message(user("x"))
+    SessionManager.open(session_file).close()
+
+
+def test_failed_write_rolls_back_and_leaves_no_partial_line(session_file, monkeypatch):
+    manager = SessionManager.open(session_file)
+    leaf = manager.get_leaf_id()
+    before = session_file.read_bytes()
+    real_write = os.write
+
+    def half_then_fail(fd, data):
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        manager.append_message(user("lost"))
+    monkeypatch.setattr(os, "write", real_write)
+    assert manager.get_leaf_id() == leaf and len(manager.get_entries()) == 1
+    assert session_file.read_bytes() == before
+    manager.append_message(user("next"))
+    manager.close()
+    reread = SessionManager.open(session_file, read_only=True)
+    assert [e["parentId"] for e in reread.get_entries()] == [None, leaf]
+    assert reread.problems == []
