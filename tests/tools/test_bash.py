@@ -193,6 +193,23 @@ def test_detached_background_writer_does_not_hang_the_call(ctx):
     assert text_of(result) == "done\n" and time.monotonic() - started < 2
 
 
+def test_background_process_holding_the_pipe_does_not_hang_the_call(ctx):
+    started = time.monotonic()
+    assert text_of(call("bash", {"command": "sleep 3 & echo bg"}, ctx)) == "bg\n"
+    assert time.monotonic() - started < 1.5
+
+
+def test_timeout_while_only_background_output_remains_names_the_shell_exit(ctx):
+    message = error_of(
+        "bash", {"command": "(while true; do echo x; sleep 0.05; done) & exit 3", "timeout": 0.5}, ctx
+    )
+    assert message.startswith("x\nx\n")
+    assert message.endswith(
+        "\n\n\nCommand timed out after 0.5 seconds. The shell exited with code 3 after 0 seconds, but background "
+        "processes it started kept writing output until the timeout."
+    )
+
+
 def test_session_environment_and_prefix(ctx, monkeypatch):
     monkeypatch.setenv("TAU_MODEL", "stale")
     ctx.session_id, ctx.session_file, ctx.provider, ctx.model, ctx.reasoning_level = (

@@ -11,6 +11,7 @@ import asyncio
 import math
 import os
 import signal as signals
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,6 @@ __all__ = [
 
 MAX_TIMEOUT_MS = 2_147_483_647
 EXIT_STDIO_GRACE_SECONDS = 0.1
-READ_CHUNK = 64 * 1024
 
 
 class CommandAborted(Exception):
@@ -106,104 +106,134 @@ class LocalBashOperations:
             raise FileNotFoundError(
                 f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands."
             )
-        process = await asyncio.create_subprocess_exec(
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ShellProtocol(on_data),
             config.shell,
             *config.args,
             command,
             cwd=cwd,
             env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        return await _Run(process, on_data, signal, timeout).wait()
+        try:
+            return await _Run(transport, protocol, signal, timeout).wait()
+        finally:
+            transport.close()
+
+
+class _ShellProtocol(asyncio.SubprocessProtocol):
+    """Output and exit of the shell, observed separately.
+
+    ``Process.wait()`` of asyncio (3.11) also waits for the pipes to close, which a detached
+    background process can hold open forever; the protocol's ``process_exited`` does not.
+    """
+
+    def __init__(self, on_data: Callable[[bytes], None]) -> None:
+        self.on_data = on_data
+        self.started = time.monotonic()
+        self.exited_after: float | None = None
+        self.exited = asyncio.Event()
+        self.output_closed = asyncio.Event()
+        self.data_arrived = asyncio.Event()
+        self.accepting = True
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if self.accepting:
+            self.on_data(data)
+            self.data_arrived.set()
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.output_closed.set()
+
+    def process_exited(self) -> None:
+        self.exited_after = time.monotonic() - self.started
+        self.exited.set()
+
+
+async def _first(*events: asyncio.Event, timeout: float | None = None) -> bool:
+    """Wait until one of ``events`` is set; ``False`` on timeout."""
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+    return bool(done)
 
 
 class _Run:
-    """One spawned shell: its output pump, its deadline and its abort hook."""
+    """One spawned shell: its output, its deadline and its abort hook."""
 
     def __init__(
         self,
-        process: asyncio.subprocess.Process,
-        on_data: Callable[[bytes], None],
+        transport: asyncio.SubprocessTransport,
+        protocol: _ShellProtocol,
         signal: AbortSignal | None,
         timeout: float | None,
     ) -> None:
-        self.process = process
-        self.on_data = on_data
+        self.transport = transport
+        self.protocol = protocol
+        self.pid = transport.get_pid()
         self.signal = signal
         self.timeout = timeout
-        self.started = time.monotonic()
-        self.exited_after: float | None = None
         self.timed_out = False
         self.exited_before_deadline_after: float | None = None
 
     def _kill(self) -> None:
-        kill_process_group(self.process.pid)
+        kill_process_group(self.pid)
 
     def _on_deadline(self) -> None:
         self.timed_out = True
-        self.exited_before_deadline_after = self.exited_after
+        self.exited_before_deadline_after = self.protocol.exited_after
         # Also when the shell already exited: the group kill still reaches background processes.
         self._kill()
 
     async def wait(self) -> int | None:
         loop = asyncio.get_running_loop()
-        track_group(self.process.pid)
+        track_group(self.pid)
         deadline = loop.call_later(self.timeout, self._on_deadline) if self.timeout is not None else None
         remove_abort = self.signal.add_callback(self._kill) if self.signal is not None else None
         try:
-            await self._pump()
-            returncode = self.process.returncode
+            await self._drain()
+        except BaseException:
+            self._kill()
+            raise
         finally:
-            untrack_group(self.process.pid)
+            self.protocol.accepting = False
+            untrack_group(self.pid)
             if deadline is not None:
                 deadline.cancel()
             if remove_abort is not None:
                 remove_abort()
         if self.signal is not None and self.signal.aborted:
             raise CommandAborted()
-        exit_code = _exit_code(returncode)
+        exit_code = _exit_code(self.transport.get_returncode())
         if self.timed_out:
             shell_exit = None
             if self.exited_before_deadline_after is not None and exit_code is not None:
-                shell_exit = ShellExit(
-                    exit_code, math.floor(self.exited_before_deadline_after * 10 + 0.5) / 10
-                )
+                after = math.floor(self.exited_before_deadline_after * 10 + 0.5) / 10
+                shell_exit = ShellExit(exit_code, after)
             raise CommandTimedOut(self.timeout or 0, shell_exit)
         return exit_code
 
-    async def _pump(self) -> None:
-        """Forward output until EOF, or until the pipe idles for the grace period after the shell exits."""
-        stream = self.process.stdout
-        assert stream is not None
-        exit_task = asyncio.ensure_future(self.process.wait())
-        read_task: asyncio.Future[bytes] = asyncio.ensure_future(stream.read(READ_CHUNK))
-        try:
-            while True:
-                wait_for = {read_task} if exit_task.done() else {read_task, exit_task}
-                grace = EXIT_STDIO_GRACE_SECONDS if exit_task.done() else None
-                done, _ = await asyncio.wait(wait_for, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
-                if not done:
-                    return  # shell gone, pipe idle: a detached descendant holds it open
-                if exit_task in done and self.exited_after is None:
-                    self.exited_after = time.monotonic() - self.started
-                if read_task in done:
-                    data = read_task.result()
-                    if not data:
-                        await exit_task
-                        if self.exited_after is None:
-                            self.exited_after = time.monotonic() - self.started
-                        return
-                    self.on_data(data)
-                    read_task = asyncio.ensure_future(stream.read(READ_CHUNK))
-        finally:
-            if not read_task.done():
-                read_task.cancel()
-            if not exit_task.done():
-                self._kill()
-                await exit_task
+    async def _drain(self) -> None:
+        """Until the shell exited and its output closed, or fell idle for the grace period after the exit."""
+        protocol = self.protocol
+        await _first(protocol.exited, protocol.output_closed)
+        if protocol.output_closed.is_set():
+            await protocol.exited.wait()
+            return
+        while not protocol.output_closed.is_set():
+            protocol.data_arrived.clear()
+            if not await _first(
+                protocol.output_closed, protocol.data_arrived, timeout=EXIT_STDIO_GRACE_SECONDS
+            ):
+                return  # shell gone, pipe idle: a detached descendant holds it open
 
 
 def _exit_code(returncode: int | None) -> int | None:
