@@ -551,6 +551,15 @@ def test_missing_api_key_is_an_error_event():
     assert server.captured == []
 
 
+def test_keyless_custom_provider_sends_no_authorization():
+    with LoopbackServer([text_reply("ok")]) as server:
+        _, message = run_stream(
+            provider.stream, model(server, provider="local-claude"), CONTEXT, StreamOptions()
+        )
+    assert message["stopReason"] == "stop"
+    assert "authorization" not in server.captured[0].headers
+
+
 def test_headers_and_payload_hook():
     seen = {}
 

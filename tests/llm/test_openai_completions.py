@@ -460,55 +460,22 @@ def test_abort_mid_stream():
     assert message["content"] == [{"type": "text", "text": "Partial"}]
 
 
-def test_missing_api_key():
-    with LoopbackServer([]) as server:
+def test_keyless_server_gets_no_authorization_and_openai_needs_a_key():
+    with LoopbackServer([text_reply("ok")]) as server:
         _, message = run_stream(provider.stream, model(server), CONTEXT, StreamOptions())
-    assert message["errorMessage"] == "No API key for provider: fakeai"
+        _, refused = run_stream(provider.stream, model(server, provider="openai"), CONTEXT, StreamOptions())
+    assert message["stopReason"] == "stop"
+    assert "authorization" not in server.captured[0].headers
+    assert refused["errorMessage"] == "No API key for provider: openai"
+    assert len(server.captured) == 1
 
 
-def test_mid_conversation_system_messages_and_tool_additions():
-    write = {"name": "write", "description": "Write", "parameters": {"type": "object", "properties": {}}}
-    reply = {
-        "role": "assistant",
-        "content": [{"type": "text", "text": "hello"}],
-        "api": "openai-completions",
-        "provider": "fakeai",
-        "model": "fake-1",
-        "usage": {},
-        "stopReason": "stop",
-        "timestamp": 2,
-    }
-    update = {
-        "role": "system",
-        "content": "",
-        "sections": {"cwd": "/tmp"},
-        "toolsAdded": [write],
-        "timestamp": 3,
-    }
-    ctx = {"messages": [system("Base.", [BASH_TOOL]), user("q"), reply, update, user("again", 4)]}
-    compat = {"supportsMidConvoSystemMessages": True, "supportsMidConvoToolAdditions": True}
-    params = provider.build_params(
-        Model(id="fake-1", provider="fakeai", api="openai-completions", compat=compat), ctx, opts()
-    )
-    assert [t["function"]["name"] for t in params["tools"]] == ["bash"]
-    assert params["messages"][3:5] == [
-        {
-            "role": "system",
-            "tools": [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": "write",
-                        "description": "Write",
-                        "parameters": {"type": "object", "properties": {}},
-                    },
-                }
-            ],
-        },
-        {"role": "system", "content": 'Updated system prompt section "cwd":\n\n/tmp'},
-    ]
-    collapsed = provider.build_params(
-        Model(id="fake-1", provider="fakeai", api="openai-completions"), ctx, opts()
-    )
-    assert collapsed["messages"][0] == {"role": "system", "content": "Base.\n\n/tmp"}
-    assert [t["function"]["name"] for t in collapsed["tools"]] == ["bash", "write"]
+def test_authorization_header_from_models_json_wins():
+    with LoopbackServer([text_reply("ok")]) as server:
+        run_stream(
+            provider.stream,
+            model(server, headers={"Authorization": "Bearer from-header"}),
+            CONTEXT,
+            StreamOptions(),
+        )
+    assert server.captured[0].headers["authorization"] == "Bearer from-header"

@@ -10,25 +10,45 @@ from tau.llm.providers._common import ProviderError, has_header, truncate_error_
 from tau.llm.stream import StreamOptions
 from tau.llm.types import Model
 
-__all__ = ["DEFAULT_BASE_URL", "api_key_for", "make_client", "request_error_text", "stream_error"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "KEYED_PROVIDERS",
+    "api_key_for",
+    "auth_extra",
+    "make_client",
+    "request_error_text",
+    "stream_error",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+KEYED_PROVIDERS = {"openai", "anthropic"}  # built-in providers that cannot be called without a key
 
 
-def api_key_for(model: Model, options: StreamOptions, headers: Mapping[str, str]) -> str:
-    """The key to give the SDK: the resolved one, or a stand-in when a header carries the auth."""
+def api_key_for(model: Model, options: StreamOptions, headers: Mapping[str, str]) -> str | None:
+    """The key to give the SDK; ``None`` for a keyless server (no ``Authorization`` is sent then).
+
+    A header that carries the auth gets a stand-in key (the header wins). OpenAI itself needs a
+    key; a ``models.json`` server without ``apiKey`` (a local server) does not.
+    """
     if options.api_key:
         return options.api_key
     if has_header(headers, "authorization") or has_header(headers, "cf-aig-authorization"):
         return "unused"
-    raise ProviderError(f"No API key for provider: {model.provider}")
+    if model.provider in KEYED_PROVIDERS:
+        raise ProviderError(f"No API key for provider: {model.provider}")
+    return None
 
 
-def make_client(model: Model, options: StreamOptions, api_key: str, headers: Mapping[str, str]) -> Any:
+def auth_extra(api_key: str | None, sdk: Any) -> dict[str, Any]:
+    """Per-request SDK arguments that drop the ``Authorization`` header for a keyless server."""
+    return {} if api_key is not None else {"extra_headers": {"Authorization": sdk.Omit()}}
+
+
+def make_client(model: Model, options: StreamOptions, api_key: str | None, headers: Mapping[str, str]) -> Any:
     import openai  # lazy: the SDK is heavy to import
 
     return openai.AsyncOpenAI(
-        api_key=api_key,
+        api_key=api_key or "unused",
         base_url=model.base_url or DEFAULT_BASE_URL,
         default_headers=dict(headers),
         max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts

@@ -27,6 +27,7 @@ from tau.llm.providers._common import (
     report_response,
     run_request,
 )
+from tau.llm.providers._openai import KEYED_PROVIDERS
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.types import Model, TranscriptContext
@@ -91,17 +92,19 @@ async def _run(
     import anthropic  # lazy: the SDK is heavy to import
 
     headers = {**model.headers, **options.headers}
-    if not has_request_auth(options.api_key, headers):
+    keyless = not has_request_auth(options.api_key, headers)
+    if keyless and model.provider in KEYED_PROVIDERS:
         raise ProviderError(f"No API key for provider: {model.provider}")
     client = anthropic.AsyncAnthropic(
-        api_key=options.api_key or None,
+        api_key=options.api_key or "unused",
         base_url=model.base_url or DEFAULT_BASE_URL,
         default_headers=headers,
         max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
         **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
     )
     try:
-        response = await _send(model, context, options, builder, client, anthropic)
+        extra = {"extra_headers": {"Authorization": anthropic.Omit()}} if keyless else {}
+        response = await _send(model, context, options, builder, client, anthropic, extra)
         await report_response(options, getattr(response, "response", None))
         builder.start()
         await _consume(response, builder, anthropic)
@@ -116,6 +119,7 @@ async def _send(
     builder: MessageBuilder,
     client: Any,
     sdk: Any,
+    extra: dict[str, Any],
 ) -> Any:
     """Send the request; on a strict-tool-limit rejection, once more without preferred-strict tools."""
     disable_strict = options.session_id in _sessions_over_strict_limits if options.session_id else False
@@ -126,7 +130,7 @@ async def _send(
         params = await apply_payload_hook(options, built.params, model)
         try:
             return await retry_provider_request(
-                lambda params=params: call_with_body(client.beta.messages.create, params),
+                lambda params=params: call_with_body(client.beta.messages.create, params, **extra),
                 max_retries=options.max_retries,
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,

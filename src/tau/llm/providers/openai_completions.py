@@ -40,7 +40,7 @@ from tau.llm.providers._common import (
     report_response,
     run_request,
 )
-from tau.llm.providers._openai import api_key_for, make_client, request_error_text, stream_error
+from tau.llm.providers._openai import api_key_for, auth_extra, make_client, request_error_text, stream_error
 from tau.llm.providers._strict import resolve_strict, tool_parameters
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
@@ -478,12 +478,13 @@ async def _run(
 
     compat = resolve_compat(model)
     headers = _headers(model, options, compat)
-    client = make_client(model, options, api_key_for(model, options, headers), headers)
+    api_key = api_key_for(model, options, headers)
+    client = make_client(model, options, api_key, headers)
     try:
         params = await apply_payload_hook(options, build_params(model, context, options), model)
         try:
             response = await retry_provider_request(
-                lambda: call_with_body(client.chat.completions.create, params),
+                lambda: call_with_body(client.chat.completions.create, params, **auth_extra(api_key, openai)),
                 max_retries=options.max_retries,
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,

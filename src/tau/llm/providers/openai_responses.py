@@ -23,7 +23,7 @@ from tau.llm.providers._common import (
     report_response,
     run_request,
 )
-from tau.llm.providers._openai import api_key_for, make_client, request_error_text, stream_error
+from tau.llm.providers._openai import api_key_for, auth_extra, make_client, request_error_text, stream_error
 from tau.llm.providers._responses_request import build_params, build_request, compat_of, convert_input
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
@@ -66,7 +66,8 @@ async def _run(
     import openai  # lazy: the SDK is heavy to import
 
     headers = _headers(model, options)
-    client = make_client(model, options, api_key_for(model, options, headers), headers)
+    api_key = api_key_for(model, options, headers)
+    client = make_client(model, options, api_key, headers)
     prefix = "OpenAI API error" if model.provider == "openai" else f"{model.provider} API error"
     try:
         built = build_request(model, context, options)
@@ -75,7 +76,7 @@ async def _run(
         params = await apply_payload_hook(options, built.params, model)
         try:
             response = await retry_provider_request(
-                lambda: call_with_body(client.responses.create, params),
+                lambda: call_with_body(client.responses.create, params, **auth_extra(api_key, openai)),
                 max_retries=options.max_retries,
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
