@@ -479,3 +479,38 @@ def test_authorization_header_from_models_json_wins():
             StreamOptions(),
         )
     assert server.captured[0].headers["authorization"] == "Bearer from-header"
+
+
+def test_models_json_server_through_the_registry(isolated_agent_dir):
+    registry_module = pytest.importorskip("tau.llm.registry")
+    with LoopbackServer([text_reply("via registry")]) as server:
+        isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+        config = {
+            "providers": {
+                "fakeai": {
+                    "baseUrl": f"{server.url}/v1",
+                    "api": "openai-completions",
+                    "apiKey": "from-models-json",
+                    "compat": {"mergeUserMessages": True},
+                    "models": [{"id": "fake-1", "name": "Fake", "maxTokens": 4096}],
+                }
+            }
+        }
+        (isolated_agent_dir / "models.json").write_text(json.dumps(config))
+        registry = registry_module.ModelRegistry(isolated_agent_dir)
+        found = registry.find("fakeai", "fake-1")
+        assert found is not None, registry.error
+        context = {"systemPrompt": "S", "messages": [user("a"), user("b", 2)]}
+
+        async def main():
+            return await registry.stream(found, context, StreamOptions()).result()
+
+        message = asyncio.run(asyncio.wait_for(main(), 10))
+    assert message["content"] == [{"type": "text", "text": "via registry"}]
+    request = server.captured[0]
+    assert request.headers["authorization"] == "Bearer from-models-json"
+    assert request.body["max_completion_tokens"] == 4096
+    assert request.body["messages"] == [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+    ]
