@@ -1,0 +1,1 @@
+"""The bundled ``todo`` extension: a revisioned, dependency-aware checklist (pi-todo)."""
