@@ -142,7 +142,7 @@ def _scan(branch: list[Entry]) -> tuple[Any, dict[str, Any] | None, int, bool]:
         kind = entry.get("type")
         if kind == "message":
             message = entry.get("message")
-            if message.__class__ is dict and message.get("role") == "assistant":
+            if isinstance(message, dict) and message.get("role") == "assistant":
                 last_model = entry
         elif kind == "thinking_level_change":
             thinking_level = entry.get("thinkingLevel")
@@ -196,7 +196,7 @@ def build_session_projection(branch: list[Entry]) -> dict[str, Any]:
     for index, entry in enumerate(context):
         # Fast path for the common case (a stored message, no edits): reuse the stored dict.
         message = entry.get("message") if not edits and entry.get("type") == "message" else None
-        if message.__class__ is dict and message.get("content") is not None:
+        if isinstance(message, dict) and message.get("content") is not None:
             contributed = [message]
         elif index > 0 and entry.get("type") == "compaction":
             contributed = []
@@ -224,7 +224,7 @@ def _plain_context(branch: list[Entry]) -> dict[str, Any] | None:
         kind = entry.get("type")
         if kind == "message":
             message = entry.get("message")
-            if message.__class__ is not dict:
+            if not isinstance(message, dict):
                 continue
             if message.get("content") is not None:
                 append(message)
