@@ -21,6 +21,7 @@ from loopback import (
 )
 
 from tau.llm.providers import anthropic as provider
+from tau.llm.retry import is_retryable
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.llm.types import Model, ModelCost
 
@@ -444,6 +445,7 @@ def test_stream_cut_in_the_middle_of_an_event():
     assert message["content"] == [{"type": "text", "text": "Hi"}]
     assert message["errorMessage"]
     assert events[-1]["type"] == "error"
+    assert is_retryable(message)  # the agent retries a dropped stream
 
 
 def test_stream_closed_cleanly_before_message_stop():

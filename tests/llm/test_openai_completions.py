@@ -21,6 +21,7 @@ from loopback import (
 )
 
 from tau.llm.providers import openai_completions as provider
+from tau.llm.retry import is_retryable
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.llm.types import Model, ModelCost
 
@@ -403,6 +404,7 @@ def test_stream_cut_mid_event():
         _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
     assert message["stopReason"] == "error"
     assert message["content"] == [{"type": "text", "text": "Hi"}]
+    assert is_retryable(message)  # the agent retries a dropped stream
 
 
 def test_stream_without_finish_reason():
@@ -514,3 +516,12 @@ def test_models_json_server_through_the_registry(isolated_agent_dir):
         {"role": "system", "content": "S"},
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
     ]
+
+
+def test_connection_refused_is_a_retryable_connection_error():
+    with LoopbackServer([]) as server:
+        dead = model(server)
+    _, message = run_stream(provider.stream, dead, CONTEXT, opts())
+    assert message["stopReason"] == "error"
+    assert message["errorMessage"].startswith("Connection error.")
+    assert is_retryable(message)

@@ -21,6 +21,7 @@ from loopback import (
 )
 
 from tau.llm.providers import openai_responses as provider
+from tau.llm.retry import is_retryable
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.llm.types import Model, ModelCost
 
@@ -462,6 +463,7 @@ def test_stream_cut_mid_event_and_stream_without_terminal_event():
         _, first = run_stream(provider.stream, model(server), CONTEXT, opts())
         _, second = run_stream(provider.stream, model(server), CONTEXT, opts())
     assert first["stopReason"] == "error" and first["content"][0]["text"] == "Hi"
+    assert is_retryable(first) and is_retryable(second)
     assert second["errorMessage"] == "OpenAI Responses stream ended before a terminal response event"
 
 

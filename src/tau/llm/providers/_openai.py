@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tau.common import jsjson
-from tau.llm.providers._common import ProviderError, has_header, truncate_error_text
+from tau.llm.providers._common import ProviderError, error_text, has_header, truncate_error_text
 from tau.llm.stream import StreamOptions
 from tau.llm.types import Model
 
@@ -76,6 +76,8 @@ def stream_error(exc: Exception, sdk: Any) -> ProviderError | None:
     """Translate an exception raised while reading the stream; ``None`` to let it through."""
     if isinstance(exc, sdk.APIStatusError):
         return ProviderError(request_error_text(exc))
+    if isinstance(exc, sdk.APIConnectionError):
+        return ProviderError(error_text(exc))  # "Connection error.: <transport error>"
     if isinstance(exc, sdk.APIError):
         # An error object inside the stream: pi reports its message.
         return ProviderError(str(exc))

@@ -23,6 +23,7 @@ from tau.llm.providers._common import (
     ProviderError,
     apply_payload_hook,
     call_with_body,
+    error_text,
     http_error_message,
     report_response,
     run_request,
@@ -161,7 +162,7 @@ async def _consume(response: Any, builder: MessageBuilder, sdk: Any) -> None:
     except ValueError as exc:
         raise ProviderError(f"Could not parse Anthropic SSE event: {exc}") from exc
     except sdk.APIConnectionError as exc:
-        raise ProviderError(f"Connection error: {exc}") from exc
+        raise ProviderError(error_text(exc)) from exc  # "Connection error.: <transport error>"
     except Exception as exc:
         if type(exc).__module__.startswith(("httpx", "httpcore", "h11")):
             raise ProviderError(f"Connection lost: {exc}") from exc
