@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -125,30 +126,37 @@ async def execute_edit(
     absolute = resolve_to_cwd(path, ctx.cwd)
 
     async def mutate() -> ToolResult:
+        # Blocking file work runs in a thread; aborts are checked between steps, never mid-write, so
+        # the queue stays held until the file system call has settled.
         raise_if_aborted(signal)
-        _check_editable(absolute, path, signal)
-        try:
-            with open(absolute, "rb") as handle:
-                raw = handle.read().decode("utf-8", "replace")
-        except IsADirectoryError as exc:
-            raise fs_error(exc, "read") from exc
-        raise_if_aborted(signal)
-        bom, content = split_bom(raw)
-        normalized = normalize_to_lf(content)
-        applied = apply_edits(normalized, edits, path)
-        details = generate_edit_diff(path, applied.base_content, applied.new_content, applied.replacements)
-        raise_if_aborted(signal)
-        # Splice into the original so untouched lines keep their line endings.
-        final = (
-            applied.new_content
-            if content == normalized
-            else apply_replacements_to_original(content, applied.replacements)
-        )
-        write_file_text(absolute, bom + final)
-        raise_if_aborted(signal)
-        return ToolResult.text(f"Successfully replaced {len(edits)} block(s) in {path}.", details=details)
+        return await asyncio.to_thread(_edit_file, absolute, path, edits, signal)
 
     return await with_file_mutation_queue(absolute, mutate)
+
+
+def _edit_file(
+    absolute: str, path: str, edits: list[dict[str, str]], signal: AbortSignal | None
+) -> ToolResult:
+    _check_editable(absolute, path, signal)
+    try:
+        with open(absolute, "rb") as handle:
+            raw = handle.read().decode("utf-8", "replace")
+    except IsADirectoryError as exc:
+        raise fs_error(exc, "read") from exc
+    raise_if_aborted(signal)
+    bom, content = split_bom(raw)
+    normalized = normalize_to_lf(content)
+    applied = apply_edits(normalized, edits, path)
+    details = generate_edit_diff(path, applied.base_content, applied.new_content, applied.replacements)
+    raise_if_aborted(signal)
+    # Splice into the original so untouched lines keep their line endings.
+    if content == normalized:
+        final = applied.new_content
+    else:
+        final = apply_replacements_to_original(content, applied.replacements)
+    write_file_text(absolute, bom + final)
+    raise_if_aborted(signal)
+    return ToolResult.text(f"Successfully replaced {len(edits)} block(s) in {path}.", details=details)
 
 
 def _check_editable(absolute: str, path: str, signal: AbortSignal | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from typing import Any
@@ -62,9 +63,9 @@ async def execute_write(
         # Aborts are checked between steps, never mid-write, so the queue stays held until the
         # file system call has settled.
         raise_if_aborted(signal)
-        make_parent_dirs(absolute)
+        await asyncio.to_thread(make_parent_dirs, absolute)
         raise_if_aborted(signal)
-        write_file_text(absolute, content)
+        await asyncio.to_thread(write_file_text, absolute, content)
         raise_if_aborted(signal)
         return ToolResult.text(f"Successfully wrote to {path}")
 
