@@ -324,3 +324,87 @@ def test_invalid_custom_session_id_refused(tmp_path):
         SessionManager.create("/tmp/proj", tmp_path, id="-bad")
     manager = SessionManager.create("/tmp/proj", tmp_path, id="my.session-1")
     assert manager.get_session_id() == "my.session-1"
+
+
+def test_create_branched_session_keeps_the_path_and_recreates_labels(session, tmp_path):
+    q1 = session.append_message(user("q1"))
+    a1 = session.append_message(assistant("a1"))
+    session.append_label_change(q1, "start")
+    q2 = session.append_message(user("q2"))
+    session.branch(a1)
+    session.append_message(user("elsewhere"))
+    old_file = session.get_session_file()
+    label_time = session.get_tree()[0]["labelTimestamp"]
+    new_file = session.create_branched_session(q2)
+    assert new_file != old_file and session.get_session_file() == new_file
+    lines = lines_of(new_file)
+    assert lines[0]["parentSession"] == old_file
+    assert [r["type"] for r in lines[1:]] == ["message", "message", "message", "label"]
+    assert [r["id"] for r in lines[1:4]] == [q1, a1, q2]
+    assert lines[3]["parentId"] == a1  # re-chained past the removed label
+    assert lines[4]["parentId"] == q2 and lines[4]["targetId"] == q1 and lines[4]["timestamp"] == label_time
+    assert session.get_leaf_id() == lines[4]["id"] and session.get_label(q1) == "start"
+    session.append_message(assistant("goes on in the new file"))
+    assert len(lines_of(new_file)) == 6 and len(lines_of(old_file)) == 6
+
+
+def test_create_branched_session_without_conversation_is_written_lazily(session):
+    model = session.append_model_change("faux", "faux-1")
+    session.append_message(user("hi"))
+    new_file = session.create_branched_session(model)
+    assert not os.path.exists(new_file)
+    session.append_message(user("now"))
+    assert [r["type"] for r in lines_of(new_file)] == ["session", "model_change", "message"]
+
+
+def test_fork_from_copies_every_entry_into_the_target_project(session, tmp_path, isolated_agent_dir):
+    session.append_message(user("q"))
+    session.append_custom_entry("x", {"k": [1, 2]})
+    source = session.get_session_file()
+    session.close()
+    forked = SessionManager.fork_from(source, "/tmp/other")
+    assert Path(forked.get_session_file()).parent == isolated_agent_dir / "sessions" / "--tmp-other--"
+    header = lines_of(forked.get_session_file())[0]
+    assert header["parentSession"] == source and header["cwd"] == "/tmp/other"
+    assert header["id"] != session.get_session_id() and forked.get_cwd() == "/tmp/other"
+    assert (
+        Path(forked.get_session_file()).read_bytes().splitlines()[1:]
+        == Path(source).read_bytes().splitlines()[1:]
+    )
+    forked.append_message(user("continues"))
+    forked.close()
+    with pytest.raises(SessionError, match="cannot fork"):
+        SessionManager.fork_from(tmp_path / "missing.jsonl", "/tmp/other")
+
+
+def test_new_session_starts_over_and_releases_the_old_file(session):
+    session.append_message(user("hi"))
+    old = session.get_session_file()
+    new = session.new_session(parent_session=old)
+    assert new != old and session.get_entries() == [] and session.get_leaf_id() is None
+    assert session.get_header()["parentSession"] == old
+    SessionManager.open(old).close()  # the lock on the old file is gone
+
+
+def test_tree_children_sorted_by_timestamp(tmp_path):
+    header = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
+    rows = [
+        ("r", None, "00"),
+        ("late", "r", "09"),
+        ("early", "r", "01"),
+        ("orphan", "missing", "05"),
+        ("self", "self", "06"),
+    ]
+    body = [
+        f'{{"type":"custom","customType":"c","id":"{i}","parentId":{json.dumps(p)},"timestamp":"2026-01-01T00:00:{t}.000Z"}}'
+        for i, p, t in rows
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([header, *body]) + "\n")
+    manager = SessionManager.open(path, read_only=True)
+    roots = manager.get_tree()
+    assert [n["entry"]["id"] for n in roots] == ["r", "orphan", "self"]
+    assert [n["entry"]["id"] for n in roots[0]["children"]] == ["early", "late"]
+    assert [e["id"] for e in manager.get_branch("orphan")] == ["orphan"]
+    assert [e["id"] for e in manager.get_branch("self")] == ["self"]
+    assert (5, "line 5: parent 'missing' not found; treated as a root") in manager.problems

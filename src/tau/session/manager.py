@@ -423,6 +423,7 @@ class SessionManager:
             record = self._by_id.get(self._leaf)
             if record is None or self._parse(record) is not None:
                 return
+            self._reindex(reset_leaf=True)  # that line was dropped: the one before it is the last
 
     def _problem(self, line: int, message: str) -> None:
         text = f"line {line}: {message}" if line else message
