@@ -8,32 +8,28 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tau.common.jsjson import loads
 from tau.llm.providers.faux import FauxProvider
 from tau.llm.stream import StreamOptions
 from tau.llm.types import Model
+from tau.session.manager import SessionManager
 
 Entry = dict[str, Any]
 
 
 @cache
-def read_entries(path: Path) -> tuple[Entry, ...]:
-    """The entries of a session file, header excluded (LF-split: U+2028 may sit inside JSON strings)."""
-    lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
-    return tuple(entry for entry in map(loads, lines) if entry.get("type") != "session")
+def open_session(path: Path) -> SessionManager:
+    """A golden session file, opened read-only by tau's store (cached: the tests never write)."""
+    return SessionManager.open(path, read_only=True)
 
 
-def branch_of(entries: tuple[Entry, ...], leaf_id: str | None = None) -> list[Entry]:
-    """Root→leaf entries of the branch ending at ``leaf_id`` (default: the last entry in file order)."""
-    by_id = {entry["id"]: entry for entry in entries}
-    current = by_id[leaf_id] if leaf_id else entries[-1]
-    branch = []
-    while current is not None:
-        branch.append(current)
-        parent = current.get("parentId")
-        current = by_id.get(parent) if parent else None
-    branch.reverse()
-    return branch
+def read_entries(path: Path) -> list[Entry]:
+    """The entries of a session file in file order, header excluded."""
+    return open_session(path).get_entries()
+
+
+def branch_of(path: Path, leaf_id: str | None = None) -> list[Entry]:
+    """Root→leaf entries of the branch ending at ``leaf_id`` (default: the leaf after opening)."""
+    return open_session(path).get_branch(leaf_id)
 
 
 @cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from compaction_goldens import RecordingFaux, branch_of, read_entries, read_json, without_timestamps
+from compaction_goldens import RecordingFaux, open_session, read_entries, read_json, without_timestamps
 
 from tau.agent.compaction import (
     BRANCH_SUMMARY_PREAMBLE,
@@ -13,31 +13,17 @@ from tau.agent.compaction import (
     prepare_branch_entries,
 )
 from tau.agent.compaction.branch_summary import build_branch_summary_prompt
+from tau.session.manager import SessionManager
 
 SCENARIO = "e-tree-branch-summary"
 
 
-class EntryTree:
-    """The read-only session calls branch collection makes, over a list of entries."""
-
-    def __init__(self, entries):
-        self.entries = entries
-        self.by_id = {entry["id"]: entry for entry in entries}
-
-    def get_branch(self, from_id=None):
-        return branch_of(self.entries, from_id)
-
-    def get_entry(self, entry_id):
-        return self.by_id.get(entry_id)
-
-
 def test_navigation_summary_matches_pi(pi_fixtures):
-    entries = read_entries(pi_fixtures / f"scenarios/{SCENARIO}.jsonl")
-    [stored] = [entry for entry in entries if entry["type"] == "branch_summary"]
-    tree = EntryTree(entries)
+    session = open_session(pi_fixtures / f"scenarios/{SCENARIO}.jsonl")
+    [stored] = [entry for entry in session.get_entries() if entry["type"] == "branch_summary"]
 
     # navigateTree(answerOne, {summarize: true}) from the old leaf, the summary's fromId.
-    collected, ancestor = collect_entries_for_branch_summary(tree, stored["fromId"], stored["parentId"])
+    collected, ancestor = collect_entries_for_branch_summary(session, stored["fromId"], stored["parentId"])
     assert ancestor == stored["parentId"]
     assert [entry["id"] for entry in collected] == ["283d331a", "3249d4bb"]
 
@@ -172,4 +158,4 @@ def test_empty_branch_and_failures_are_reported_not_raised():
 
 
 def test_collect_without_old_leaf_is_empty():
-    assert collect_entries_for_branch_summary(EntryTree([]), None, "x") == ([], None)
+    assert collect_entries_for_branch_summary(SessionManager.in_memory(), None, "x") == ([], None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from compaction_goldens import branch_of, read_entries, read_json
+from compaction_goldens import branch_of, read_json
 
 from tau.agent.compaction import (
     CompactionSettings,
@@ -31,7 +31,7 @@ CASES = [
 def _case(pi_fixtures, session, leaf, keep):
     golden = read_json(pi_fixtures / f"real/{session}.compaction.json")
     [case] = [c for c in golden["cases"] if c["leafId"] == leaf and c["keepRecentTokens"] == keep]
-    branch = branch_of(read_entries(pi_fixtures / golden["source"]), leaf)
+    branch = branch_of(pi_fixtures / golden["source"], leaf)
     return case, branch
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from compaction_goldens import branch_of, read_entries, read_json
+from compaction_goldens import branch_of, read_json
 
 from tau.agent.compaction import (
     BranchSummarySettings,
@@ -52,7 +52,7 @@ GOLDEN_CONTEXTS = [
 @pytest.mark.parametrize("golden", GOLDEN_CONTEXTS)
 def test_estimates_match_pi_on_golden_context(pi_fixtures, golden):
     expected = read_json(pi_fixtures / golden)
-    branch = branch_of(read_entries(pi_fixtures / expected["source"]), expected["leafId"])
+    branch = branch_of(pi_fixtures / expected["source"], expected["leafId"])
     projection = build_session_projection(branch)
     estimates = expected["tokenEstimates"]
 

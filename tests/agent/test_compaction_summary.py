@@ -44,9 +44,9 @@ def pi_summary_requests(pi_fixtures, scenario):
 
 def compactions_of(pi_fixtures, scenario):
     """Each stored compaction with the branch pi prepared it from (everything before it)."""
-    entries = read_entries(pi_fixtures / f"scenarios/{scenario}.jsonl")
-    stored = [e for e in entries if e["type"] == "compaction"]
-    return [(entry, branch_of(entries, entry["parentId"])) for entry in stored]
+    path = pi_fixtures / f"scenarios/{scenario}.jsonl"
+    stored = [e for e in read_entries(path) if e["type"] == "compaction"]
+    return [(entry, branch_of(path, entry["parentId"])) for entry in stored]
 
 
 SCENARIOS = {
