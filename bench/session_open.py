@@ -163,7 +163,7 @@ def generate(path: Path, seed: int = 1) -> int:
             "arguments": {"command": "grep -rn " + text(3)},
         }
         add("message", message=assistant([{"type": "text", "text": text(45)}, bash], "toolUse"))
-        output = "\n".join(text(12) for _ in range(15))
+        output = "\n".join(text(12) for _ in range(9))
         result = {
             "role": "toolResult",
             "toolCallId": call,
