@@ -262,3 +262,18 @@ def test_custom_operations_without_exit_code(ctx):
     tool = bash_tool(NoExitCode())
     with pytest.raises(Exception, match=r"^partial\n\nCommand terminated without an exit code$"):
         asyncio.run(tool.execute("1", {"command": "x"}, None, None, ctx))
+
+
+def test_kill_tracked_groups_stops_running_commands(ctx):
+    from tau.tools import kill_tracked_groups
+
+    async def main() -> ToolResult:
+        task = asyncio.ensure_future(
+            bash_tool().execute("1", {"command": "echo up; sleep 30"}, None, None, ctx)
+        )
+        await asyncio.sleep(0.3)
+        kill_tracked_groups()
+        return await asyncio.wait_for(task, 5)
+
+    result = asyncio.run(main())
+    assert text_of(result) == "up\n\n\nCommand exited with code 137"
