@@ -668,3 +668,31 @@ def test_configuration_effort_recorded_on_the_reply():
         "type": "configuration_update",
         "reasoning": {"effort": "xhigh"},
     }
+
+
+def test_malformed_tool_arguments_reported_to_the_model():
+    events = Events().created()
+    added = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "bash",
+        "arguments": "",
+        "status": "in_progress",
+    }
+    events.add("response.output_item.added", output_index=0, item=added)
+    events.add("response.function_call_arguments.delta", output_index=0, item_id="fc_1", delta='{"command": ')
+    events.add(
+        "response.output_item.done",
+        output_index=0,
+        item={**added, "arguments": '{"command": ', "status": "completed"},
+    )
+    events.completed([])
+    with LoopbackServer([events.reply()]) as server:
+        events_out, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    call = message["content"][0]
+    assert message["stopReason"] == "toolUse"
+    assert call["arguments"] == {}
+    assert call["argumentsError"].endswith('Received arguments:\n{"command": ')
+    end = next(e for e in events_out if e["type"] == "toolcall_end")
+    assert "argumentsError" in end["partial"]["content"][0]

@@ -19,7 +19,6 @@ from typing import Any
 from tau.common import jsjson
 from tau.common.jsstr import js_len
 from tau.llm.builder import MessageBuilder
-from tau.llm.cost import context_tokens
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import system_message_text
 from tau.llm.types import Model
@@ -189,10 +188,11 @@ def truncate_error_text(text: str) -> str:
 def _estimate_message_tokens(message: Mapping[str, Any]) -> int:
     role = message.get("role")
     if role == "system":
-        tools = jsjson.dumps_str(message.get("toolsAdded") or []) if message.get("toolsAdded") else ""
-        return math.ceil(js_len(system_message_text(message)) / _CHARS_PER_TOKEN) + math.ceil(
-            js_len(tools) / _CHARS_PER_TOKEN
-        )
+        tokens = math.ceil(js_len(system_message_text(message)) / _CHARS_PER_TOKEN)
+        for key in ("toolsAdded", "toolsRemoved"):
+            if message.get(key):
+                tokens += math.ceil(js_len(jsjson.dumps_str(message[key])) / _CHARS_PER_TOKEN)
+        return tokens
     content = message.get("content") or []
     if isinstance(content, str):
         return math.ceil(js_len(content) / _CHARS_PER_TOKEN)
@@ -216,7 +216,9 @@ def estimate_context_tokens(messages: list[Mapping[str, Any]]) -> int:
     for index, message in enumerate(messages):
         if message.get("role") == "assistant" and message.get("timestamp", 0) >= newest:
             usage = message.get("usage") or {}
-            tokens = context_tokens(usage) if usage.get("cost") is not None or usage else 0
+            tokens = usage.get("totalTokens") or sum(
+                usage.get(key) or 0 for key in ("input", "output", "cacheRead", "cacheWrite")
+            )
             if message.get("stopReason") not in ("aborted", "error") and tokens > 0:
                 last_index, last_usage = index, tokens
         newest = max(newest, message.get("timestamp", 0) or 0)

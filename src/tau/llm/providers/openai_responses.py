@@ -108,6 +108,7 @@ class _Slot:
         self.kind = kind
         self.index = index
         self.arguments = ""
+        self.replaced = False  # the provider's final text did not continue the streamed one
 
 
 class _EventState:
@@ -193,6 +194,7 @@ class _EventState:
             self.builder.toolcall_delta(slot.index, piece)
         elif not text.startswith(slot.arguments):
             slot.arguments = text
+            slot.replaced = True
 
     def on_item_done(self, event: dict[str, Any]) -> None:
         output_index = event.get("output_index", -1)
@@ -230,11 +232,13 @@ class _EventState:
     def _finish_call(self, slot: _Slot, item: dict[str, Any]) -> None:
         if isinstance(item.get("arguments"), str) and item["arguments"]:
             self._complete_arguments(slot, item["arguments"])
-        arguments, error = parse_tool_call_arguments(slot.arguments)
-        self.builder.toolcall_end(slot.index, arguments)
-        block = self.builder.message["content"][slot.index]
-        if error:
-            block["argumentsError"] = error  # type: ignore[typeddict-unknown-key]
+        if slot.replaced:
+            arguments, error = parse_tool_call_arguments(slot.arguments)
+            self.builder.toolcall_end(slot.index, arguments)
+            if error:
+                self.builder.message["content"][slot.index]["argumentsError"] = error  # type: ignore[typeddict-unknown-key]
+        else:
+            self.builder.toolcall_end(slot.index)  # parses the streamed text, argumentsError included
         self.unfinished_calls.discard(slot.index)
 
     # -- the end ----------------------------------------------------------------------------------
