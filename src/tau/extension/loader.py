@@ -1,0 +1,319 @@
+"""Finding and loading extensions (pi-host §5.1, decisions.md "Product").
+
+An extension is a Python module (a ``.py`` file or a package directory with ``__init__.py``) that
+defines ``def extension(tau)`` or ``async def extension(tau)``. Load order, which is also handler
+order:
+
+1. ``-e PATH`` in the order given (a file, a package directory, or a directory to scan);
+2. ``<cwd>/.tau/extensions/`` when the project is trusted;
+3. ``<agentDir>/extensions/``;
+4. the entry-point group ``tau.extensions`` (installed packages);
+5. the bundled extensions, in :data:`BUNDLED_EXTENSIONS` order.
+
+A directory is scanned one level deep: ``*.py`` files and ``<dir>/__init__.py`` packages, by name.
+``--no-extensions`` keeps only ``-e``; ``--disable-extension NAME`` and the ``disabledExtensions``
+setting drop bundled extensions by name. A module that fails to import, has no factory, or whose
+factory raises is reported (``Failed to load extension "<path>": <error>``) and the others load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import sys
+import traceback
+import types
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tau.agent.hooks import resolve
+from tau.common.paths import agent_dir, project_config_dir
+from tau.extension.api import ExtensionAPI
+from tau.extension.runner import Extension, ExtensionRunner
+from tau.extension.ui import ExtensionUI
+
+__all__ = [
+    "BUNDLED_EXTENSIONS",
+    "ENTRY_POINT_GROUP",
+    "ExtensionSource",
+    "discover_extensions",
+    "load_extension",
+    "load_extension_factory",
+    "load_extensions",
+    "load_factory",
+]
+
+ENTRY_POINT_GROUP = "tau.extensions"
+
+# Bundled extension name → candidate modules (the first that exists is loaded); order = load order.
+BUNDLED_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "todo": ("tau.bundled.todo",),
+    "todo-loop": ("tau.bundled.todo_loop",),
+    "action-fusion": ("tau.bundled.action_fusion", "tau.bundled.fusion"),
+    "observation-pack": ("tau.bundled.observation_pack", "tau.bundled.obspack"),
+    "evidence-reducer": ("tau.bundled.evidence_reducer", "tau.bundled.reducer"),
+    "online-compact": ("tau.bundled.online_compact", "tau.bundled.occ"),
+}
+
+Factory = Callable[[ExtensionAPI], Any]
+
+
+@dataclass
+class ExtensionSource:
+    """One extension to load.
+
+    Attributes:
+        path: What errors name it by: a file path, ``entry-point:NAME`` or ``bundled:NAME``.
+        source: ``cli``, ``project``, ``user``, ``package`` or ``bundled``.
+        name: The short name (file stem, entry-point name, bundled name).
+        load: Returns the factory; raises when the module cannot be imported.
+    """
+
+    path: str
+    source: str
+    name: str
+    load: Callable[[], Factory]
+
+
+# -- modules from files -----------------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    stem = "".join(ch if ch.isalnum() else "_" for ch in path.stem if path.name != "__init__.py") or "pkg"
+    return f"tau_extension_{stem}_{digest}"
+
+
+def _import_file(path: Path) -> Any:
+    """Import a ``.py`` file or a package directory under a private module name."""
+    if path.is_dir():
+        init = path / "__init__.py"
+        name = _module_name(path)
+        spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(path)])
+    else:
+        name = _module_name(path)
+        spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _factory_of(module: Any, where: str) -> Factory:
+    factory = getattr(module, "extension", None)
+    if not callable(factory):
+        raise TypeError(f"{where} does not define extension(tau)")
+    return factory
+
+
+def load_extension_factory(path: str | os.PathLike[str]) -> Factory:
+    """The ``extension`` function of a ``.py`` file or package directory."""
+    resolved = Path(path)
+    return _factory_of(_import_file(resolved), str(path))
+
+
+def _file_source(path: Path, source: str) -> ExtensionSource:
+    name = path.name if path.is_dir() else path.stem
+    return ExtensionSource(str(path), source, name, lambda: load_extension_factory(path))
+
+
+def _is_extension_file(path: Path) -> bool:
+    return path.suffix == ".py" and path.is_file() and not path.name.startswith((".", "_"))
+
+
+def _scan(directory: Path, source: str) -> list[ExtensionSource]:
+    """``*.py`` files and ``<dir>/__init__.py`` packages directly inside ``directory``, by name."""
+    if not directory.is_dir():
+        return []
+    found = []
+    for child in sorted(directory.iterdir(), key=lambda p: p.name):
+        is_package = child.is_dir() and (child / "__init__.py").is_file()
+        if is_package or _is_extension_file(child):
+            found.append(_file_source(child, source))
+    return found
+
+
+def _cli_sources(paths: Iterable[str | os.PathLike[str]], cwd: Path) -> list[ExtensionSource]:
+    found = []
+    for given in paths:
+        path = Path(given).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if path.is_dir() and not (path / "__init__.py").is_file():
+            found.extend(_scan(path, "cli"))
+        else:
+            found.append(_file_source(path, "cli"))
+    return found
+
+
+# -- entry points and bundled modules ----------------------------------------------------------
+
+
+def _entry_point_factory(entry_point: Any) -> Factory:
+    loaded = entry_point.load()
+    if callable(loaded) and not isinstance(loaded, types.ModuleType):
+        return loaded
+    return _factory_of(loaded, f"entry point {entry_point.name!r} ({entry_point.value})")
+
+
+def _entry_point_sources() -> list[ExtensionSource]:
+    entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return [
+        ExtensionSource(f"entry-point:{ep.name}", "package", ep.name, lambda ep=ep: _entry_point_factory(ep))
+        for ep in sorted(entry_points, key=lambda ep: ep.name)
+    ]
+
+
+def _bundled_module(candidates: Sequence[str]) -> str | None:
+    for module in candidates:
+        try:
+            if importlib.util.find_spec(module) is not None:
+                return module
+        except ModuleNotFoundError:
+            continue
+    return None
+
+
+def _bundled_sources(disabled: set[str]) -> list[ExtensionSource]:
+    found = []
+    for name, candidates in BUNDLED_EXTENSIONS.items():
+        module = None if name in disabled else _bundled_module(candidates)
+        if module is not None:
+            found.append(
+                ExtensionSource(
+                    f"bundled:{name}",
+                    "bundled",
+                    name,
+                    lambda module=module: _factory_of(importlib.import_module(module), module),
+                )
+            )
+    return found
+
+
+def discover_extensions(
+    *,
+    cli_paths: Sequence[str | os.PathLike[str]] = (),
+    cwd: str | os.PathLike[str] = ".",
+    trusted: bool = False,
+    no_extensions: bool = False,
+    disabled: Iterable[str] = (),
+    directory: Path | None = None,
+) -> list[ExtensionSource]:
+    """Every extension to load, in load order, each path once."""
+    base = Path(cwd).resolve()
+    sources = _cli_sources(cli_paths, base)
+    if not no_extensions:
+        if trusted:
+            sources += _scan(project_config_dir(base) / "extensions", "project")
+        sources += _scan((directory or agent_dir()) / "extensions", "user")
+        sources += _entry_point_sources()
+        sources += _bundled_sources(set(disabled))
+    unique: dict[str, ExtensionSource] = {}
+    for source in sources:
+        key = str(Path(source.path).resolve()) if source.source in ("cli", "project", "user") else source.path
+        unique.setdefault(key, source)
+    return list(unique.values())
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return "".join(traceback.format_exception_only(exc)).strip()
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def load_extension(runner: ExtensionRunner, source: ExtensionSource) -> Extension | None:
+    """Import one extension and run its factory; a failure is reported and ``None`` returned."""
+    extension = Extension(path=source.path, name=source.name, source=source.source)
+    try:
+        factory = source.load()
+        await resolve(factory(ExtensionAPI(runner, extension)))
+    except Exception as exc:
+        error = f"Failed to load extension: {_describe(exc)}"
+        runner.load_errors.append({"path": source.path, "error": error})
+        runner.emit_error(source.path, "load", error)
+        return None
+    runner.extensions.append(extension)
+    for definition in extension.tools.values():
+        runner.apply_tool(extension, definition)
+    return extension
+
+
+async def load_factory(runner: ExtensionRunner, factory: Factory, *, path: str = "<inline>") -> Extension | None:
+    """Load an extension from a function (tests, embedding); ``path`` names it in errors."""
+    return await load_extension(runner, ExtensionSource(path, "inline", path, lambda: factory))
+
+
+def _disabled_names(disabled: Iterable[str], settings: Any) -> set[str]:
+    names = set(disabled)
+    if settings is not None:
+        configured = settings.get("disabledExtensions") if hasattr(settings, "get") else None
+        if isinstance(configured, list):
+            names.update(name for name in configured if isinstance(name, str))
+    return names
+
+
+async def load_extensions(
+    session: Any = None,
+    *,
+    cli_paths: Sequence[str | os.PathLike[str]] = (),
+    cwd: str | os.PathLike[str] | None = None,
+    trusted: bool = False,
+    no_extensions: bool = False,
+    disabled: Iterable[str] = (),
+    settings: Any = None,
+    mode: str = "print",
+    ui: ExtensionUI | None = None,
+    directory: Path | None = None,
+) -> ExtensionRunner:
+    """Load every extension and bind the runner to ``session`` (the CLI's one entry point).
+
+    Args:
+        session: The :class:`~tau.agent.session.AgentSession`; ``None`` to bind later with
+            :meth:`ExtensionRunner.bind`.
+        cli_paths: The ``-e`` paths, in order.
+        cwd: The working directory (default: the session's, else the process's).
+        trusted: Whether the project is trusted (``.tau/extensions`` loads only then).
+        no_extensions: ``--no-extensions``: only the ``-e`` paths load.
+        disabled: ``--disable-extension`` names (bundled extensions); ``disabledExtensions`` in
+            ``settings`` adds to them.
+        settings: The effective settings (a ``Settings`` or a dict); default: the session's.
+        mode: ``"tui" | "rpc" | "json" | "print"``.
+        ui: The mode's UI (default: the non-interactive UI of ``mode``).
+        directory: The agent dir (default: :func:`tau.common.paths.agent_dir`).
+
+    Returns:
+        The runner, bound to ``session`` when one was given. Load failures are in
+        ``runner.load_errors`` and were reported through ``emit_error`` (event ``load``).
+    """
+    if cwd is None:
+        cwd = getattr(session, "cwd", None) or os.getcwd()
+    if settings is None and session is not None:
+        settings = getattr(session, "settings", None)
+    runner = ExtensionRunner(cwd=str(cwd), mode=mode, ui=ui, trusted=trusted)
+    if session is not None:
+        runner.bind(session)
+    sources = discover_extensions(
+        cli_paths=cli_paths,
+        cwd=cwd,
+        trusted=trusted,
+        no_extensions=no_extensions,
+        disabled=_disabled_names(disabled, settings),
+        directory=directory,
+    )
+    for source in sources:
+        await load_extension(runner, source)
+    return runner
