@@ -356,7 +356,10 @@ def test_images_and_grouped_tool_results_with_orphan_and_error_images():
             *results,
         ]
     }
-    params = provider.build_params(model_stub(input=("text", "image")), ctx, opts())
+    with LoopbackServer([text_reply("seen")]) as server:
+        _, message = run_stream(provider.stream, model(server), ctx, opts())
+    assert message["stopReason"] == "stop"
+    params = server.captured[0].body  # what the SDK sent
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     assert params["messages"][0] == {"role": "user", "content": [{"type": "text", "text": "see"}, image]}
     assert [b["id"] for b in params["messages"][1]["content"]] == ["call_odd_id", "t2", "t3"]

@@ -279,9 +279,10 @@ def test_images_in_user_messages_and_tool_results():
             result,
         ]
     }
-    params = provider.build_params(
-        Model(id="fake-1", provider="fakeai", api="openai-completions", input=("text", "image")), ctx, opts()
-    )
+    with LoopbackServer([text_reply("seen")]) as server:
+        _, message = run_stream(provider.stream, model(server, input=("text", "image")), ctx, opts())
+    assert message["stopReason"] == "stop"
+    params = server.captured[0].body  # what the SDK sent
     url = {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}}
     assert params["messages"][1:] == [
         {"role": "user", "content": [{"type": "text", "text": "look"}, url]},
