@@ -129,6 +129,8 @@ async def _send(
         if built.provider_thinking_level:
             builder.message["providerThinkingLevel"] = built.provider_thinking_level
         params = await apply_payload_hook(options, built.params, model)
+        if params is not built.params:
+            params = {**params, "stream": True}  # a replaced body still streams (pi does the same)
         try:
             return await retry_provider_request(
                 lambda params=params: call_with_body(client.beta.messages.create, params, **extra),
