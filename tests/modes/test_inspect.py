@@ -295,3 +295,20 @@ def test_help_and_usage_errors_through_the_real_command():
         [sys.executable, "-m", "tau", "session", "frobnicate"], capture_output=True, text=True, env=env
     )
     assert wrong.returncode == 2 and "invalid choice" in wrong.stderr
+
+
+def test_check_flags_message_timestamps_that_are_not_dates(tmp_path, capsys):
+    nudge = {
+        "type": "custom_message",
+        "customType": "x",
+        "content": "c",
+        "display": False,
+        "id": "b",
+        "parentId": "a",
+    }
+    path = write_lines(tmp_path / "s.jsonl", header(), user("a", None, "hi"), nudge)
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"{path}:3: error: custom_message has no timestamp; its message gets timestamp null"
+    )

@@ -426,3 +426,28 @@ def test_blocked_images_become_one_text_per_run():
     ]
     assert converted[3] is plain and user["content"][0] is image, "inputs are not modified"
     assert convert_to_llm([user])[0] is user, "images pass when not blocked"
+
+
+# --- timestamps as ``new Date(x).getTime()`` ------------------------------------------------------
+
+
+def test_entry_timestamps_become_milliseconds_as_javascript_reads_them():
+    from tau.session.messages import js_date_ms
+
+    assert js_date_ms(TS) == TS_MS
+    assert js_date_ms("2026-11-29T23:42:14Z") == TS_MS - 169
+    assert js_date_ms("2026-11-30T00:42:14.169+01:00") == TS_MS
+    assert js_date_ms("2026-11-29T23:42:14.1699Z") == TS_MS, "digits past milliseconds are cut"
+    assert js_date_ms("1970-01-01") == 0
+    assert js_date_ms("+001970-01-01T00:00:00.000Z") == 0
+    assert js_date_ms(1234.9) == 1234
+    assert (js_date_ms(None), js_date_ms(True), js_date_ms([TS])) == (0, 1, TS_MS), "JavaScript's ToNumber"
+    for bad in ("yesterday", "2026-13-01T00:00:00Z", "", [], {}):
+        assert js_date_ms(bad) is None, bad
+
+    b = Branch()
+    b.add("custom_message", customType="x", content="c", display=True)
+    b.entries[-1]["timestamp"] = "not a date"
+    b.add("branch_summary", fromId="x", summary="s")
+    del b.entries[-1]["timestamp"]
+    assert [m["timestamp"] for m in build_session_context(b.entries)["messages"]] == [None, None]

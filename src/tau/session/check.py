@@ -109,21 +109,24 @@ def _entry_problems(entry: Entry) -> list[tuple[str, str]]:
         return found
     if kind == "message":
         found += _message_problems(entry.get("message"))
-    elif (
-        kind in ("custom_message", "compaction", "branch_summary")
-        and js_date_ms(entry.get("timestamp")) is None
-    ):
-        found.append(
-            (
-                "error",
-                f"timestamp {entry.get('timestamp')!r} is not an ISO date; the message gets timestamp null",
-            )
-        )
+    elif kind in ("custom_message", "compaction", "branch_summary"):
+        found += _timestamp_problems(entry, kind)
     if kind == "context_edit":
         found += _replacement_problems(entry)
     if kind == "compaction" and "firstKeptEntryId" not in entry:
         found.append(("error", "compaction has no firstKeptEntryId; nothing before it is kept"))
     return found
+
+
+def _timestamp_problems(entry: Entry, kind: str) -> list[tuple[str, str]]:
+    # These entries' messages take their timestamp from the entry: new Date(timestamp).getTime().
+    if "timestamp" not in entry:
+        return [("error", f"{kind} has no timestamp; its message gets timestamp null")]
+    if js_date_ms(entry["timestamp"]) is None:
+        return [
+            ("error", f"timestamp {entry['timestamp']!r} is not an ISO date; its message gets timestamp null")
+        ]
+    return []
 
 
 def _message_problems(message: Any) -> list[tuple[str, str]]:

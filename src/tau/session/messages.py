@@ -98,11 +98,16 @@ _MAX_TIME = 8.64e15
 def js_date_ms(value: Any) -> int | None:
     """``new Date(value).getTime()`` for a number or an ISO string; ``None`` where JS gives ``NaN``.
 
+    ``null`` is 0 and booleans are 0/1 (JavaScript's ``ToNumber``); a missing value is ``NaN``.
     Only ECMAScript's date-time format is parsed (what pi writes); the engine-specific legacy
     formats V8 also accepts give ``None``. A date-time without an offset is taken as UTC.
     """
-    if isinstance(value, bool) or value is None:
+    if value is _MISSING:
         return None
+    if value is None or isinstance(value, bool):
+        return int(bool(value))
+    if isinstance(value, list):
+        value = js_string(value)  # ToPrimitive: the array joined with commas
     if isinstance(value, int | float):
         if value != value or abs(value) > _MAX_TIME:
             return None
@@ -146,7 +151,7 @@ def create_custom_message(entry: dict[str, Any]) -> Message:
         message["display"] = entry["display"]
     if "details" in entry:
         message["details"] = entry["details"]
-    message["timestamp"] = js_date_ms(entry.get("timestamp"))
+    message["timestamp"] = js_date_ms(entry.get("timestamp", _MISSING))
     return message
 
 
@@ -155,7 +160,7 @@ def create_branch_summary_message(entry: dict[str, Any]) -> Message:
     message: Message = {"role": "branchSummary", "summary": entry.get("summary")}
     if "fromId" in entry:
         message["fromId"] = entry["fromId"]
-    message["timestamp"] = js_date_ms(entry.get("timestamp"))
+    message["timestamp"] = js_date_ms(entry.get("timestamp", _MISSING))
     return message
 
 
@@ -166,7 +171,7 @@ def create_compaction_summary_message(entry: dict[str, Any]) -> Message:
         message["summary"] = entry["summary"]
     if "tokensBefore" in entry:
         message["tokensBefore"] = entry["tokensBefore"]
-    message["timestamp"] = js_date_ms(entry.get("timestamp"))
+    message["timestamp"] = js_date_ms(entry.get("timestamp", _MISSING))
     return message
 
 
