@@ -24,7 +24,6 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
-import traceback
 import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -229,8 +228,6 @@ def discover_extensions(
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, SyntaxError):
-        return "".join(traceback.format_exception_only(exc)).strip()
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -252,7 +249,9 @@ async def load_extension(runner: ExtensionRunner, source: ExtensionSource) -> Ex
     return extension
 
 
-async def load_factory(runner: ExtensionRunner, factory: Factory, *, path: str = "<inline>") -> Extension | None:
+async def load_factory(
+    runner: ExtensionRunner, factory: Factory, *, path: str = "<inline>"
+) -> Extension | None:
     """Load an extension from a function (tests, embedding); ``path`` names it in errors."""
     return await load_extension(runner, ExtensionSource(path, "inline", path, lambda: factory))
 
