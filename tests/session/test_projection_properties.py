@@ -62,6 +62,7 @@ def walk(entries: list[dict], leaf_id: str) -> list[dict]:
     return branch[::-1]
 
 
+@settings(deadline=None)  # a loaded CI machine must not fail a pure function on time
 @given(st.lists(entry_kinds, max_size=30))
 def test_without_compaction_or_edits_messages_are_the_message_entries_in_order(kinds):
     branch = chain(kinds)
@@ -73,6 +74,7 @@ def test_without_compaction_or_edits_messages_are_the_message_entries_in_order(k
     assert build_context_entries(branch) == branch
 
 
+@settings(deadline=None)
 @given(st.lists(entry_kinds, min_size=1, max_size=20), st.data())
 def test_context_edit_off_the_active_branch_has_no_effect(kinds, data):
     main = chain(kinds)
@@ -91,6 +93,7 @@ def test_context_edit_off_the_active_branch_has_no_effect(kinds, data):
     assert build_session_context(with_side) == build_session_context(main)
 
 
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(["user", "assistant", "toolResult"]), min_size=1, max_size=15), st.data())
 def test_null_edits_remove_exactly_their_targets(roles, data):
     branch = chain([("message", role) for role in roles])
@@ -108,6 +111,7 @@ def test_null_edits_remove_exactly_their_targets(roles, data):
     assert omitted == targets | {f"x{n}" for n in range(len(targets))}
 
 
+@settings(deadline=None)
 @given(st.lists(entry_kinds, min_size=1, max_size=20), st.data())
 def test_compaction_context_is_summary_then_kept_tail(kinds, data):
     branch = chain(kinds)
@@ -161,7 +165,7 @@ arbitrary_entries = st.lists(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(arbitrary_entries)
 def test_projection_never_raises_on_entries_with_missing_or_mistyped_fields(branch):
     projection = build_session_projection(branch)
