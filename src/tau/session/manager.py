@@ -80,6 +80,7 @@ class SessionManager:
         self._leaf: Any = None
         self._line_count = 0
         self._problems: list[Problem] = []
+        self._problem_set: set[Problem] = set()
         self._validated = False
 
     @classmethod
@@ -254,7 +255,10 @@ class SessionManager:
     def _adopt(self, loaded: Loaded) -> None:
         self._header, self._header_raw = loaded.header, loaded.header_raw
         self._records = loaded.records
-        self._problems = list(loaded.problems)
+        self._problems = []
+        self._problem_set = set()
+        for line, message in loaded.problems:
+            self._problem(line, message.partition(": ")[2])
         self._line_count = loaded.line_count
         self._validated = False
         migrated = self._migrate()
@@ -367,6 +371,7 @@ class SessionManager:
         self._header_raw = None
         self._records = []
         self._problems = []
+        self._problem_set = set()
         self._validated = False
         self._line_count = 0
         self._reindex(reset_leaf=True)
@@ -426,9 +431,10 @@ class SessionManager:
             self._reindex(reset_leaf=True)  # that line was dropped: the one before it is the last
 
     def _problem(self, line: int, message: str) -> None:
-        text = f"line {line}: {message}" if line else message
-        if (line, text) not in self._problems:
-            self._problems.append((line, text))
+        problem = (line, f"line {line}: {message}" if line else message)
+        if problem not in self._problem_set:
+            self._problem_set.add(problem)
+            self._problems.append(problem)
 
     def _lookup(self, entry_id: Any) -> Record | None:
         if not _truthy(entry_id) or not _hashable(entry_id):
@@ -448,38 +454,39 @@ class SessionManager:
         pending = [record for record in records if record.entry is None]
         if not pending:
             return True
-        intact = True
+        if self._reader is None:  # cannot happen: unparsed records always come from a file
+            raise SessionError("session entries cannot be read: the session file is gone")
+        failed: list[tuple[Record, str]] = []
+        changed: list[Record] = []
         loads = orjson.loads
-        done: set[int] = set()
         with no_gc():
-            for record, data in self._reader.lines(pending) if self._reader is not None else ():
-                done.add(id(record))
-                value = None
-                if data is not None:
+            for start, piece, group in self._reader.chunks(pending):
+                size = len(piece)
+                for record in group:
+                    low = record.offset - start
+                    high = low + record.size
+                    if high >= size or piece[high] != 0x0A:
+                        failed.append((record, "no longer in the file"))
+                        continue
                     try:
-                        value = loads(data)
+                        value = loads(piece[low:high])
                     except orjson.JSONDecodeError:
-                        try:
-                            value = jsonl.parse(bytes(data))
-                        except ValueError:
-                            value = None
-                if value.__class__ is not dict:
-                    why = "no longer in the file" if data is None else "not valid JSON"
-                    self._drop(record, why if value is None else "not a JSON object")
-                    intact = False
-                    continue
-                record.entry = value
-                if (
-                    value.get("id") != record.id
-                    or value.get("parentId") != record.parent_id
-                    or value.get("type") != record.kind
-                ):
-                    self._refresh_fields(record)
-        for record in pending:
-            if id(record) not in done:
-                self._drop(record, "unreadable (the session file is gone)")
-                intact = False
-        return intact
+                        value = _tolerant_parse(bytes(piece[low:high]))
+                    if value.__class__ is not dict:
+                        failed.append((record, "not valid JSON" if value is None else "not a JSON object"))
+                        continue
+                    record.entry = value
+                    if (
+                        value.get("id") != record.id
+                        or value.get("parentId") != record.parent_id
+                        or value.get("type") != record.kind
+                    ):
+                        changed.append(record)
+        for record in changed:
+            self._refresh_fields(record)
+        if failed:
+            self._drop(failed)
+        return not failed
 
     def _refresh_fields(self, record: Record) -> None:
         # Only a line with repeated keys gets here: JSON.parse keeps the last one, and so do we.
@@ -488,9 +495,13 @@ class SessionManager:
         self._problem(record.line, "repeated type/id/parentId keys; the last ones count")
         self._reindex(reset_leaf=False)
 
-    def _drop(self, record: Record, why: str) -> None:
-        self._problem(record.line, f"{why}; skipped")
-        self._records.remove(record)
+    def _drop(self, failed: list[tuple[Record, str]]) -> None:
+        """Forget lines that turned out not to be entries (as pi never loads them) and re-index."""
+        gone = set()
+        for record, why in failed:
+            self._problem(record.line, f"{why}; skipped")
+            gone.add(id(record))
+        self._records = [record for record in self._records if id(record) not in gone]
         self._reindex(reset_leaf=False)
 
     def _parse_all(self, records: Iterable[Record] | None = None) -> list[Entry]:
@@ -818,11 +829,10 @@ class SessionManager:
         if leaf_id is None:
             return []
         if self.get_entry(leaf_id) is None:
-            leaf_id = (
-                self._records[-1].id if self._entry_records() else None
-            )  # pi falls back to the last entry
-            if leaf_id is None:
+            entries = self._entry_records()  # pi falls back to the last entry
+            if not entries:
                 return []
+            leaf_id = entries[-1].id
         return self.get_branch(leaf_id)
 
     def build_context_entries(self, leaf_id: Any = _CURRENT_LEAF) -> list[Entry]:
@@ -909,6 +919,7 @@ class SessionManager:
         self._header_raw = None
         self._records = records + [Record.from_entry(entry) for entry in labels]
         self._problems = []
+        self._problem_set = set()
         self._validated = False
         self._reindex(reset_leaf=True)
         self._flushed = False
@@ -939,6 +950,14 @@ class SessionManager:
                 record.raw = raw_of.get(id(original))
             records.append(record)
         return records
+
+
+def _tolerant_parse(raw: bytes) -> Any:
+    """A line orjson refused: lone surrogates and invalid UTF-8 still parse, as in JavaScript."""
+    try:
+        return jsonl.parse(raw)
+    except ValueError:
+        return None
 
 
 def make_line(entry: Entry) -> bytes:

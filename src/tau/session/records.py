@@ -206,27 +206,32 @@ class LineReader:
     def close(self) -> None:
         self._finalizer()
 
-    def lines(self, records: list[Record]) -> Iterator[tuple[Record, memoryview | None]]:
-        """``(record, line bytes without LF)`` for each record with an offset, in file order.
+    def chunks(self, records: list[Record]) -> Iterator[tuple[int, memoryview, list[Record]]]:
+        """The records with an offset, grouped into pieces of the file of about 1 MiB.
 
-        The bytes are ``None`` when the file no longer holds a whole line there. Views are valid
-        until the next item is taken.
+        Yields ``(start, piece, records)``: a record's line is ``piece[offset - start:][:size]`` when
+        the byte after it is LF (else the file no longer holds that line).
         """
-        located = sorted((record for record in records if record.offset >= 0), key=lambda r: r.offset)
+        located = sorted((record for record in records if record.offset >= 0), key=_offset)
         index = 0
         while index < len(located):
             start = located[index].offset
-            stop = index
-            end = start
-            while stop < len(located) and (
-                stop == index or located[stop].offset + located[stop].size < start + _CHUNK
-            ):
+            stop = index + 1
+            end = start + located[index].size + 1
+            while stop < len(located) and located[stop].offset + located[stop].size < start + _CHUNK:
                 end = max(end, located[stop].offset + located[stop].size + 1)
                 stop += 1
-            chunk = memoryview(os.pread(self._fd, end - start, start))
-            for record in located[index:stop]:
+            yield start, memoryview(os.pread(self._fd, end - start, start)), located[index:stop]
+            index = stop
+
+    def lines(self, records: list[Record]) -> Iterator[tuple[Record, bytes | None]]:
+        """``(record, line bytes without LF or None)`` for each record with an offset, in file order."""
+        for start, piece, group in self.chunks(records):
+            for record in group:
                 low = record.offset - start
                 high = low + record.size
-                whole = high < len(chunk) and chunk[high] == _LF
-                yield record, chunk[low:high] if whole else None
-            index = stop
+                yield record, bytes(piece[low:high]) if high < len(piece) and piece[high] == _LF else None
+
+
+def _offset(record: Record) -> int:
+    return record.offset
