@@ -1,0 +1,295 @@
+"""Extensions on the real run-time session with the faux provider (what a user of tau would see)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
+
+from tau.agent.settings import Settings  # noqa: E402
+from tau.extension import (  # noqa: E402
+    ExtensionRunner,
+    ExtensionToolContext,
+    ToolDefinition,
+    ToolResult,
+    load_extensions,
+    load_factory,
+)
+from tau.llm.providers import faux  # noqa: E402
+from tau.llm.registry import ModelRegistry  # noqa: E402
+from tau.session.manager import SessionManager  # noqa: E402
+
+
+class Harness:
+    """A session on faux, its recorded requests (the model messages each call received) and events."""
+
+    def __init__(self, steps: list[dict[str, Any]], cwd: Path) -> None:
+        faux.use_script(steps)
+        self.requests: list[list[dict[str, Any]]] = []
+        self.events: list[dict[str, Any]] = []
+        registry = ModelRegistry()
+
+        def stream_fn(model, context, options=None):
+            self.requests.append(list(context["messages"]))
+            return faux.stream(model, context, options)
+
+        self.manager = SessionManager.in_memory(str(cwd))
+        self.session = session_module.AgentSession(
+            self.manager,
+            Settings.in_memory(),
+            registry,
+            registry.find("faux", "faux-1"),
+            cwd=str(cwd),
+            stream_fn=stream_fn,
+        )
+        self.session.subscribe(self.events.append)
+        self.runner = ExtensionRunner(cwd=str(cwd), mode="json")
+
+    async def load(self, *factories: Any) -> None:
+        for index, factory in enumerate(factories):
+            await load_factory(self.runner, factory, path=f"ext{index + 1}.py")
+        self.runner.bind(self.session)
+
+    def entries(self) -> list[tuple[str, str | None]]:
+        return [
+            (entry["type"], entry.get("message", {}).get("role") or entry.get("customType"))
+            for entry in self.manager.get_entries()
+        ]
+
+    def roles(self, request: int) -> list[str]:
+        return [message["role"] for message in self.requests[request]]
+
+
+@pytest.fixture(autouse=True)
+def reset_faux():
+    yield
+    faux.use_script(None)
+
+
+def test_turn_end_continues_with_a_hidden_custom_message(tmp_path):
+    """pi's scenario c: a turn_end handler appends a hidden custom_message and asks for one more request."""
+    harness = Harness([{"text": "first answer"}, {"text": "second answer"}], tmp_path)
+    rounds = []
+
+    def loop(tau):
+        def on_turn_end(event, ctx):
+            rounds.append((event.outcome, event.message["stopReason"], event.context["canContinue"]))
+            if len(rounds) == 1:
+                draft = {
+                    "type": "custom_message",
+                    "customType": "todo-loop:continue",
+                    "content": "Continue working.",
+                    "display": False,
+                }
+                return {"entries": [draft], "continue": True}
+            return None
+
+        tau.on("turn_end", on_turn_end)
+
+    async def scenario() -> None:
+        await harness.load(loop)
+        await harness.session.prompt("start")
+
+    asyncio.run(scenario())
+    assert harness.entries()[-4:] == [
+        ("message", "user"),
+        ("message", "assistant"),
+        ("custom_message", "todo-loop:continue"),
+        ("message", "assistant"),
+    ]
+    hidden = harness.manager.get_entries()[-2]
+    assert hidden["display"] is False and hidden["content"] == "Continue working."
+    assert len(harness.requests) == 2
+    assert harness.requests[1][-1]["role"] == "user"
+    assert rounds == [("completed", "stop", False), ("completed", "stop", False)]
+    assert "entry_appended" in [event["type"] for event in harness.events]
+
+
+def test_the_model_calls_an_extension_tool_and_tool_result_handlers_patch_it(tmp_path):
+    harness = Harness([{"tool": "greet", "args": {"name": "Ada"}}, {"text": "done"}], tmp_path)
+    seen: list[Any] = []
+
+    async def execute(call_id, params, signal, on_update, ctx):
+        seen.append(isinstance(ctx, ExtensionToolContext) and ctx.cwd == str(tmp_path))
+        return ToolResult.text(f"hello {params['name']}", details={"greeted": params["name"]})
+
+    greet = ToolDefinition(
+        name="greet",
+        description="Greet someone.",
+        parameters={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        execute=execute,
+        prompt_snippet="greet: say hello",
+    )
+
+    def tools(tau):
+        tau.register_tool(greet)
+
+    def audit(tau):
+        tau.on("tool_result", lambda event, ctx: {"details": {**event.details, "audited": True}})
+
+    async def scenario() -> None:
+        await harness.load(tools, audit)
+        assert "greet" in harness.session.get_active_tool_names()
+        await harness.session.prompt("say hi to Ada")
+
+    asyncio.run(scenario())
+    result = next(
+        e["message"]
+        for e in harness.manager.get_entries()
+        if e.get("message", {}).get("role") == "toolResult"
+    )
+    assert result["content"] == [{"type": "text", "text": "hello Ada"}]
+    assert result["details"] == {"greeted": "Ada", "audited": True}
+    assert seen == [True]
+    assert "greet" in [tool["name"] for tool in harness.requests[0][0].get("toolsAdded", [])]
+
+
+def test_a_tool_calls_another_tool_through_ctx_execute_tool(tmp_path):
+    harness = Harness([{"tool": "outer", "args": {}}, {"text": "done"}], tmp_path)
+    calls: list[tuple[str, str, str | None]] = []
+
+    async def outer(call_id, params, signal, on_update, ctx):
+        outcome = await ctx.execute_tool("inner", {"value": 2})
+        return ToolResult.text(f"inner said {outcome['result']['content'][0]['text']}")
+
+    async def inner(call_id, params, signal, on_update, ctx):
+        return ToolResult.text(str(params["value"] * 21))
+
+    schema = {"type": "object", "properties": {"value": {"type": "number"}}}
+
+    def ext(tau):
+        tau.register_tool(
+            ToolDefinition(name="outer", description="o", parameters={"type": "object"}, execute=outer)
+        )
+        tau.register_tool(ToolDefinition(name="inner", description="i", parameters=schema, execute=inner))
+        tau.on("tool_call", lambda e, c: calls.append((e.tool_name, e.tool_call_id, e.parent_tool_call_id)))
+
+    async def scenario() -> None:
+        await harness.load(ext)
+        await harness.session.prompt("go")
+
+    asyncio.run(scenario())
+    (outer_name, outer_id, outer_parent), (inner_name, inner_id, inner_parent) = calls
+    assert (outer_name, outer_parent) == ("outer", None)
+    assert (inner_name, inner_id, inner_parent) == ("inner", f"{outer_id}/1", outer_id)
+    starts = [e for e in harness.events if e["type"] == "tool_execution_start"]
+    assert [(e["toolName"], e.get("parentToolCallId")) for e in starts] == [
+        ("outer", None),
+        ("inner", outer_id),
+    ]
+    result = next(
+        e["message"]
+        for e in harness.manager.get_entries()
+        if e.get("message", {}).get("role") == "toolResult"
+    )
+    assert result["content"][0]["text"] == "inner said 42"
+    assert [m.get("toolCallId") for m in harness.requests[1] if m["role"] == "toolResult"] == [outer_id]
+
+
+def two_runs_with_a_tool_change(harness: Harness) -> None:
+    async def scenario() -> None:
+        await harness.session.prompt("one")
+        harness.session.set_active_tools(["read"])  # a mid-conversation system patch before run two
+        await harness.session.prompt("two")
+
+    asyncio.run(scenario())
+
+
+def test_a_context_handler_editing_in_place_keeps_the_request_head(tmp_path):
+    harness = Harness([{"text": "a"}, {"text": "b"}], tmp_path)
+
+    def shout(tau):
+        def handler(event, ctx):
+            for message in event.messages:
+                if message["role"] == "user":
+                    message["content"] = [{"type": "text", "text": "SHOUTED"}]
+
+        tau.on("context", handler)
+
+    asyncio.run(harness.load(shout))
+    two_runs_with_a_tool_change(harness)
+    assert harness.roles(1) == ["system", "user", "assistant", "system", "user"]
+    assert harness.requests[1][-1]["content"] == [{"type": "text", "text": "SHOUTED"}]
+    stored = [
+        e["message"] for e in harness.manager.get_entries() if e.get("message", {}).get("role") == "user"
+    ]
+    assert stored[-1]["content"] != [
+        {"type": "text", "text": "SHOUTED"}
+    ]  # the session file keeps what was said
+
+
+def test_a_context_handler_returning_a_new_list_rebuilds_the_request_head(tmp_path):
+    harness = Harness([{"text": "a"}, {"text": "b"}], tmp_path)
+
+    def snapshot(tau):
+        note = {"role": "custom", "customType": "snap", "content": "state", "display": False, "timestamp": 1}
+        tau.on("context", lambda event, ctx: {"messages": [*event.messages, note]})
+
+    asyncio.run(harness.load(snapshot))
+    two_runs_with_a_tool_change(harness)
+    assert harness.roles(1) == ["system", "user", "assistant", "user", "user"]
+    assert [tool["name"] for tool in harness.requests[1][0]["toolsAdded"]] == ["read"]
+
+
+def test_a_failing_handler_reaches_the_session_listeners_and_the_run_goes_on(tmp_path):
+    harness = Harness([{"text": "fine"}], tmp_path)
+
+    def broken(tau):
+        def handler(event, ctx):
+            raise RuntimeError("handler bug")
+
+        tau.on("turn_start", handler)
+
+    async def scenario() -> None:
+        await harness.load(broken)
+        await harness.session.prompt("hi")
+
+    asyncio.run(scenario())
+    errors = [e for e in harness.events if e["type"] == "extension_error"]
+    assert errors == [
+        {"type": "extension_error", "extensionPath": "ext1.py", "event": "turn_start", "error": "handler bug"}
+    ]
+    assert harness.entries()[-1] == ("message", "assistant")
+
+
+def test_a_command_runs_instead_of_a_prompt(tmp_path):
+    harness = Harness([], tmp_path)  # any model call would fail: none is made
+    ran = []
+
+    async def handler(args, ctx):
+        ran.append((args, ctx.is_idle()))
+        ctx.ui.notify("ignored in JSON mode")
+
+    async def scenario() -> None:
+        await harness.load(lambda tau: tau.register_command("note", "take a note", handler))
+        await harness.session.prompt("/note buy milk")
+
+    asyncio.run(scenario())
+    assert ran == [("buy milk", True)]
+    assert harness.requests == []
+
+
+def test_load_extensions_binds_a_cli_extension_to_the_session(tmp_path):
+    path = tmp_path / "hello.py"
+    path.write_text(
+        "from tau.extension import ToolDefinition, ToolResult\n"
+        "async def run(call_id, params, signal, on_update, ctx):\n"
+        "    return ToolResult.text('hi')\n"
+        "def extension(tau):\n"
+        "    tau.register_tool(ToolDefinition(name='hello', description='h', parameters={'type': 'object'}, execute=run))\n",
+        encoding="utf-8",
+    )
+    harness = Harness([], tmp_path)
+
+    async def scenario() -> ExtensionRunner:
+        return await load_extensions(
+            harness.session, cli_paths=[path], cwd=tmp_path, no_extensions=True, mode="json"
+        )
+
+    runner = asyncio.run(scenario())
+    assert harness.session.hooks is runner
+    assert "hello" in harness.session.get_active_tool_names()
