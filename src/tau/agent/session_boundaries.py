@@ -1,0 +1,174 @@
+"""The actionable ``turn_end`` and ``agent_before_settle`` boundaries (pi-host §4.7).
+
+Handlers see the drafts proposed so far and a context preview built on an in-memory copy of the
+session with the drafts applied. Afterwards the drafts are appended to the real session in order
+(each announced with ``entry_appended``). A requested continuation is honoured only when the
+context can continue (the model has something to answer), else pi's error is reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.agent.compaction import estimate_projected_context_tokens
+from tau.session.errors import SessionError
+from tau.session.manager import SessionManager
+from tau.session.messages import convert_to_llm
+
+__all__ = ["BoundaryMixin", "apply_drafts"]
+
+
+def apply_drafts(manager: SessionManager, drafts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Append boundary drafts (custom, custom_message, context_edit, compaction) to ``manager``.
+
+    Raises ``ValueError`` for a draft that cannot be applied.
+    """
+    appended = []
+    for draft in drafts:
+        kind = draft.get("type") if isinstance(draft, dict) else None
+        try:
+            if kind == "custom":
+                entry_id = manager.append_custom_entry(draft["customType"], draft.get("data"))
+            elif kind == "custom_message":
+                entry_id = manager.append_custom_message_entry(
+                    draft["customType"], draft["content"], bool(draft.get("display")), draft.get("details")
+                )
+            elif kind == "context_edit":
+                entry_id = manager.append_context_edit(draft["targetId"], draft.get("replacement"))
+            elif kind == "compaction":
+                tokens = estimate_projected_context_tokens(
+                    manager.build_session_projection(), manager.get_branch()
+                )
+                entry_id = manager.append_compaction(
+                    draft["summary"],
+                    draft.get("firstKeptEntryId"),
+                    tokens["tokens"],
+                    draft.get("details"),
+                    True,
+                    draft.get("usage"),
+                )
+            else:
+                raise ValueError(f"unknown boundary draft type {kind!r}")
+        except (KeyError, SessionError) as exc:
+            raise ValueError(f"invalid boundary draft {draft!r}: {exc}") from exc
+        entry = manager.get_entry(entry_id)
+        if entry is not None:
+            appended.append(entry)
+    return appended
+
+
+class BoundaryMixin:
+    """Boundary dispatch of :class:`~tau.agent.session.AgentSession`."""
+
+    def _init_boundaries(self: Any) -> None:
+        self._before_settle = False
+        self._abort_during_settle = False
+
+    def _abort_before_settle(self: Any) -> None:
+        if self._before_settle:
+            self._abort_during_settle = True
+
+    def _preview_manager(self: Any, drafts: list[dict[str, Any]]) -> SessionManager:
+        header = self._session_manager.get_header()
+        if not header:
+            raise ValueError("Session header is missing")
+        preview = SessionManager.in_memory(self._cwd, entries=[header, *self._session_manager.get_branch()])
+        apply_drafts(preview, drafts)
+        return preview
+
+    def _boundary_context(self: Any, drafts: list[dict[str, Any]], boundary: str) -> dict[str, Any]:
+        projection = self._preview_manager(drafts).build_session_projection()
+        llm = convert_to_llm(projection["messages"])
+        final_role = llm[-1].get("role") if llm else None
+        has_context = any(message.get("role") != "system" for message in llm)
+        queued = self.agent.has_queued_messages()
+        can_continue = (
+            (has_context and final_role != "assistant")
+            or bool(self._pending_custom)
+            or (queued if boundary == "turn_end" else final_role == "assistant" and queued)
+        )
+        return {
+            "contextEntries": projection["entries"],
+            "contextMessages": projection["messages"],
+            "llmMessages": llm,
+            "pendingMessages": [*self.agent.peek_queued_messages(), *self._pending_custom],
+            "canContinue": can_continue,
+        }
+
+    def _commit_drafts(self: Any, drafts: list[dict[str, Any]]) -> None:
+        appended = apply_drafts(self._session_manager, drafts)
+        self._refresh_context()
+        for entry in appended:
+            self._emit({"type": "entry_appended", "entry": entry})
+
+    def _report_invalid_continuation(self: Any, event: str) -> None:
+        self._hooks.emit_error(
+            "<boundary>", event, f"{event} requested continuation without runnable model context"
+        )
+
+    async def _emit_boundary(self: Any, event: dict[str, Any], boundary: str) -> dict[str, Any]:
+        async def build(drafts: list[dict[str, Any]]) -> dict[str, Any]:
+            return self._boundary_context(drafts, boundary)
+
+        result = await self._hooks.emit_boundary(event, build)
+        if not result.get("valid", True):
+            return {"entries": [], "continue": False}
+        return result
+
+    async def _finish_turn(self: Any, turn: Any, signal: Any) -> dict[str, Any] | None:
+        continues = await self._dispatch_turn_end(turn.message, turn.tool_results)
+        return {"action": "continue"} if continues else None
+
+    async def _dispatch_turn_end(
+        self: Any, message: dict[str, Any], tool_results: list[dict[str, Any]]
+    ) -> bool:
+        reason = message.get("stopReason")
+        self._last_outcome = (
+            "aborted" if reason == "aborted" else "error" if reason == "error" else "completed"
+        )
+        if not self._hooks.has_handlers("turn_end"):
+            return False
+        entry_id = self._entry_id_of(message)
+        if entry_id is None:
+            self._hooks.emit_error(
+                "<boundary>", "turn_end", "turn_end could not resolve the persisted assistant entry ID"
+            )
+            return False
+        result_ids = [found for result in tool_results if (found := self._entry_id_of(result)) is not None]
+        event = {
+            "type": "turn_end",
+            "turnIndex": self._turn_index,
+            "message": message,
+            "toolResults": tool_results,
+            "messageEntryId": entry_id,
+            "toolResultEntryIds": result_ids,
+            "outcome": self._last_outcome,
+        }
+        result = await self._emit_boundary(event, "turn_end")
+        self._commit_drafts(list(result.get("entries") or []))
+        if result.get("continue") and not self._boundary_context([], "turn_end")["canContinue"]:
+            self._report_invalid_continuation("turn_end")
+            return False
+        return bool(result.get("continue"))
+
+    async def _run_before_settle_boundary(self: Any) -> bool:
+        if not self._hooks.has_handlers("agent_before_settle"):
+            return self.agent.has_queued_messages()
+        self._before_settle = True
+        self._abort_during_settle = False
+        try:
+            event = {"type": "agent_before_settle", "outcome": self._last_outcome}
+            result = await self._emit_boundary(event, "agent_before_settle")
+            self._commit_drafts(list(result.get("entries") or []))
+            self._flush_pending_custom()
+            final = self._boundary_context([], "agent_before_settle")
+            if self._abort_during_settle:
+                return False
+            should_continue = bool(result.get("continue")) or self.agent.has_queued_messages()
+            if should_continue and not final["canContinue"]:
+                if result.get("continue"):
+                    self._report_invalid_continuation("agent_before_settle")
+                return False
+            return should_continue
+        finally:
+            self._before_settle = False

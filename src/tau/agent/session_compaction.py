@@ -1,0 +1,407 @@
+"""Compaction inside a session (pi-host §4.6, §6.5): manual ``compact``, threshold and overflow triggers.
+
+Events: ``compaction_start{reason}`` → ``session_before_compact`` (extensions may cancel or supply the
+summary) → the summary requests → the ``compaction`` entry (with ``systemMessage``) →
+``session_compact`` → ``compaction_end{reason, result, aborted, willRetry}``. A failure or a cancel
+ends with ``compaction_end{result: None, errorMessage?}`` and ``session_compact_failed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.agent.compaction import (
+    CompactionSettings,
+    SummarizationError,
+    calculate_context_tokens,
+    compact,
+    estimate_context_tokens,
+    estimate_messages_tokens,
+    estimate_projected_context_tokens,
+    prepare_compaction,
+    should_compact,
+    summary_complete,
+    summary_options,
+)
+from tau.agent.session_retry import retry_policy
+from tau.common.jsstr import ms_from_iso
+from tau.llm.overflow import is_context_overflow, is_recoverable_length
+from tau.llm.stream import AbortSignal
+
+__all__ = ["CompactionMixin", "context_usage"]
+
+OVERFLOW_RETRY_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
+LENGTH_RETRY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
+
+
+class CompactionCancelled(Exception):
+    """A compaction stopped by an abort or by a ``session_before_compact`` handler."""
+
+
+def _latest_compaction(branch: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((entry for entry in reversed(branch) if entry.get("type") == "compaction"), None)
+
+
+def _entry_ms(entry: dict[str, Any]) -> int:
+    try:
+        return ms_from_iso(entry.get("timestamp") or "")
+    except ValueError:
+        return 0
+
+
+class CompactionMixin:
+    """Compaction state and triggers of :class:`~tau.agent.session.AgentSession`."""
+
+    def _init_compaction(self: Any) -> None:
+        self._manual_compaction: AbortSignal | None = None
+        self._auto_compaction: AbortSignal | None = None
+        self._branch_summary_signal: AbortSignal | None = None
+        self._overflow_recovery_attempted = False
+
+    @property
+    def is_compacting(self: Any) -> bool:
+        return (
+            self._manual_compaction is not None
+            or self._auto_compaction is not None
+            or self._branch_summary_signal is not None
+        )
+
+    def abort_compaction(self: Any) -> None:
+        for signal in (self._manual_compaction, self._auto_compaction, self._branch_summary_signal):
+            if signal is not None:
+                signal.abort()
+
+    def _compaction_settings(self: Any) -> CompactionSettings:
+        model = self.agent.state.model
+        key = f"{model.provider}/{model.id}" if model is not None else None
+        return CompactionSettings.from_settings(self._settings.effective, key)
+
+    def _summary_complete(self: Any, signal: AbortSignal, reason: str) -> Any:
+        model = self.agent.state.model
+        options = summary_options(model, signal=signal, thinking_level=self.agent.state.thinking_level)
+
+        def scheduled(attempt: int, max_attempts: int, delay_ms: int, error: str) -> None:
+            self._emit(
+                {
+                    "type": "summarization_retry_scheduled",
+                    "attempt": attempt,
+                    "maxAttempts": max_attempts,
+                    "delayMs": delay_ms,
+                    "errorMessage": error,
+                }
+            )
+
+        return summary_complete(
+            self._stream_fn, model, options, retry=retry_policy(self._settings), on_retry_scheduled=scheduled
+        )
+
+    async def _summarize(
+        self: Any, reason: str, will_retry: bool, signal: AbortSignal, custom_instructions: str | None
+    ) -> dict[str, Any] | None:
+        """Prepare, ask extensions, summarize and append; the ``compaction_end`` result, or None."""
+        branch = self._session_manager.get_branch()
+        preparation = prepare_compaction(branch, self._compaction_settings())
+        if preparation is None:
+            return None
+        if reason != "manual":
+            self._emit({"type": "compaction_start", "reason": reason})
+        self._compaction_started = True
+        from_extension = False
+        supplied = None
+        if self._hooks.has_handlers("session_before_compact"):
+            answer = await self._hooks.emit(
+                {
+                    "type": "session_before_compact",
+                    "preparation": preparation,
+                    "branchEntries": branch,
+                    "customInstructions": custom_instructions,
+                    "reason": reason,
+                    "willRetry": will_retry,
+                    "signal": signal,
+                }
+            )
+            if answer and answer.get("cancel"):
+                raise CompactionCancelled("Compaction cancelled")
+            if answer and answer.get("compaction"):
+                supplied, from_extension = answer["compaction"], True
+        if signal.aborted:
+            raise CompactionCancelled("Compaction cancelled")
+        if supplied is None:
+            supplied = await compact(
+                preparation, self._summary_complete(signal, reason), custom_instructions=custom_instructions
+            )
+        if signal.aborted:
+            raise CompactionCancelled("Compaction cancelled")
+        manager = self._session_manager
+        entry_id = manager.append_compaction(
+            supplied["summary"],
+            supplied["firstKeptEntryId"],
+            supplied["tokensBefore"],
+            supplied.get("details"),
+            from_extension,
+            supplied.get("usage"),
+        )
+        projection = self._refresh_context()
+        result = {
+            "summary": supplied["summary"],
+            "firstKeptEntryId": supplied["firstKeptEntryId"],
+            "tokensBefore": supplied["tokensBefore"],
+            "estimatedTokensAfter": estimate_messages_tokens(projection["messages"]),
+            "usage": supplied.get("usage"),
+            "details": supplied.get("details"),
+        }
+        await self._emit_hook(
+            {
+                "type": "session_compact",
+                "compactionEntry": manager.get_entry(entry_id),
+                "fromExtension": from_extension,
+                "reason": reason,
+                "willRetry": will_retry,
+            }
+        )
+        self._compaction_from_extension = from_extension
+        return result
+
+    async def _compaction_failed(
+        self: Any, reason: str, error: BaseException, aborted: bool, from_extension: bool = False
+    ) -> None:
+        message = str(error) or "compaction failed"
+        prefix = {
+            "manual": "Compaction failed",
+            "overflow": "Context overflow recovery failed",
+            "threshold": "Auto-compaction failed",
+        }
+        error_message = None if aborted else f"{prefix[reason]}: {message}"
+        event: dict[str, Any] = {
+            "type": "compaction_end",
+            "reason": reason,
+            "result": None,
+            "aborted": aborted,
+            "willRetry": False,
+        }
+        if error_message is not None:
+            event["errorMessage"] = error_message
+        self._emit(event)
+        await self._emit_hook(
+            {
+                "type": "session_compact_failed",
+                "reason": reason,
+                "errorMessage": error_message,
+                "aborted": aborted,
+                "willRetry": False,
+                "fromExtension": from_extension,
+            }
+        )
+
+    async def compact(self: Any, custom_instructions: str | None = None) -> dict[str, Any]:
+        """Compact now (``/compact``): aborts the run first; returns the compaction result.
+
+        Raises ``RuntimeError`` when there is nothing to compact or the summary failed.
+        """
+        await self.abort()
+        self._manual_compaction = signal = AbortSignal()
+        self._emit({"type": "compaction_start", "reason": "manual"})
+        try:
+            if self.agent.state.model is None:
+                raise RuntimeError("No model selected")
+            result = await self._summarize("manual", False, signal, custom_instructions)
+            if result is None:
+                branch = self._session_manager.get_branch()
+                if branch and branch[-1].get("type") == "compaction":
+                    raise RuntimeError("Already compacted")
+                raise RuntimeError("Nothing to compact (session too small)")
+        except (SummarizationError, CompactionCancelled, RuntimeError, ValueError) as exc:
+            aborted = signal.aborted or isinstance(exc, CompactionCancelled)
+            self._manual_compaction = None
+            await self._compaction_failed("manual", exc, aborted)
+            self._mark_idle_if_idle()
+            raise RuntimeError(str(exc)) from exc
+        self._manual_compaction = None
+        self._mark_idle_if_idle()
+        self._emit(
+            {
+                "type": "compaction_end",
+                "reason": "manual",
+                "result": result,
+                "aborted": False,
+                "willRetry": False,
+            }
+        )
+        return result
+
+    async def _run_auto_compaction(self: Any, reason: str, will_retry: bool) -> bool:
+        """Threshold or overflow compaction; whether the run should continue afterwards."""
+        if self.agent.state.model is None:
+            return False
+        self._auto_compaction = signal = AbortSignal()
+        self._compaction_started = False
+        try:
+            result = await self._summarize(reason, will_retry, signal, None)
+        except (SummarizationError, CompactionCancelled, RuntimeError, ValueError) as exc:
+            if self._compaction_started:
+                await self._compaction_failed(
+                    reason, exc, signal.aborted or isinstance(exc, CompactionCancelled)
+                )
+            return False
+        finally:
+            self._auto_compaction = None
+            self._mark_idle_if_idle()
+        if result is None:
+            return False
+        self._emit(
+            {
+                "type": "compaction_end",
+                "reason": reason,
+                "result": result,
+                "aborted": False,
+                "willRetry": will_retry,
+            }
+        )
+        return True if will_retry else self.agent.has_queued_messages()
+
+    async def _compact_before_next_response(self: Any) -> list[dict[str, Any]]:
+        """Between turns: compact when the projected context is over the threshold; the new messages."""
+        manager = self._session_manager
+        projection = manager.build_session_projection()
+        model = self.agent.state.model
+        if model is None or model.context_window <= 0:
+            return projection["messages"]
+        tokens = estimate_projected_context_tokens(projection, manager.get_branch())["tokens"]
+        if not should_compact(tokens, model.context_window, self._compaction_settings()):
+            return projection["messages"]
+        await self._run_auto_compaction("threshold", False)
+        return manager.build_session_projection()["messages"]
+
+    async def _check_compaction(self: Any, message: dict[str, Any], skip_aborted: bool = True) -> bool:
+        """pi's ``_checkCompaction``: overflow recovery or threshold compaction after a response."""
+        settings = self._compaction_settings()
+        if not settings.enabled:
+            return False
+        if skip_aborted and message.get("stopReason") == "aborted":
+            return False
+        model = self.agent.state.model
+        same_model = model is not None and (model.provider, model.id) == (
+            message.get("provider"),
+            message.get("model"),
+        )
+        window = model.context_window if model is not None else 0
+        branch = self._session_manager.get_branch()
+        latest = _latest_compaction(branch)
+        if latest is not None and (message.get("timestamp") or 0) <= _entry_ms(latest):
+            return False
+        projection = self._session_manager.build_session_projection()
+        entry_id = self._entry_id_of(message)
+        projected = entry_id is None or any(
+            item["sourceEntry"].get("id") == entry_id
+            and any(m.get("role") == "assistant" for m in item["messages"])
+            for item in projection["entries"]
+        )
+        index = (
+            next((i for i, entry in enumerate(branch) if entry.get("id") == entry_id), -1) if entry_id else -1
+        )
+        after = branch[index + 1 :] if index >= 0 else []
+        edits_after = any(entry.get("type") == "context_edit" for entry in after)
+        own_edits = [e for e in after if e.get("type") == "context_edit" and e.get("targetId") == entry_id]
+        retained = entry_id is None or (
+            not any(entry.get("type") == "compaction" for entry in after)
+            and (not own_edits or own_edits[-1].get("replacement") is not None)
+        )
+        explicit = message.get("stopReason") == "error" and is_context_overflow(message)
+        overflow = same_model and (
+            (explicit and retained)
+            or (projected and not edits_after and is_context_overflow(message, window))
+        )
+        length = same_model and projected and is_recoverable_length(message, model.max_tokens)
+        if overflow or length:
+            return await self._recover_overflow(message, overflow)
+        tokens = self._context_tokens_after(message, projection, branch, latest)
+        if tokens is not None and should_compact(tokens, window, settings):
+            return await self._run_auto_compaction("threshold", False)
+        return False
+
+    async def _recover_overflow(self: Any, message: dict[str, Any], overflow: bool) -> bool:
+        if message.get("stopReason") == "stop":
+            return await self._run_auto_compaction("overflow", False)
+        if self._overflow_recovery_attempted:
+            error = OVERFLOW_RETRY_FAILED if overflow else LENGTH_RETRY_FAILED
+            self._emit(
+                {
+                    "type": "compaction_end",
+                    "reason": "overflow",
+                    "result": None,
+                    "aborted": False,
+                    "willRetry": False,
+                    "errorMessage": error,
+                }
+            )
+            await self._emit_hook(
+                {
+                    "type": "session_compact_failed",
+                    "reason": "overflow",
+                    "errorMessage": error,
+                    "aborted": False,
+                    "willRetry": False,
+                    "fromExtension": False,
+                }
+            )
+            return False
+        self._overflow_recovery_attempted = True
+        self._omit_recovery_attempt(message)
+        retry = await self._run_auto_compaction("overflow", True)
+        if retry:
+            self._failed_response = message
+        return retry
+
+    def _context_tokens_after(
+        self: Any,
+        message: dict[str, Any],
+        projection: dict[str, Any],
+        branch: list[dict[str, Any]],
+        latest: dict[str, Any] | None,
+    ) -> int | None:
+        if any(item["sourceEntry"].get("type") == "context_edit" for item in projection["entries"]):
+            return estimate_projected_context_tokens(projection, branch)["tokens"]
+        direct = calculate_context_tokens(message["usage"]) if message.get("usage") else 0
+        if message.get("stopReason") != "error" and direct:
+            return direct
+        messages = self.agent.state.messages
+        estimate = estimate_context_tokens(messages)
+        index = estimate["lastUsageIndex"]
+        if index is not None and latest is not None:
+            used = messages[index]
+            if used.get("role") == "assistant" and (used.get("timestamp") or 0) <= _entry_ms(latest):
+                return None
+        return estimate["tokens"]
+
+
+def context_usage(session: Any) -> dict[str, Any] | None:
+    """pi's ``getContextUsage``: ``{tokens, contextWindow, percent}`` (``None`` values right after a compaction)."""
+    model = session.agent.state.model
+    if model is None or model.context_window <= 0:
+        return None
+    window = model.context_window
+    manager = session.session_manager
+    projection = manager.build_session_projection()
+    branch = manager.get_branch()
+    latest = _latest_compaction(branch)
+    if latest is not None:
+        usable = {
+            item["sourceEntry"].get("id")
+            for item in projection["entries"]
+            if any(
+                m.get("role") == "assistant"
+                and m.get("stopReason") not in ("aborted", "error")
+                and calculate_context_tokens(m.get("usage") or {}) > 0
+                for m in item["messages"]
+            )
+        }
+        position = next(
+            i for i, entry in enumerate(branch) if entry is latest or entry.get("id") == latest.get("id")
+        )
+        if not any(entry.get("id") in usable for entry in branch[position + 1 :]):
+            return {"tokens": None, "contextWindow": window, "percent": None}
+    tokens = estimate_projected_context_tokens(projection, branch)["tokens"]
+    return {"tokens": tokens, "contextWindow": window, "percent": tokens / window * 100}

@@ -1,0 +1,170 @@
+"""Choosing what a new :class:`~tau.agent.session.AgentSession` starts with: model, tools, prompt files.
+
+Shared by the run modes (print, JSON, RPC, interactive):
+
+- :func:`select_model`: pi-host §9.2 order: ``--model``/``--provider``, then the session's latest
+  model (when it has credentials), then ``defaultProvider``/``defaultModel``, then the first
+  available model (faux, the test provider, only when named);
+- :func:`tool_selection`: ``--tools`` (allowlist or ``+x``/``-x``), ``--no-tools``, ``defaultTools``;
+- :func:`context_files`, :func:`prompt_file_text`: ``AGENTS.md``/``CLAUDE.md``, ``SYSTEM.md``,
+  ``APPEND_SYSTEM.md``, ``--system-prompt TEXT|FILE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tau.agent.session_tools import name_matcher
+from tau.agent.settings import Settings, apply_tool_modifiers, tool_list_error
+from tau.llm.registry import ModelChoice, ModelNotFoundError, ModelRegistry
+from tau.llm.types import Model
+
+__all__ = [
+    "NO_MODEL_HELP",
+    "ModelSelection",
+    "ToolSelection",
+    "context_files",
+    "prompt_file_text",
+    "select_model",
+    "tool_selection",
+]
+
+NO_MODEL_HELP = (
+    "No model configured. Pick one with --model provider/id (for example --model anthropic/claude-sonnet-4-5) "
+    "after setting its API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, --api-key, or ~/.tau/agent/auth.json), "
+    'or set "defaultProvider" and "defaultModel" in ~/.tau/agent/settings.json. '
+    "To run offline with a scripted model: --model faux/faux-1 --faux-script FILE. "
+    "See `tau --list-models`."
+)
+
+
+@dataclass
+class ModelSelection:
+    """The chosen model (``None``: none configured), a ``:level`` suffix, and a warning to show."""
+
+    model: Model | None
+    thinking_level: str | None = None
+    warning: str | None = None
+
+
+def _session_model(branch: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+    for entry in reversed(branch):
+        if entry.get("type") == "model_change":
+            return entry.get("provider"), entry.get("modelId")
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant" and message.get("provider"):
+            return message.get("provider"), message.get("model")
+    return None
+
+
+def select_model(
+    registry: ModelRegistry,
+    settings: Settings,
+    *,
+    pattern: str | None = None,
+    provider: str | None = None,
+    api_key_given: bool = False,
+    session_branch: Sequence[dict[str, Any]] = (),
+) -> ModelSelection:
+    """The model a run starts with. Raises :class:`~tau.llm.registry.ModelNotFoundError` for a bad ``--model``."""
+    if pattern:
+        choice: ModelChoice = registry.resolve(pattern, provider, api_key_given=api_key_given)
+        return ModelSelection(choice.model, choice.thinking_level, choice.warning)
+    if provider:
+        return ModelSelection(_provider_default(registry, provider))
+    recorded = _session_model(session_branch)
+    warning = None
+    if recorded:
+        model = registry.find(*recorded)
+        if model is not None and registry.has_configured_auth(model):
+            return ModelSelection(model)
+        warning = f"Could not restore model {recorded[0]}/{recorded[1]}"
+    default_provider, default_model = settings.get("defaultProvider"), settings.get("defaultModel")
+    if default_provider and default_model:
+        model = registry.find(default_provider, default_model)
+        if model is not None and registry.has_configured_auth(model):
+            return ModelSelection(model, warning=warning)
+    available = [m for m in registry.get_available() if m.provider != "faux"]
+    return ModelSelection(available[0] if available else None, warning=warning)
+
+
+def _provider_default(registry: ModelRegistry, provider: str) -> Model:
+    from tau.llm.catalog import BUILTIN_PROVIDERS
+
+    models = [m for m in registry.get_all() if m.provider.lower() == provider.lower()]
+    if not models:
+        raise ModelNotFoundError(
+            f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
+        )
+    info = BUILTIN_PROVIDERS.get(models[0].provider)
+    return next((m for m in models if info and m.id == info.default_model), models[0])
+
+
+@dataclass
+class ToolSelection:
+    """Initial active tools (``["*"]``: every allowed tool), the allowlist, modifiers for a restored
+    loadout, and whether to restore the loadout a resumed session recorded."""
+
+    active: list[str]
+    allowed: Callable[[str], bool] | None
+    modifiers: list[str]
+    restore: bool
+
+
+def tool_selection(settings: Settings, tools: Sequence[str] | None, no_tools: bool) -> ToolSelection:
+    """``--tools`` / ``--no-tools`` over ``defaultTools``. Raises ``ValueError`` for a mixed list."""
+    defaults = [] if no_tools else settings.default_tools()
+    if tools is None:
+        return ToolSelection(defaults, name_matcher([]) if no_tools else None, [], not no_tools)
+    entries = [entry for entry in tools if entry]
+    error = tool_list_error(entries)
+    if error:
+        raise ValueError(f"Invalid --tools: {error}")
+    if entries and all(entry[:1] in "+-" for entry in entries):
+        return ToolSelection(apply_tool_modifiers(defaults, entries), None, entries, not no_tools)
+    # An allowlist activates every registered tool it names or matches.
+    return ToolSelection(["*"], name_matcher(entries), [], False)
+
+
+_CONTEXT_NAMES = ("AGENTS.md", "CLAUDE.md")
+
+
+def _context_file(directory: Path) -> Path | None:
+    return next((directory / name for name in _CONTEXT_NAMES if (directory / name).is_file()), None)
+
+
+def context_files(cwd: str | Path, agent_dir: Path) -> list[tuple[str, str]]:
+    """``AGENTS.md`` (or ``CLAUDE.md``) of the agent dir, then of every directory from ``/`` down to ``cwd``."""
+    found: list[Path] = []
+    global_file = _context_file(agent_dir)
+    if global_file:
+        found.append(global_file)
+    directory = Path(cwd).resolve()
+    chain = [directory, *directory.parents]
+    for folder in reversed(chain):
+        local = _context_file(folder)
+        if local and local not in found:
+            found.append(local)
+    files = []
+    for path in found:
+        try:
+            files.append((str(path), path.read_text(encoding="utf-8")))
+        except OSError:
+            continue
+    return files
+
+
+def prompt_file_text(value: str | None, cwd: str | Path, fallbacks: Sequence[Path]) -> str | None:
+    """``--system-prompt`` style text: an existing file's content, else the text; else the first fallback file."""
+    if value is not None:
+        candidate = Path(cwd) / value
+        if len(value) < 4096 and "\n" not in value and candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+        return value
+    for path in fallbacks:
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    return None

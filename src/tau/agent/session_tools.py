@@ -1,0 +1,176 @@
+"""The session's tools and system prompt: what is registered, what is active, and the sections.
+
+pi 1.6 keeps one registry of tool definitions (built-ins, then extension tools, which replace a
+built-in of the same name), an ordered set of *active* tools (declared to the model), and the
+system-prompt options the sections are built from. The transcript records both: a system message
+carries the changed ``sections`` and the loop adds ``toolsAdded``/``toolsRemoved`` deltas.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tau.agent.settings import apply_tool_modifiers
+from tau.agent.system_prompt import PromptOptions, build_sections, diff_sections, render_prompt
+from tau.common.jsstr import ms_now
+from tau.llm.transcript import current_system_message, current_tools
+from tau.tools.base import ToolDefinition
+
+__all__ = ["PromptSettings", "ToolSet", "name_matcher"]
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def name_matcher(entries: Sequence[str]) -> Callable[[str], bool]:
+    """Match tool names against ``--tools`` entries: exact names or ``*`` patterns."""
+    patterns = [re.compile("^" + ".*".join(map(re.escape, entry.split("*"))) + "$") for entry in entries]
+    return lambda name: any(pattern.match(name) for pattern in patterns)
+
+
+def _snippet(text: str | None) -> str | None:
+    if not text:
+        return None
+    one_line = _WHITESPACE.sub(" ", text.replace("\r", " ").replace("\n", " ")).strip()
+    return one_line or None
+
+
+def _guidelines(lines: Iterable[str] | None) -> list[str]:
+    unique: list[str] = []
+    for line in lines or []:
+        text = line.strip()
+        if text and text not in unique:
+            unique.append(text)
+    return unique
+
+
+@dataclass
+class PromptSettings:
+    """What the system prompt is built from besides the tools (``--system-prompt``, AGENTS.md, ...)."""
+
+    custom_prompt: str | None = None
+    append_prompt: str = ""
+    context_files: list[tuple[str, str]] = field(default_factory=list)
+    sections: dict[str, str] = field(default_factory=dict)
+    prompt_guidelines: list[str] = field(default_factory=list)
+
+
+class ToolSet:
+    """Registered tool definitions and the active (declared) ones, in pi's order rules.
+
+    Args:
+        builtins: the built-in definitions (pi's base tools).
+        allowed: the ``--tools`` allowlist matcher; ``None`` allows everything.
+    """
+
+    def __init__(
+        self, builtins: Iterable[ToolDefinition], allowed: Callable[[str], bool] | None = None
+    ) -> None:
+        self._builtins = {tool.name: tool for tool in builtins}
+        self._extension: dict[str, ToolDefinition] = {}
+        self._allowed = allowed
+        self.active: list[str] = []
+
+    # -- the registry ------------------------------------------------------------------------
+
+    def is_allowed(self, name: str) -> bool:
+        return self._allowed is None or self._allowed(name)
+
+    @property
+    def registry(self) -> dict[str, ToolDefinition]:
+        """Every usable definition by name: built-ins, then extension tools (which win)."""
+        merged = {name: tool for name, tool in self._builtins.items() if self.is_allowed(name)}
+        merged.update({name: tool for name, tool in self._extension.items() if self.is_allowed(name)})
+        return merged
+
+    def is_builtin(self, name: str) -> bool:
+        return name in self._builtins and name not in self._extension
+
+    def register(self, definition: ToolDefinition) -> bool:
+        """Add (or replace) an extension tool; True when it should become active now."""
+        known = definition.name in self._extension
+        self._extension[definition.name] = definition
+        return not known and self.is_allowed(definition.name) and definition.exposure == "active"
+
+    def unregister(self, name: str) -> None:
+        self._extension.pop(name, None)
+        if name not in self.registry:
+            self.active = [active for active in self.active if active != name]
+
+    # -- the active set ----------------------------------------------------------------------
+
+    def set_active(self, names: Iterable[str]) -> list[str]:
+        """Activate ``names`` (unknown ones ignored): kept tools keep their order, new ones follow."""
+        registry = self.registry
+        requested = list(dict.fromkeys(names))
+        kept = [name for name in self.active if name in requested]
+        self.active = [name for name in dict.fromkeys([*kept, *requested]) if name in registry]
+        return list(self.active)
+
+    def active_definitions(self) -> list[ToolDefinition]:
+        registry = self.registry
+        return [registry[name] for name in self.active if name in registry]
+
+    def restore_from_transcript(
+        self, system_messages: Sequence[dict[str, Any]], modifiers: Sequence[str]
+    ) -> bool:
+        """Re-activate the loadout a session's system messages declare; False when they declare none."""
+        if not system_messages:
+            return False
+        mentioned = {
+            tool["name"]
+            for message in system_messages
+            for tool in [*(message.get("toolsAdded") or []), *(message.get("toolsRemoved") or [])]
+        }
+        new_tools = [
+            name
+            for name, tool in self._extension.items()
+            if name not in mentioned and name not in self._builtins and tool.exposure == "active"
+        ]
+        recorded = [tool["name"] for tool in current_tools(system_messages)]
+        self.active = []
+        self.set_active(apply_tool_modifiers([*recorded, *new_tools], list(modifiers)))
+        return True
+
+    # -- the prompt --------------------------------------------------------------------------
+
+    def prompt_options(self, cwd: str, prompt: PromptSettings) -> PromptOptions:
+        registry = self.registry
+        snippets = {name: s for name, tool in registry.items() if (s := _snippet(tool.prompt_snippet))}
+        guidelines = {
+            name: g for name, tool in registry.items() if (g := _guidelines(tool.prompt_guidelines))
+        }
+        return PromptOptions(
+            cwd=cwd,
+            selected_tools=list(self.active),
+            tool_snippets=snippets,
+            tool_guidelines=guidelines,
+            prompt_guidelines=list(prompt.prompt_guidelines),
+            custom_prompt=prompt.custom_prompt,
+            append_prompt=prompt.append_prompt,
+            context_files=list(prompt.context_files),
+            sections=dict(prompt.sections),
+        )
+
+
+def system_patch(messages: Sequence[dict[str, Any]], options: PromptOptions) -> dict[str, Any] | None:
+    """The system message that brings the transcript's sections to ``options`` (``None``: unchanged)."""
+    current = current_system_message(messages)
+    previous = dict((current or {}).get("sections") or {})
+    patch = diff_sections(previous, build_sections(options))
+    if patch is None:
+        return None
+    return {"role": "system", "content": "", "sections": patch, "timestamp": ms_now()}
+
+
+def rendered_prompt(options: PromptOptions, forced: str | None = None) -> str:
+    """The system prompt text these options give (or the forced one)."""
+    if forced is not None:
+        return forced
+    return render_prompt("", dict(build_sections(options)))
+
+
+def with_selected(options: PromptOptions, names: list[str]) -> PromptOptions:
+    return replace(options, selected_tools=list(names))

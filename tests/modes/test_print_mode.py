@@ -1,0 +1,157 @@
+"""``tau -p``: the final answer on stdout, failures on stderr with exit code 1, no model → how to pick one."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tau.llm.providers import faux
+from tau.modes.print_mode import run_text
+from tau.modes.run import build_runtime, parse_args
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    work = tmp_path / "proj"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    faux.use_script(None)
+    yield work
+    faux.use_script(None)
+
+
+def _script(tmp_path: Path, steps: list) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(steps))
+    return path
+
+
+def _print(argv: list[str], prompts: list[str]) -> tuple[int, str, str]:
+    async def main() -> tuple[int, str, str]:
+        args = parse_args(["-p", "-ne", *argv, *prompts])
+        runtime = await build_runtime(args, "print")
+        out, err = io.StringIO(), io.StringIO()
+        code = await run_text(runtime.session, prompts[0], prompts[1:], out=out, err=err)
+        runtime.session.session_manager.close()
+        return code, out.getvalue(), err.getvalue()
+
+    return asyncio.run(main())
+
+
+def test_prints_the_final_text_blocks(project, tmp_path):
+    script = _script(
+        tmp_path,
+        [{"bash": "echo hi"}, {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
+    )
+    code, out, err = _print(["--model", "faux/faux-1", "--faux-script", str(script)], ["go"])
+    assert (code, out, err) == (0, "a\nb\n", "")
+
+
+def test_error_goes_to_stderr_with_exit_1(project, tmp_path):
+    script = _script(tmp_path, [])
+    code, out, err = _print(["--model", "faux/faux-1", "--faux-script", str(script)], ["go"])
+    assert (code, out, err) == (1, "", "No more faux responses queued\n")
+
+
+def test_length_stop_prints_then_fails(project, tmp_path, isolated_agent_dir):
+    # With compaction on, a length stop below maxTokens is an overflow-recovery attempt (pi does the same).
+    isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+    (isolated_agent_dir / "settings.json").write_text('{"compaction": {"enabled": false}}')
+    script = _script(tmp_path, [{"content": [{"type": "text", "text": "partial"}], "stopReason": "length"}])
+    code, out, err = _print(["--model", "faux/faux-1", "--faux-script", str(script)], ["go"])
+    assert (code, out) == (1, "partial\n")
+    assert err == "Response was truncated: the model reached its output token limit.\n"
+
+
+def test_several_messages_run_in_order_and_are_saved(project, tmp_path, isolated_agent_dir):
+    script = _script(tmp_path, [{"text": "one"}, {"text": "two"}])
+    code, out, _ = _print(["--model", "faux/faux-1", "--faux-script", str(script), "-n", "demo"], ["a", "b"])
+    assert (code, out) == (0, "two\n")
+    files = list((isolated_agent_dir / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1
+    types = [json.loads(line)["type"] for line in files[0].read_text().splitlines()]
+    assert types[:4] == ["session", "model_change", "thinking_level_change", "session_info"]
+
+
+def test_continue_resumes_the_latest_session(project, tmp_path, isolated_agent_dir):
+    script = _script(tmp_path, [{"text": "one"}, {"text": "two"}])
+    _print(["--model", "faux/faux-1", "--faux-script", str(script)], ["first"])
+    code, out, _ = _print(["-c"], ["second"])
+    assert (code, out) == (0, "two\n")
+    files = list((isolated_agent_dir / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1
+    users = [
+        json.loads(line)["message"]["content"][0]["text"]
+        for line in files[0].read_text().splitlines()
+        if '"role":"user"' in line
+    ]
+    assert users == ["first", "second"]
+
+
+def test_tools_allowlist_and_modifiers(project, tmp_path):
+    script = _script(tmp_path, [{"text": "x"}])
+
+    async def tools(argv: list[str]) -> list[str]:
+        args = parse_args(["-p", "-ne", "--no-session", "--model", "faux/faux-1", *argv])
+        runtime = await build_runtime(args, "print")
+        return runtime.session.get_active_tool_names()
+
+    os.environ["TAU_FAUX_SCRIPT"] = str(script)
+    try:
+        assert asyncio.run(tools(["--tools", "read,bash"])) == ["read", "bash"]
+        assert asyncio.run(tools(["--tools", "-edit,-write"])) == ["read", "bash"]
+        assert asyncio.run(tools(["--tools", "b*"])) == ["bash"]
+        assert asyncio.run(tools(["--no-tools"])) == []
+    finally:
+        del os.environ["TAU_FAUX_SCRIPT"]
+
+
+def test_cli_without_a_model_says_how_to_configure_one(project):
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "tau", "-p", "-ne", "--no-session", "hello"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "--model faux/faux-1 --faux-script FILE" in done.stderr
+    assert done.stdout == ""
+
+
+def test_cli_print_subprocess(project, tmp_path):
+    script = _script(tmp_path, [{"text": "héllo from faux"}])
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau",
+            "-p",
+            "-ne",
+            "--model",
+            "faux/faux-1",
+            "--faux-script",
+            str(script),
+            "hi",
+        ],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "héllo from faux\n", "")
