@@ -1,0 +1,68 @@
+"""JSON mode (``tau --mode json``): the session header, then every session event, one JSON line each.
+
+Exactly pi 1.6's stream: the header line comes first even with ``--no-session``; each event is
+written as ``JSON.stringify(toJsonEvent(event))`` (``message_update`` reduced to its delta with the
+message's ``usage``); nothing else reaches stdout. Notifications go nowhere; dialogs answer at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any, BinaryIO
+
+from tau.agent.events import to_json_event
+from tau.common import jsjson
+from tau.modes.print_mode import install_abort_signals, run_prompts
+
+__all__ = ["JsonWriter", "run_json"]
+
+
+class JsonWriter:
+    """Writes events as JSON lines to a binary stream (raw UTF-8, as pi's ``writeRawStdout``)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+
+    def write(self, value: Any) -> None:
+        self._out.write(jsjson.dumps(value) + b"\n")
+
+    def event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "extension_error":  # pi's JSON mode reports these on stderr only
+            print(f"Extension error ({event.get('extensionPath')}): {event.get('error')}", file=sys.stderr)
+            return
+        self.write(to_json_event(event))
+        if event.get("type") in ("agent_settled", "agent_end"):
+            self._out.flush()
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
+async def run_json(
+    session: Any,
+    initial: str | None,
+    messages: Sequence[str],
+    *,
+    images: Any = None,
+    out: BinaryIO | None = None,
+    err: Any = None,
+) -> int:
+    """The whole JSON mode; returns the process exit code (1 when a prompt was refused)."""
+    writer = JsonWriter(out or sys.stdout.buffer)
+    err = err or sys.stderr
+    header = session.session_manager.get_header()
+    if header:
+        writer.write(header)
+    unsubscribe = session.subscribe(writer.event)
+    state = install_abort_signals(session)
+    code = 0
+    try:
+        await run_prompts(session, initial, messages, images)
+    except Exception as exc:  # boundary: a refused prompt (no model, no key) goes to stderr
+        print(str(exc), file=err)
+        code = 1
+    finally:
+        unsubscribe()
+        writer.flush()
+    return state["code"] or code
