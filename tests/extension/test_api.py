@@ -67,12 +67,15 @@ def test_a_tool_registered_after_bind_is_applied_at_once_and_replaces_a_builtin(
 
 
 def test_the_first_extension_to_register_a_name_owns_it():
+    captured: dict[str, Any] = {}
     _runner, host = loaded(
         lambda tau: tau.register_tool(echo_tool("dup", "first")),
-        lambda tau: tau.register_tool(echo_tool("dup", "second")),
+        lambda tau: captured.setdefault("tau", tau).register_tool(echo_tool("dup", "second")),
     )
     result = asyncio.run(host.tools["dup"].execute("c", {}, None, None, ToolContext(cwd="/tmp")))
     assert result.content[0]["text"].startswith("first:")
+    info = next(tool for tool in captured["tau"].get_all_tools() if tool["name"] == "dup")
+    assert info["sourceInfo"]["path"] == "ext1.py"  # who owns the name, for collision messages
 
 
 def test_register_tool_rejects_a_non_object_schema_with_the_extension_named():
@@ -199,7 +202,15 @@ def test_actions_reach_the_session():
     settings = tau.get_settings()
     settings["sol"]["actionFusion"] = False
     assert tau.get_settings()["sol"] == {"actionFusion": True}  # a copy
-    assert {tool.name for tool in tau.get_all_tools()} >= {"read", "bash", "edit", "write"}
+    infos = {tool["name"]: tool for tool in tau.get_all_tools()}
+    assert set(infos) >= {"read", "bash", "edit", "write"}
+    assert infos["read"]["sourceInfo"] == {
+        "path": "builtin:read",
+        "source": "builtin",
+        "scope": "temporary",
+        "origin": "top-level",
+    }
+    assert infos["read"]["parameters"]["required"] == ["path"]
 
 
 def test_ctx_reads_the_session_when_asked():

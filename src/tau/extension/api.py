@@ -226,9 +226,14 @@ class ExtensionAPI:
         """Declare exactly these tools from the next request on (unknown names are ignored)."""
         self._host().set_active_tools(list(names))
 
-    def get_all_tools(self) -> list[Any]:
-        """Every registered tool (``name``, ``description``, ``parameters``, ``sourceInfo``, ...)."""
-        return list(self._host().get_all_tools())
+    def get_all_tools(self) -> list[dict[str, Any]]:
+        """Every registered tool as pi's ``ToolInfo``: ``{"name", "description", "parameters",
+        "promptGuidelines", "exposure", "namespace"?, "sourceInfo": {"path", "source", "scope", "origin"}}``.
+
+        ``sourceInfo.source`` is ``builtin`` for tau's own tools, else the loading extension's source
+        (``cli``, ``project``, ``user``, ``package``, ``bundled``, ``inline``) with its ``path``.
+        """
+        return [self._runner.tool_info(definition) for definition in self._host().get_all_tools()]
 
     def get_settings(self) -> dict[str, Any]:
         """A copy of the effective settings (user file, then a trusted project's file, then CLI overrides)."""

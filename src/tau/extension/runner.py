@@ -552,6 +552,26 @@ class ExtensionRunner:
     def tool_owner(self, name: str) -> Extension | None:
         return next((ext for ext in self.extensions if name in ext.tools), None)
 
+    def tool_info(self, definition: ToolDefinition) -> dict[str, Any]:
+        """pi's ``ToolInfo`` for a registered definition, with the ``sourceInfo`` of whoever registered it."""
+        owner = self.tool_owner(definition.name)
+        if owner is None:
+            source = {"path": f"builtin:{definition.name}", "source": "builtin"}
+        else:
+            source = {"path": owner.path, "source": owner.source}
+        scope = {"project": "project", "user": "user", "package": "user"}.get(source["source"], "temporary")
+        info: dict[str, Any] = {
+            "name": definition.name,
+            "description": definition.description,
+            "parameters": definition.parameters,
+            "promptGuidelines": list(definition.prompt_guidelines),
+            "exposure": definition.exposure,
+        }
+        if definition.namespace is not None:
+            info["namespace"] = definition.namespace
+        info["sourceInfo"] = {**source, "scope": scope, "origin": "top-level"}
+        return info
+
     def wrap_tool(self, definition: ToolDefinition) -> ToolDefinition:
         """The definition with an ``execute`` that hands the extension's ``execute`` an extension tool ctx."""
         inner = definition.execute
@@ -638,6 +658,10 @@ class ExtensionRunner:
             (e.entry_renderers[custom_type] for e in self.extensions if custom_type in e.entry_renderers),
             None,
         )
+
+    def set_flag_value(self, name: str, value: Any) -> None:
+        """The value given on the command line for an extension flag (``--name``)."""
+        self.flag_values[name] = value
 
     def get_flags(self) -> dict[str, dict[str, Any]]:
         flags: dict[str, dict[str, Any]] = {}
