@@ -102,6 +102,17 @@ def written_header(file: str) -> dict[str, Any]:
     return {}
 
 
+def write_bytes(data: bytes) -> None:
+    """Write UTF-8 JSON to stdout as bytes (exactly what JSON.stringify gives, whatever the locale)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # stdout replaced by a text-only stream
+        sys.stdout.write(data.decode("utf-8", "surrogatepass"))
+    else:
+        buffer.write(data)
+        buffer.flush()
+
+
 # --- context ----------------------------------------------------------------------------------
 
 
@@ -118,8 +129,7 @@ def run_context(args: argparse.Namespace) -> int:
     context = session.build_session_context(leaf)
     messages = convert_to_llm(context["messages"], block_images=args.block_images)
     out = pretty_json(messages).encode("utf-8", "surrogatepass") if args.pretty else jsjson.dumps(messages)
-    sys.stdout.buffer.write(out + b"\n")
-    sys.stdout.flush()
+    write_bytes(out + b"\n")
     return 0
 
 
@@ -175,10 +185,10 @@ def summarize(session: SessionManager, file: str) -> dict[str, Any]:
 def run_info(args: argparse.Namespace) -> int:
     summary = summarize(open_session(args.file), args.file)
     if args.json:
-        sys.stdout.buffer.write(jsjson.dumps(summary) + b"\n")
+        write_bytes(jsjson.dumps(summary) + b"\n")
     else:
         sys.stdout.write("\n".join(info_lines(summary)) + "\n")
-    sys.stdout.flush()
+        sys.stdout.flush()
     return 0
 
 
