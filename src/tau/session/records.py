@@ -30,7 +30,7 @@ Problem = tuple[int, str]
 
 # Lines of these types are parsed at load: labels feed the label index, headers are not entries.
 _EAGER_KINDS = frozenset(("label", "session"))
-_CHUNK = 1 << 20  # read back lines in pieces of about 1 MiB
+_CHUNK = 1 << 19  # read back lines in pieces of about 512 KiB
 _LF = 0x0A
 _CLOSING_BRACE = 0x7D
 
@@ -111,6 +111,9 @@ def _records(data: bytes, start: int, number: int, problems: list[Problem]) -> l
     append = records.append
     find = data.find
     match = jsonl.FAST_PREFIX.match
+    # One str per distinct type and id: a parent's id and its children's parentId share one object.
+    names: dict[bytes, str] = {}
+    name = names.get
     size = len(data)
     position = start
     while position < size:
@@ -123,12 +126,12 @@ def _records(data: bytes, start: int, number: int, problems: list[Problem]) -> l
             if found is not None:
                 kind, entry_id, parent = found.groups()
                 try:
-                    kind = kind.decode()
+                    kind = name(kind) or names.setdefault(kind, kind.decode())
                     if kind not in _EAGER_KINDS:
-                        parent_id = parent.decode() if parent is not None else None
-                        append(
-                            Record(number, position, end - position, kind, entry_id.decode(), parent_id, None)
-                        )
+                        entry_id = name(entry_id) or names.setdefault(entry_id, entry_id.decode())
+                        if parent is not None:
+                            parent = name(parent) or names.setdefault(parent, parent.decode())
+                        append(Record(number, position, end - position, kind, entry_id, parent, None))
                         position = end + 1
                         continue
                 except UnicodeDecodeError:
@@ -207,7 +210,7 @@ class LineReader:
         self._finalizer()
 
     def chunks(self, records: list[Record]) -> Iterator[tuple[int, memoryview, list[Record]]]:
-        """The records with an offset, grouped into pieces of the file of about 1 MiB.
+        """The records with an offset, grouped into pieces of the file of about 512 KiB.
 
         Yields ``(start, piece, records)``: a record's line is ``piece[offset - start:][:size]`` when
         the byte after it is LF (else the file no longer holds that line).
