@@ -113,6 +113,12 @@ def write_bytes(data: bytes) -> None:
         buffer.flush()
 
 
+def written_version(header: dict[str, Any]) -> Any:
+    """The file's version as pi reads it (``header.version ?? 1``)."""
+    version = header.get("version")
+    return 1 if version is None else version
+
+
 # --- context ----------------------------------------------------------------------------------
 
 
@@ -168,7 +174,7 @@ def summarize(session: SessionManager, file: str) -> dict[str, Any]:
     return {
         "file": str(Path(file).resolve()),
         "header": header,
-        "version": header.get("version", 1),
+        "version": written_version(header),
         "entries": len(entries),
         "types": dict(types),
         "roles": dict(roles),
@@ -256,7 +262,7 @@ def _strip_line_prefix(line: int, text: str) -> str:
 
 
 def _header_findings(header: dict[str, Any], line: int) -> list[Finding]:
-    version = header.get("version", 1)
+    version = written_version(header)
     if not isinstance(version, int | float) or isinstance(version, bool):
         return [Finding(line, "error", f"header version {version!r} is not a number")]
     if version < CURRENT_VERSION:
