@@ -190,7 +190,7 @@ class LoopbackServer:
 # -- running a provider call -----------------------------------------------------------------
 
 
-def run_stream(stream_fn, model, context, options: StreamOptions | None = None, *, timeout: float = 10.0):
+def run_stream(stream_fn, model, context, options: StreamOptions | None = None, *, timeout: float = 30.0):
     """Run one provider call; returns ``(events, final_message)``."""
 
     async def main():

@@ -20,10 +20,15 @@ from loopback import (
     user,
 )
 
+from tau.llm.overflow import is_context_overflow
 from tau.llm.providers import openai_completions as provider
+from tau.llm.registry import ModelRegistry
 from tau.llm.retry import is_retryable
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.llm.types import Model, ModelCost
+
+# Imported up front: the SDK takes seconds to import, which must not count against a test's timeout.
+pytest.importorskip("openai")
 
 
 def model(server, **overrides):
@@ -431,8 +436,7 @@ def test_context_overflow_error_text():
     with LoopbackServer([json_reply(400, body)]) as server:
         _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
     assert message["errorMessage"].startswith("400: ")
-    overflow = pytest.importorskip("tau.llm.overflow")
-    assert overflow.is_context_overflow(message, 131072)
+    assert is_context_overflow(message, 131072)
 
 
 def test_content_filter_finish_reason_is_an_error():
@@ -458,7 +462,7 @@ def test_abort_mid_stream():
     with LoopbackServer([reply]) as server:
         started = time.monotonic()
         message = asyncio.run(asyncio.wait_for(main(server), 10))
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 5
     assert (message["stopReason"], message["errorMessage"]) == ("aborted", "Request was aborted")
     assert message["content"] == [{"type": "text", "text": "Partial"}]
 
@@ -485,7 +489,6 @@ def test_authorization_header_from_models_json_wins():
 
 
 def test_models_json_server_through_the_registry(isolated_agent_dir):
-    registry_module = pytest.importorskip("tau.llm.registry")
     with LoopbackServer([text_reply("via registry")]) as server:
         isolated_agent_dir.mkdir(parents=True, exist_ok=True)
         config = {
@@ -500,7 +503,7 @@ def test_models_json_server_through_the_registry(isolated_agent_dir):
             }
         }
         (isolated_agent_dir / "models.json").write_text(json.dumps(config))
-        registry = registry_module.ModelRegistry(isolated_agent_dir)
+        registry = ModelRegistry(isolated_agent_dir)
         found = registry.find("fakeai", "fake-1")
         assert found is not None, registry.error
         context = {"systemPrompt": "S", "messages": [user("a"), user("b", 2)]}

@@ -20,10 +20,14 @@ from loopback import (
     user,
 )
 
+from tau.llm.overflow import is_context_overflow
 from tau.llm.providers import openai_responses as provider
 from tau.llm.retry import is_retryable
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.llm.types import Model, ModelCost
+
+# Imported up front: the SDK takes seconds to import, which must not count against a test's timeout.
+pytest.importorskip("openai")
 
 
 def model(server=None, **overrides):
@@ -489,8 +493,7 @@ def test_context_overflow_error_text():
     with LoopbackServer([json_reply(400, body)]) as server:
         _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
     assert "exceeds the context window" in message["errorMessage"]
-    overflow = pytest.importorskip("tau.llm.overflow")
-    assert overflow.is_context_overflow(message, 400_000)
+    assert is_context_overflow(message, 400_000)
 
 
 def test_abort_mid_stream():
@@ -511,7 +514,7 @@ def test_abort_mid_stream():
     with LoopbackServer([partial.reply(hang=True)]) as server:
         started = time.monotonic()
         message = asyncio.run(asyncio.wait_for(main(server), 10))
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 5
     assert (message["stopReason"], message["errorMessage"]) == ("aborted", "Request was aborted")
     assert message["content"] == [{"type": "text", "text": "Partial"}]
 
