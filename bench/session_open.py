@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from tau.common import jsjson  # noqa: E402
 from tau.common.jsstr import iso_from_ms  # noqa: E402
-from tau.session import SessionManager  # noqa: E402
+from tau.session import SessionManager, projection  # noqa: E402
 
 TARGET_MS = 70.0
 TARGET_MEMORY_FACTOR = 4.0
@@ -188,6 +188,19 @@ def open_and_build(path: Path) -> int:
         manager.close()
 
 
+def stages(path: Path) -> tuple[float, float, float]:
+    """Wall ms of the three parts: open (read + index), parse the branch, project it."""
+    start = time.perf_counter()
+    manager = SessionManager.open(path)
+    opened = time.perf_counter()
+    branch = manager.get_branch()
+    parsed = time.perf_counter()
+    projection.build_session_context(branch)
+    done = time.perf_counter()
+    manager.close()
+    return (opened - start) * 1000, (parsed - opened) * 1000, (done - parsed) * 1000
+
+
 def rss_bytes() -> int:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -236,16 +249,23 @@ def main() -> None:
     copy = workdir / "timed.jsonl"
     copy.write_bytes(path.read_bytes())
     open_and_build(copy)  # warm-up
-    times = []
+    times, cpu = [], []
     for _ in range(max(args.runs, 5)):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         count = open_and_build(copy)
         times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
+    parts = [stages(copy) for _ in range(max(args.runs, 5))]
     appends = measure_append(copy, 200)
     median = statistics.median(times)
+    opened, parsed, projected = (statistics.median(column) for column in zip(*parts, strict=True))
     print(f"session: 10,000 entries, {size / 1e6:.2f} MB, {count} context messages, {os.cpu_count()} cores")
     print(
         f"open + context build : median {median:6.1f} ms (min {min(times):.1f})   target <= {TARGET_MS:.0f} ms"
+    )
+    print(f"  cpu time           : median {statistics.median(cpu):6.1f} ms (min {min(cpu):.1f})")
+    print(
+        f"  parts (medians)    : open+index {opened:.1f} ms, parse branch {parsed:.1f} ms, project {projected:.1f} ms"
     )
     print(
         f"one append           : median {statistics.median(appends) * 1000:6.0f} us (max {max(appends):.2f} ms)"

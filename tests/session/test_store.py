@@ -408,3 +408,22 @@ def test_tree_children_sorted_by_timestamp(tmp_path):
     assert [e["id"] for e in manager.get_branch("orphan")] == ["orphan"]
     assert [e["id"] for e in manager.get_branch("self")] == ["self"]
     assert (5, "line 5: parent 'missing' not found; treated as a root") in manager.problems
+
+
+def test_in_memory_branched_session_stays_in_memory():
+    manager = SessionManager.in_memory("/tmp/proj")
+    q = manager.append_message(user("q"))
+    manager.append_label_change(q, "keep")
+    manager.append_message(assistant("a"))
+    old_id = manager.get_session_id()
+    assert manager.create_branched_session(q) is None
+    assert manager.get_session_id() != old_id and manager.get_session_file() is None
+    assert [e["type"] for e in manager.get_entries()] == ["message", "label"]
+    assert "parentSession" not in manager.get_header()
+
+
+def test_context_at_an_unknown_leaf_falls_back_to_the_last_entry_as_pi(session):
+    session.append_message(user("q"))
+    session.append_message(assistant("a"))
+    assert len(session.build_session_context("no-such-id")["messages"]) == 2
+    assert session.get_branch("no-such-id") == []
