@@ -11,8 +11,10 @@ classifiers match on it: ``"<status> <body>"`` for Anthropic (the whole JSON bod
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import math
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -33,6 +35,7 @@ __all__ = [
     "error_text",
     "has_header",
     "http_error_message",
+    "import_sdk",
     "report_response",
     "run_request",
 ]
@@ -90,6 +93,16 @@ async def _guarded(builder: MessageBuilder, signal: Any, request: Request) -> No
             builder.abort()
         else:
             builder.fail(error_text(exc))
+
+
+async def import_sdk(name: str) -> Any:
+    """Import a provider SDK without blocking the event loop (the SDKs take seconds to import)."""
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    if module is not None and not getattr(spec, "_initializing", False):
+        return module
+    # In a thread; a concurrent import of the same module waits on importlib's module lock.
+    return await asyncio.to_thread(importlib.import_module, name)
 
 
 async def apply_payload_hook(

@@ -45,7 +45,7 @@ def auth_extra(api_key: str | None, sdk: Any) -> dict[str, Any]:
 
 
 def make_client(model: Model, options: StreamOptions, api_key: str | None, headers: Mapping[str, str]) -> Any:
-    import openai  # lazy: the SDK is heavy to import
+    import openai  # already imported by the adapter (import_sdk); cheap here
 
     return openai.AsyncOpenAI(
         api_key=api_key or "unused",

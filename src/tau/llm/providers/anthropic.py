@@ -25,6 +25,7 @@ from tau.llm.providers._common import (
     call_with_body,
     error_text,
     http_error_message,
+    import_sdk,
     report_response,
     run_request,
 )
@@ -90,7 +91,7 @@ def _mark_strict_limits(session_id: str | None) -> None:
 async def _run(
     model: Model, context: TranscriptContext, options: StreamOptions, builder: MessageBuilder
 ) -> None:
-    import anthropic  # lazy: the SDK is heavy to import
+    anthropic = await import_sdk("anthropic")
 
     headers = {**model.headers, **options.headers}
     keyless = not has_request_auth(options.api_key, headers)

@@ -37,6 +37,7 @@ from tau.llm.providers._common import (
     call_with_body,
     clamp_max_tokens_to_context,
     clamp_thinking_level,
+    import_sdk,
     report_response,
     run_request,
 )
@@ -474,7 +475,7 @@ def _headers(model: Model, options: StreamOptions, compat: dict[str, Any]) -> di
 async def _run(
     model: Model, context: TranscriptContext, options: StreamOptions, builder: MessageBuilder
 ) -> None:
-    import openai  # lazy: the SDK is heavy to import
+    openai = await import_sdk("openai")
 
     compat = resolve_compat(model)
     headers = _headers(model, options, compat)

@@ -20,6 +20,7 @@ from tau.llm.providers._common import (
     ProviderError,
     apply_payload_hook,
     call_with_body,
+    import_sdk,
     report_response,
     run_request,
 )
@@ -63,7 +64,7 @@ def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
 async def _run(
     model: Model, context: TranscriptContext, options: StreamOptions, builder: MessageBuilder
 ) -> None:
-    import openai  # lazy: the SDK is heavy to import
+    openai = await import_sdk("openai")
 
     headers = _headers(model, options)
     api_key = api_key_for(model, options, headers)
