@@ -1,0 +1,56 @@
+"""The complete example of docs/extensions.md works as the document says."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
+
+from tau.agent.settings import Settings  # noqa: E402
+from tau.extension import ExtensionRunner, load_factory  # noqa: E402
+from tau.llm.providers import faux  # noqa: E402
+from tau.llm.registry import ModelRegistry  # noqa: E402
+from tau.session.manager import SessionManager  # noqa: E402
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "extensions.md"
+
+
+def example_source() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("## A complete example", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_documented_example_runs(tmp_path, capsys):
+    namespace: dict = {}
+    exec(compile(example_source(), "words.py", "exec"), namespace)
+    faux.use_script([{"tool": "word_count", "args": {"text": "one two three"}}, {"text": "Three words."}])
+    registry = ModelRegistry()
+    manager = SessionManager.in_memory(str(tmp_path))
+    session = session_module.AgentSession(
+        manager, Settings.in_memory(), registry, registry.find("faux", "faux-1"), cwd=str(tmp_path)
+    )
+    runner = ExtensionRunner(cwd=str(tmp_path), mode="print")
+
+    async def scenario() -> None:
+        await load_factory(runner, namespace["extension"], path="words.py")
+        runner.bind(session)
+        await session.prompt("how many words in 'one two three'?")
+        await session.prompt("/words a b c")
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        faux.use_script(None)
+    entries = manager.get_entries()
+    result = next(e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult")
+    assert result["content"] == [{"type": "text", "text": "3 words"}]
+    assert [e["data"] for e in entries if e.get("customType") == "word-count:turn"] == [
+        {"turn": 1},
+        {"turn": 2},
+    ]
+    assert capsys.readouterr().err == "3 words, 2 turns so far\n"
