@@ -75,3 +75,13 @@ def test_js_string_helpers():
     assert iso_from_ms(1764460934169) == "2025-11-30T00:02:14.169Z"
     assert ms_from_iso("2025-11-30T00:02:14.169Z") == 1764460934169
     assert math.isclose(ms_from_iso("2026-11-29T23:42:14.000Z") % 1000, 0)
+
+
+def test_every_line_pi_wrote_round_trips_byte_for_byte(pi_fixtures):
+    files = sorted((pi_fixtures / "scenarios").glob("*.jsonl")) + sorted(
+        (pi_fixtures / "real").glob("*.v3.jsonl")
+    )
+    assert files
+    for path in files:
+        for number, line in enumerate(path.read_bytes().splitlines(), 1):
+            assert dumps(loads(line)) == line, f"{path.name}:{number}"

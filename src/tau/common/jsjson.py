@@ -77,6 +77,21 @@ def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group(0)):04x}"
 
 
+def _javascript_numbers(value: Any) -> Any:
+    """A copy of ``value`` whose floats (and unsafe ints) are pre-formatted orjson fragments."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return orjson.Fragment(js_number(value).encode())
+    if isinstance(value, int):
+        return value if abs(value) < _MAX_SAFE else orjson.Fragment(js_number(value).encode())
+    if isinstance(value, dict):
+        return {key: _javascript_numbers(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_javascript_numbers(item) for item in value]
+    return value
+
+
 def dumps(value: Any) -> bytes:
     """Serialize ``value`` to the bytes ``JSON.stringify(value)`` gives (UTF-8, no newline)."""
     try:
@@ -85,9 +100,11 @@ def dumps(value: Any) -> bytes:
         # Lone surrogates (legal in JS strings) and ints beyond 64 bits: slow path.
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         raw = _SURROGATE.sub(_escape_surrogate, text).encode("utf-8")
+        return _TOKEN.sub(_fix_token, raw)
     if _MAYBE_FLOAT.search(raw) is None:
         return raw
-    return _TOKEN.sub(_fix_token, raw)
+    # orjson's float format differs from JavaScript's: re-encode with the numbers pre-formatted.
+    return orjson.dumps(_javascript_numbers(value))
 
 
 def dumps_str(value: Any) -> str:
