@@ -91,12 +91,11 @@ def _mark_strict_limits(session_id: str | None) -> None:
 async def _run(
     model: Model, context: TranscriptContext, options: StreamOptions, builder: MessageBuilder
 ) -> None:
-    anthropic = await import_sdk("anthropic")
-
     headers = {**model.headers, **options.headers}
     keyless = not has_request_auth(options.api_key, headers)
     if keyless and model.provider in KEYED_PROVIDERS:
         raise ProviderError(f"No API key for provider: {model.provider}")
+    anthropic = await import_sdk("anthropic")
     client = anthropic.AsyncAnthropic(
         api_key=options.api_key or "unused",
         base_url=model.base_url or DEFAULT_BASE_URL,

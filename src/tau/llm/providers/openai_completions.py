@@ -475,11 +475,10 @@ def _headers(model: Model, options: StreamOptions, compat: dict[str, Any]) -> di
 async def _run(
     model: Model, context: TranscriptContext, options: StreamOptions, builder: MessageBuilder
 ) -> None:
-    openai = await import_sdk("openai")
-
     compat = resolve_compat(model)
     headers = _headers(model, options, compat)
     api_key = api_key_for(model, options, headers)
+    openai = await import_sdk("openai")
     client = make_client(model, options, api_key, headers)
     try:
         params = await apply_payload_hook(options, build_params(model, context, options), model)

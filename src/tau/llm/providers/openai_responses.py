@@ -64,10 +64,9 @@ def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
 async def _run(
     model: Model, context: TranscriptContext, options: StreamOptions, builder: MessageBuilder
 ) -> None:
-    openai = await import_sdk("openai")
-
     headers = _headers(model, options)
     api_key = api_key_for(model, options, headers)
+    openai = await import_sdk("openai")
     client = make_client(model, options, api_key, headers)
     prefix = "OpenAI API error" if model.provider == "openai" else f"{model.provider} API error"
     try:
