@@ -1,0 +1,309 @@
+"""The RPC mode loop: commands in on stdin, responses and events out on stdout (pi-host §8.2).
+
+Every input line is handled as it arrives, concurrently, like pi's ``void handleInputLine(line)``:
+a ``prompt`` is answered as soon as it is accepted (``started`` just before its ``agent_start``,
+``queued`` after its ``queue_update``, or ``handled``) while its events keep streaming, so the
+client can ``steer``, ``abort`` or ``get_state`` meanwhile. Lines that are not JSON get a
+``parse`` error without id; ``extension_ui_response`` lines resolve open dialogs. End of input,
+SIGTERM and SIGHUP shut down in order: the run is aborted, extensions get ``session_shutdown``,
+and the process exits (0 at end of input; 143 / 129 for the signals, as pi; a second signal exits
+at once). Nothing but protocol records is written to stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from tau.agent.events import to_json_event
+from tau.common import jsjson
+from tau.modes.rpc.bash import UserBash
+from tau.modes.rpc.commands import COMMANDS, UNSUPPORTED
+from tau.modes.rpc.framing import LineSplitter, serialize_line
+from tau.modes.rpc.responses import MISSING, error, parse_error, success, unknown_command, unsupported
+from tau.modes.rpc.ui import RpcUI
+
+__all__ = ["RpcMode", "read_stdin_lines"]
+
+SIGNAL_EXIT_CODES = {"SIGTERM": 143, "SIGHUP": 129}
+
+
+@dataclass
+class _Preflight:
+    """A prompt waiting to be answered; ``eligible`` if its run's ``agent_start`` answers it."""
+
+    request_id: Any
+    eligible: bool
+    answered: bool = False
+
+
+class RpcMode:
+    """One RPC conversation over a session.
+
+    Args:
+        session: The :class:`~tau.agent.session.AgentSession`.
+        runner: The extension runner bound to it (``None`` without extensions). Its UI becomes
+            :class:`~tau.modes.rpc.ui.RpcUI` and ``ctx.shutdown()`` ends the mode once idle.
+        out: Where records go (default: the process's stdout, raw bytes).
+    """
+
+    def __init__(self, session: Any, runner: Any = None, out: BinaryIO | None = None) -> None:
+        self.session = session
+        self.runner = runner
+        self._out = out if out is not None else sys.stdout.buffer
+        self.ui = RpcUI(self.write)
+        self.bash = UserBash(session, self.write, runner)
+        self._preflights: list[_Preflight] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._active_commands = 0
+        self._shutdown_requested = False
+        self._input_ready = False
+        self._shutting_down = False
+        self._signals = 0
+        self._exit: asyncio.Future[int] | None = None
+        self._unsubscribe: Any = None
+        self._prompt_reports = "preflight_result" in inspect.signature(session.prompt).parameters
+        if runner is not None:
+            runner.set_ui(self.ui, "rpc")
+            runner.set_shutdown_handler(self._request_shutdown)
+
+    # -- output ------------------------------------------------------------------------------
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Write one record and flush (clients read line by line)."""
+        self._out.write(serialize_line(record))
+        self._out.flush()
+
+    def attach(self) -> None:
+        """Start streaming session events (call before ``session.start()`` so its events are seen)."""
+        if self._unsubscribe is None:
+            self._unsubscribe = self.session.subscribe(self._on_event)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "agent_start":
+            self._answer_started()
+        self.write(to_json_event(event))
+        if kind == "agent_settled":
+            self.bash.flush()
+            self._check_shutdown()
+
+    # -- prompts -----------------------------------------------------------------------------
+
+    def _answer(self, preflight: _Preflight, disposition: str) -> None:
+        if preflight.answered:
+            return
+        preflight.answered = True
+        self.write(success(preflight.request_id, "prompt", {"disposition": disposition}))
+
+    def _answer_started(self) -> None:
+        for preflight in self._preflights:
+            if preflight.eligible and not preflight.answered:
+                self._answer(preflight, "started")
+                return
+
+    def start_prompt(self, request_id: Any, text: str, images: Any, behavior: str | None) -> None:
+        """Run ``prompt`` in the background; the response is written once the prompt is accepted."""
+        self._spawn(self._run_prompt(request_id, text, images, behavior))
+
+    async def _run_prompt(self, request_id: Any, text: str, images: Any, behavior: str | None) -> None:
+        was_streaming = bool(self.session.is_streaming)
+        preflight = _Preflight(request_id, eligible=not was_streaming and not self._prompt_reports)
+        self._preflights.append(preflight)
+        options: dict[str, Any] = {"images": images, "streaming_behavior": behavior, "source": "rpc"}
+        if self._prompt_reports:
+            options["preflight_result"] = lambda disposition: self._answer(preflight, disposition)
+        self._active_commands += 1
+        try:
+            await self.session.prompt(text, **options)
+        except Exception as exc:  # boundary: a refused prompt is the client's answer
+            if not preflight.answered:
+                preflight.answered = True
+                self.write(error(request_id, "prompt", str(exc)))
+        else:
+            queued = was_streaming and behavior in ("steer", "followUp") and not self._is_command(text)
+            self._answer(preflight, "queued" if queued else "handled")
+        finally:
+            self._preflights.remove(preflight)
+            self._active_commands -= 1
+            self._check_shutdown()
+
+    def _is_command(self, text: str) -> bool:
+        if self.runner is None or not text.startswith("/"):
+            return False
+        name = text[1:].split(" ", 1)[0]
+        return self.runner.get_command(name) is not None
+
+    def refuse_extension_command(self, text: str) -> None:
+        """Extension commands cannot be queued (``steer`` / ``follow_up``), as in pi."""
+        if self._is_command(text):
+            name = text[1:].split(" ", 1)[0]
+            raise RuntimeError(
+                f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command when not streaming.'
+            )
+
+    # -- input -------------------------------------------------------------------------------
+
+    def handle_line(self, line: str) -> None:
+        """Handle one input line (commands run as background tasks, in arrival order)."""
+        try:
+            parsed = jsjson.loads(line)
+        except ValueError as exc:
+            self.write(parse_error(str(exc)))
+            return
+        if isinstance(parsed, dict) and parsed.get("type") == "extension_ui_response":
+            self.ui.handle_response(parsed)
+            return
+        self._spawn(self._run_command(parsed if isinstance(parsed, dict) else {}))
+
+    async def _run_command(self, command: dict[str, Any]) -> None:
+        request_id = command.get("id", MISSING)
+        kind = command.get("type", MISSING)
+        self._active_commands += 1
+        try:
+            response = await self._dispatch(command, request_id, kind)
+        except Exception as exc:  # boundary: any failure is the command's error response
+            response = error(request_id, kind, str(exc) or type(exc).__name__)
+        finally:
+            self._active_commands -= 1
+        if response is not None:
+            self.write(response)
+        self._check_shutdown()
+
+    async def _dispatch(self, command: dict[str, Any], request_id: Any, kind: Any) -> dict[str, Any] | None:
+        handler = COMMANDS.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            return await handler(self, command)
+        if kind in UNSUPPORTED:
+            return unsupported(request_id, kind)
+        return unknown_command(request_id, kind)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- lifetime ----------------------------------------------------------------------------
+
+    async def run(self, lines: AsyncIterator[str]) -> int:
+        """Handle ``lines`` until they end (or a signal, or ``ctx.shutdown()``); returns the exit code."""
+        loop = asyncio.get_running_loop()
+        self._exit = loop.create_future()
+        self.attach()
+        self._install_signals(loop)
+        reader = loop.create_task(self._read(lines))
+        self._input_ready = True
+        self._check_shutdown()
+        try:
+            return await self._exit
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+            self._remove_signals(loop)
+
+    async def _read(self, lines: AsyncIterator[str]) -> None:
+        async for line in lines:
+            self.handle_line(line)
+            await asyncio.sleep(0)  # let the line's task start before the next line
+        await self.shutdown(0)
+
+    def _request_shutdown(self) -> None:
+        self._shutdown_requested = True
+        with contextlib.suppress(RuntimeError):
+            asyncio.get_running_loop().call_soon(self._check_shutdown)
+
+    def _check_shutdown(self) -> None:
+        if not self._shutdown_requested or self._shutting_down or not self._input_ready:
+            return
+        if self._active_commands > 0 or not self.session.is_idle():
+            return
+        self._spawn(self.shutdown(0))
+
+    async def shutdown(self, code: int = 0) -> None:
+        """Stop streaming, abort the run, tell extensions (``session_shutdown``), finish with ``code``."""
+        if self._shutting_down:
+            return
+        self._shutting_down = True
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.ui.cancel_all()
+        self.bash.abort()
+        try:
+            await self.session.shutdown()
+        finally:
+            self._out.flush()
+            for task in list(self._tasks):
+                if task is not asyncio.current_task():
+                    task.cancel()
+            if self._exit is not None and not self._exit.done():
+                self._exit.set_result(code)
+
+    def _on_signal(self, name: str) -> None:
+        self._signals += 1
+        from tau.tools.shell import kill_tracked_groups
+
+        kill_tracked_groups()
+        if not self._shutting_down:
+            self._spawn(self.shutdown(SIGNAL_EXIT_CODES[name]))
+        elif self._signals > 1:
+            os._exit(SIGNAL_EXIT_CODES[name])
+
+    def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
+        for name in SIGNAL_EXIT_CODES:
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(number, self._on_signal, name)
+
+    def _remove_signals(self, loop: asyncio.AbstractEventLoop) -> None:
+        for name in SIGNAL_EXIT_CODES:
+            number = getattr(signal, name, None)
+            if number is not None:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(number)
+
+
+async def read_stdin_lines(fd: int | None = None, chunk_size: int = 65536) -> AsyncIterator[str]:
+    """Lines of a file descriptor (default: stdin), LF-framed, read by a helper thread.
+
+    A thread reading the raw descriptor works for pipes, files and terminals alike and never holds
+    the interpreter's stdin lock (so exit is not blocked by a pending read).
+    """
+    fd = sys.stdin.fileno() if fd is None else fd
+    loop = asyncio.get_running_loop()
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def pump() -> None:
+        while True:
+            try:
+                data = os.read(fd, chunk_size)
+            except OSError:
+                data = b""
+            try:
+                loop.call_soon_threadsafe(chunks.put_nowait, data)
+            except RuntimeError:  # the loop is gone: the mode has ended
+                return
+            if not data:
+                return
+
+    threading.Thread(target=pump, name="tau-rpc-stdin", daemon=True).start()
+    splitter = LineSplitter()
+    while True:
+        data = await chunks.get()
+        if not data:
+            break
+        for line in splitter.feed(data):
+            yield line
+    for line in splitter.end():
+        yield line
