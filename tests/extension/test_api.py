@@ -348,3 +348,77 @@ def test_exec_runs_without_a_shell_and_reports_codes(tmp_path):
     assert slow.killed and slow.code == 143
     assert capped.truncated and capped.stdout == "x" * 10 and capped.code != 0
     assert missing.code == 1 and "nope" in missing.stderr
+
+
+def test_a_modes_dialogs_are_announced_as_ui_prompt_events():
+    seen: list[tuple[str, str, str | None]] = []
+
+    class DialogUI(PrintUI):
+        async def confirm(self, title, message, *, timeout=None):
+            return await ctx_holder["ctx"].ui.select("inner", ["a"]) == "a"
+
+        async def select(self, title, options, *, timeout=None):
+            return options[0]
+
+    ctx_holder: dict[str, Any] = {}
+
+    def ext(tau):
+        tau.on("ui_prompt_start", lambda e, c: seen.append(("start", e.kind, e.title)))
+        tau.on("ui_prompt_end", lambda e, c: seen.append(("end", e.kind, e.title)))
+
+    runner, _ = loaded(ext)
+    runner.set_ui(DialogUI(), "rpc")
+    ctx = ctx_holder["ctx"] = runner.create_context()
+    assert ctx.has_ui is True
+    assert asyncio.run(ctx.ui.confirm("Proceed?", "sure")) is True
+    assert seen == [
+        ("start", "confirm", "Proceed?"),
+        ("end", "confirm", "Proceed?"),
+    ]  # the nested select adds nothing
+
+
+def test_session_work_started_from_a_handler_runs_its_synchronous_part_at_once_and_the_rest_later():
+    steps: list[str] = []
+
+    class SlowHost(FakeHost):
+        async def send_custom_message(self, message, *, trigger_turn=False, deliver_as=None):
+            steps.append("queued")
+            await asyncio.sleep(0.01)
+            steps.append("run finished")
+
+    captured: dict[str, Any] = {}
+    _runner, _ = loaded(lambda tau: captured.setdefault("tau", tau), host=SlowHost())
+
+    async def scenario() -> None:
+        captured["tau"].send_message({"customType": "x", "content": "y", "display": True}, trigger_turn=True)
+        steps.append("handler goes on")
+        await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert steps == ["queued", "handler goes on", "run finished"]
+
+
+def test_a_failure_of_session_work_is_reported_as_a_runtime_error():
+    class FailingHost(FakeHost):
+        async def send_user_message(self, content, *, deliver_as=None):
+            await asyncio.sleep(0)
+            raise RuntimeError("Cannot submit a prompt while compaction is in progress.")
+
+    captured: dict[str, Any] = {}
+    runner, _ = loaded(lambda tau: captured.setdefault("tau", tau), host=FailingHost())
+    errors: list[dict[str, Any]] = []
+    runner.on_error(errors.append)
+
+    async def scenario() -> None:
+        captured["tau"].send_user_message("hi")
+        await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+    assert errors == [
+        {
+            "type": "extension_error",
+            "extensionPath": "<runtime>",
+            "event": "send_user_message",
+            "error": "Cannot submit a prompt while compaction is in progress.",
+        }
+    ]

@@ -24,15 +24,25 @@ _background: set[asyncio.Future[Any]] = set()
 
 
 async def _drive(coro: Any, waiting: Any) -> Any:
-    """Finish a coroutine whose first step already ran: wait for what it waits on, then resume it."""
+    """Finish a coroutine whose first step already ran: wait for what it waits on, then resume it.
+
+    This is what an asyncio Task does for a coroutine; a cancellation of the driver is passed on.
+    """
     while True:
-        if waiting is None:
-            await asyncio.sleep(0)
-        else:
-            waiting._asyncio_future_blocking = False  # what a Task does before it waits
-            await asyncio.wait([waiting])
+        resume, value = coro.send, None
         try:
-            waiting = coro.send(None)
+            if waiting is None:
+                await asyncio.sleep(0)
+            else:
+                waiting._asyncio_future_blocking = False  # what a Task does before it waits
+                await asyncio.wait([waiting])
+        except asyncio.CancelledError as exc:
+            if waiting is not None and not waiting.done():
+                waiting.cancel()  # the coroutine sees its own await cancelled
+            else:
+                resume, value = coro.throw, exc
+        try:
+            waiting = resume(value)
         except StopIteration as stop:
             return stop.value
 

@@ -22,7 +22,7 @@ from typing import Any
 from tau.agent.hooks import resolve
 from tau.extension.context import ExtensionCommandContext, ExtensionContext, ExtensionToolContext
 from tau.extension.events import Event, event_from_payload
-from tau.extension.ui import ExtensionUI, ui_for_mode
+from tau.extension.ui import ExtensionUI, PromptTrackingUI, ui_for_mode
 from tau.llm.transcript import current_system_message
 from tau.tools.base import ToolDefinition
 
@@ -146,8 +146,11 @@ class ExtensionRunner:
             host.register_tool(definition)
 
     def set_ui(self, ui: ExtensionUI, mode: str | None = None) -> None:
-        """Install the UI of the running mode (the interactive and RPC modes bring their own)."""
-        self.ui = ui
+        """Install the UI of the running mode (the interactive and RPC modes bring their own).
+
+        Its dialogs are announced to handlers as ``ui_prompt_start`` / ``ui_prompt_end``.
+        """
+        self.ui = PromptTrackingUI(ui, self)
         if mode is not None:
             self.mode = mode
 

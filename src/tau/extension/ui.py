@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
-__all__ = ["ExtensionUI", "NoUI", "PrintUI", "ui_for_mode"]
+__all__ = ["ExtensionUI", "NoUI", "PrintUI", "PromptTrackingUI", "ui_for_mode"]
 
 
 class ExtensionUI(Protocol):
@@ -112,6 +112,55 @@ class PrintUI(NoUI):
         stream = self._stream or sys.stderr
         stream.write(f"{_PREFIXES.get(type, '')}{message}\n")
         stream.flush()
+
+
+class PromptTrackingUI:
+    """A mode's UI whose blocking dialogs are announced to extensions (pi's ``withUIPrompt``).
+
+    The outermost dialog emits ``ui_prompt_start`` when it opens and ``ui_prompt_end`` when it
+    closes (``{"reason": "ui_prompt", "kind", "title"?}``); nested dialogs add nothing.
+    """
+
+    def __init__(self, ui: Any, runner: Any) -> None:
+        self._ui = ui
+        self._runner = runner
+        self._depth = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ui, name)
+
+    def _announce(self, kind: str, title: str | None, phase: str) -> Any:
+        event: dict[str, Any] = {"type": f"ui_prompt_{phase}", "reason": "ui_prompt", "kind": kind}
+        if title:
+            event["title"] = title
+        return self._runner.emit(event)
+
+    async def _prompt(self, kind: str, title: str | None, run: Callable[[], Any]) -> Any:
+        outer = self._depth == 0
+        self._depth += 1
+        if outer:
+            await self._announce(kind, title, "start")
+        try:
+            return await run()
+        finally:
+            self._depth -= 1
+            if outer:
+                await self._announce(kind, title, "end")
+
+    async def select(self, title: str, options: list[str], **options_: Any) -> str | None:
+        return await self._prompt("select", title, lambda: self._ui.select(title, options, **options_))
+
+    async def confirm(self, title: str, message: str, **options: Any) -> bool:
+        return await self._prompt("confirm", title, lambda: self._ui.confirm(title, message, **options))
+
+    async def input(self, title: str, placeholder: str | None = None, **options: Any) -> str | None:
+        return await self._prompt("input", title, lambda: self._ui.input(title, placeholder, **options))
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        return await self._prompt("editor", title, lambda: self._ui.editor(title, prefill))
+
+    async def custom(self, component: Any, **options: Any) -> Any:
+        return await self._prompt("custom", None, lambda: self._ui.custom(component, **options))
 
 
 def ui_for_mode(mode: str) -> ExtensionUI:
