@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tau.session import SessionManager
+from tau.session import SessionError, SessionManager
 
 HEADER = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
 
@@ -150,3 +150,12 @@ def test_pi_sessions_open_cleanly_and_stay_untouched(pi_fixtures, tmp_path, name
     assert manager.get_leaf_id() == entries[-1]["id"] and manager.problems == []
     manager.close()
     assert copy.read_bytes() == source.read_bytes()
+
+
+def test_a_second_header_is_not_an_entry_and_a_directory_is_refused(tmp_path):
+    path = write(tmp_path / "s.jsonl", HEADER, line("aaaaaaaa", None), HEADER, line("bbbbbbbb", "aaaaaaaa"))
+    manager = SessionManager.open(path, read_only=True)
+    assert [e["id"] for e in manager.get_entries()] == ["aaaaaaaa", "bbbbbbbb"]
+    assert manager.problems == [(3, "line 3: a second session header; ignored (not an entry)")]
+    with pytest.raises(SessionError, match="is a directory"):
+        SessionManager.open(tmp_path, read_only=True)

@@ -223,6 +223,8 @@ class SessionManager:
         self._close_writer()
         self._reader = None
         self._file = path
+        if path.is_dir():
+            raise SessionError(f"{str(path)!r} is a directory; pass the path of a .jsonl session file")
         if not path.exists():
             if self._read_only:
                 raise SessionError(f"no session file at {str(path)!r}; check the path")
@@ -389,6 +391,7 @@ class SessionManager:
         for record in self._records:
             kind = record.kind
             if kind == "session":
+                self._problem(record.line, "a second session header; ignored (not an entry)")
                 continue
             key = record.id
             if key.__class__ is not str and not _hashable(key):
