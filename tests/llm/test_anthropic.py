@@ -743,3 +743,36 @@ def test_strict_tool_limit_rejection_falls_back_to_plain_tools():
     first, second, third = (request.body["tools"][0] for request in server.captured)
     assert first.get("strict") is True
     assert "strict" not in second and "strict" not in third
+
+
+def test_the_sdk_sends_the_built_body_unchanged():
+    """New API fields (system messages, tool_addition blocks, output_config) pass through the SDK."""
+    reply = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "answer"}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-test",
+        "usage": {},
+        "stopReason": "stop",
+        "providerThinkingLevel": "high",
+        "timestamp": 2,
+    }
+    update = {
+        "role": "system",
+        "content": "",
+        "toolsAdded": [WRITE_TOOL],
+        "toolsRemoved": [{"name": "read"}],
+        "timestamp": 3,
+    }
+    ctx = {
+        "messages": [system("Base.", [STRICT_BASH, READ_TOOL]), user("q"), reply, update, user("again", 4)]
+    }
+    with LoopbackServer([text_reply("ok")]) as server:
+        m = model(server, compat=CLAUDE_COMPAT)
+        _, message = run_stream(provider.stream, m, ctx, opts(reasoning="medium"))
+    expected = provider.build_params(m, ctx, opts(reasoning="medium"))
+    betas = expected.pop("betas")
+    assert server.captured[0].body == expected
+    assert server.captured[0].headers["anthropic-beta"] == ",".join(betas)
+    assert message["providerThinkingLevel"] == "medium"

@@ -699,3 +699,27 @@ def test_malformed_tool_arguments_reported_to_the_model():
     assert call["argumentsError"].endswith('Received arguments:\n{"command": ')
     end = next(e for e in events_out if e["type"] == "toolcall_end")
     assert "argumentsError" in end["partial"]["content"][0]
+
+
+def test_the_sdk_sends_the_built_body_unchanged():
+    """New API items (additional_tools, configuration_update) pass through the SDK."""
+    update = {
+        "role": "system",
+        "content": "",
+        "toolsAdded": [WRITE_TOOL],
+        "toolsRemoved": [{"name": "read"}],
+        "timestamp": 3,
+    }
+    ctx = {
+        "messages": [
+            system("Base.", [BASH_TOOL, READ_TOOL]),
+            user("q"),
+            _reply("low"),
+            update,
+            user("again", 4),
+        ]
+    }
+    with LoopbackServer([text_stream("ok").reply()]) as server:
+        m = model(server, compat=GPT6_COMPAT)
+        run_stream(provider.stream, m, ctx, opts(reasoning="high", session_id="s1"))
+    assert server.captured[0].body == provider.build_params(m, ctx, opts(reasoning="high", session_id="s1"))
