@@ -218,16 +218,32 @@ def measure_memory(path: Path) -> int:
     return peak - before
 
 
-def measure_append(path: Path, runs: int) -> list[float]:
+def measure_append(path: Path, runs: int) -> tuple[list[float], int]:
+    """Times of ``runs`` appends, and how many times they read the file (must be 0)."""
     manager = SessionManager.open(path)
     message = {"role": "user", "content": [{"type": "text", "text": "one more question"}], "timestamp": 1}
+    reads = 0
+    real_pread, real_read = os.pread, os.read
+
+    def counting(real):
+        def call(*args, **kwargs):
+            nonlocal reads
+            reads += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    os.pread, os.read = counting(real_pread), counting(real_read)
     times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        manager.append_message(message)
-        times.append((time.perf_counter() - start) * 1000)
+    try:
+        for _ in range(runs):
+            start = time.perf_counter()
+            manager.append_message(message)
+            times.append((time.perf_counter() - start) * 1000)
+    finally:
+        os.pread, os.read = real_pread, real_read
     manager.close()
-    return times
+    return times, reads
 
 
 def main() -> None:
@@ -256,7 +272,7 @@ def main() -> None:
         times.append((time.perf_counter() - start) * 1000)
         cpu.append((time.process_time() - start_cpu) * 1000)
     parts = [stages(copy) for _ in range(max(args.runs, 5))]
-    appends = measure_append(copy, 200)
+    appends, reads = measure_append(copy, 200)
     median = statistics.median(times)
     opened, parsed, projected = (statistics.median(column) for column in zip(*parts, strict=True))
     print(f"session: 10,000 entries, {size / 1e6:.2f} MB, {count} context messages, {os.cpu_count()} cores")
@@ -268,7 +284,8 @@ def main() -> None:
         f"  parts (medians)    : open+index {opened:.1f} ms, parse branch {parsed:.1f} ms, project {projected:.1f} ms"
     )
     print(
-        f"one append           : median {statistics.median(appends) * 1000:6.0f} us (max {max(appends):.2f} ms)"
+        f"one append           : median {statistics.median(appends) * 1000:6.0f} us (max {max(appends):.2f} ms), "
+        f"file reads during 200 appends: {reads}"
     )
     print(
         f"peak memory (RSS)    : {memory / 1e6:6.1f} MB = {memory / size:.2f}x file   "
