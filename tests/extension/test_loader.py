@@ -190,3 +190,24 @@ def test_the_registry_names_the_bundled_extensions_in_decided_order():
         "evidence-reducer",
         "online-compact",
     ]
+
+
+def test_project_trust_is_asked_of_an_untrusted_pass_then_project_extensions_load(tmp_path, no_bundled):
+    write_extension(tmp_path / ".tau" / "extensions" / "proj.py", "proj")
+    (agent_dir() / "extensions").mkdir(parents=True, exist_ok=True)
+    (agent_dir() / "extensions" / "trust.py").write_text(
+        "def extension(tau):\n"
+        "    tau.on('project_trust', lambda event, ctx: {'trusted': 'yes', 'remember': False}"
+        " if event.cwd.endswith(ctx.cwd[-8:]) else None)\n",
+        encoding="utf-8",
+    )
+
+    async def decide() -> ExtensionRunner:
+        pre = await load_extensions(None, cwd=tmp_path, trusted=False)
+        assert loaded_names(pre) == ["trust"]
+        answer = await pre.emit_project_trust(str(tmp_path))
+        return await load_extensions(None, cwd=tmp_path, trusted=answer["trusted"] == "yes")
+
+    runner = run(decide())
+    assert loaded_names(runner) == ["proj", "trust"]
+    assert runner.create_context().is_project_trusted() is True
