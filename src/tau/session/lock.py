@@ -9,16 +9,21 @@ another tau is writing always opens read-only.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import weakref
 from pathlib import Path
 
 from tau.session.errors import SessionLockedError
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; tau writes without the lock there, as pi always does
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["SessionWriter", "lock_holder_pid"]
 
 _PROC_LOCKS = Path("/proc/locks")
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def lock_holder_pid(fd: int) -> int | None:
@@ -53,7 +58,7 @@ class SessionWriter:
     @classmethod
     def create(cls, path: Path, data: bytes) -> SessionWriter:
         """Create ``path`` exclusively (it must not exist), lock it, and write ``data``."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC, 0o644)
         writer = cls._locked(path, fd)
         try:
             writer.append(data)
@@ -69,11 +74,13 @@ class SessionWriter:
     @classmethod
     def open(cls, path: Path) -> SessionWriter:
         """Open the existing ``path`` for appending and lock it; ``SessionLockedError`` if tau holds it."""
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | _CLOEXEC)
         return cls._locked(path, fd)
 
     @classmethod
     def _locked(cls, path: Path, fd: int) -> SessionWriter:
+        if fcntl is None:
+            return cls(path, fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

@@ -199,7 +199,7 @@ class LineReader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         self._finalizer = weakref.finalize(self, os.close, self._fd)
 
     @property
