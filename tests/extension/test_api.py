@@ -286,7 +286,11 @@ def test_command_ctx_controls_the_session():
     runner, host = loaded(lambda tau: tau.register_command("go", "", handler))
     asyncio.run(runner.execute_command("/go"))
     assert host.calls == [
-        ("navigate_tree", ("e1",), {"summarize": True, "custom_instructions": None, "label": "here"}),
+        (
+            "navigate_tree",
+            ("e1",),
+            {"summarize": True, "custom_instructions": None, "replace_instructions": False, "label": "here"},
+        ),
         ("fork", ("e2",), {"position": "at"}),
         ("new_session", (), {}),
     ]

@@ -293,3 +293,24 @@ def test_load_extensions_binds_a_cli_extension_to_the_session(tmp_path):
     runner = asyncio.run(scenario())
     assert harness.session.hooks is runner
     assert "hello" in harness.session.get_active_tool_names()
+
+
+def test_a_command_moves_the_session_in_its_tree(tmp_path):
+    harness = Harness([{"text": "a"}, {"text": "b"}], tmp_path)
+    answers: list[dict[str, Any]] = []
+
+    async def back(args, ctx):
+        first_user = next(
+            e for e in ctx.session_manager.get_branch() if e.get("message", {}).get("role") == "user"
+        )
+        answers.append(await ctx.navigate_tree(first_user["id"]))
+
+    async def scenario() -> None:
+        await harness.load(lambda tau: tau.register_command("back", "go back to the first prompt", back))
+        await harness.session.prompt("one")
+        await harness.session.prompt("two")
+        await harness.session.prompt("/back")
+
+    asyncio.run(scenario())
+    assert answers[0]["cancelled"] is False and answers[0].get("editorText") == "one"
+    assert [e.get("message", {}).get("role") for e in harness.manager.get_branch()] == [None, None, "system"]

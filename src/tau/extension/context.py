@@ -301,12 +301,20 @@ class ExtensionCommandContext(ExtensionContext):
         *,
         summarize: bool = False,
         custom_instructions: str | None = None,
+        replace_instructions: bool = False,
         label: str | None = None,
     ) -> Any:
-        """Move the session to ``target_id`` in its tree (pi's ``navigateTree``)."""
+        """Move the session to ``target_id`` in its tree (pi's ``navigateTree``).
+
+        Returns the session's answer, ``{"cancelled": bool, "editorText"?, ...}``.
+        """
         return await resolve(
             self._host().navigate_tree(
-                target_id, summarize=summarize, custom_instructions=custom_instructions, label=label
+                target_id,
+                summarize=summarize,
+                custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions,
+                label=label,
             )
         )
 
