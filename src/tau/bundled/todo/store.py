@@ -178,14 +178,14 @@ class Store:
 
     def list(self) -> Reply:
         """``{"action":"list"}``."""
-        self._refresh()
+        self.refresh()
         if self.state is None:
             return results.error_reply(StorageUnavailable(self.reason or "unknown"), None)
         return results.list_reply(self.state, self.note)
 
     def mutate(self, params: dict[str, Any]) -> Reply:
         """``add``, ``update``, ``remove`` or ``clear``: validated, appended and verified, or refused."""
-        self._refresh()
+        self.refresh()
         if self.state is None:
             return results.error_reply(StorageUnavailable(self.reason or "unknown"), None)
         try:
@@ -198,7 +198,7 @@ class Store:
             return self._write_volatile(change)
         return self._write_verified(change)
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
         """Catch up with what happened without a reconcile event: the file appeared, the session changed."""
         header = self._session.get_header()
         owner = (self._session.get_session_file(), header.get("id") if isinstance(header, dict) else None)

@@ -1,0 +1,349 @@
+"""The todo extension on the real run-time session with the faux model: what the model and the user see."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
+
+import planner  # noqa: E402
+
+from tau.agent.settings import Settings  # noqa: E402
+from tau.bundled import todo  # noqa: E402
+from tau.extension import ExtensionRunner, ToolDefinition, ToolResult, load_factory  # noqa: E402
+from tau.llm.providers import faux  # noqa: E402
+from tau.llm.registry import ModelRegistry  # noqa: E402
+from tau.session.manager import SessionManager  # noqa: E402
+
+
+class RecordingUI:
+    """A UI that records notifications and statuses (and shows no overlay)."""
+
+    def __init__(self) -> None:
+        self.notices: list[tuple[str, str]] = []
+        self.status: dict[str, str | None] = {}
+        self.overlays: list[Any] = []
+
+    def notify(self, message: str, type: str = "info") -> None:
+        self.notices.append((type, message))
+
+    def set_status(self, key: str, text: str | None = None) -> None:
+        self.status[key] = text
+
+    async def custom(self, component: Any, **options: Any) -> Any:
+        self.overlays.append(component)
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        async def nothing(*args: Any, **kwargs: Any) -> None:
+            return None
+
+        return nothing
+
+
+class Harness:
+    def __init__(self, tmp_path: Path, steps: Any, *, file_backed: bool = True, mode: str = "json") -> None:
+        faux.use_script(steps)
+        self.requests: list[list[dict[str, Any]]] = []
+        registry = ModelRegistry()
+
+        def stream_fn(model, context, options=None):
+            self.requests.append(json.loads(json.dumps(context["messages"])))
+            return faux.stream(model, context, options)
+
+        if file_backed:
+            self.manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
+        else:
+            self.manager = SessionManager.in_memory(str(tmp_path))
+        self.session = session_module.AgentSession(
+            self.manager,
+            Settings.in_memory(),
+            registry,
+            registry.find("faux", "faux-1"),
+            cwd=str(tmp_path),
+            stream_fn=stream_fn,
+        )
+        self.ui = RecordingUI()
+        self.runner = ExtensionRunner(cwd=str(tmp_path), mode=mode, ui=self.ui)
+
+    async def start(self, *before: Any) -> None:
+        self.runner.bind(self.session)
+        for index, factory in enumerate(before):
+            await load_factory(self.runner, factory, path=f"ext{index}.py")
+        await load_factory(self.runner, todo.extension, path="bundled:todo")
+        await self.session.start()
+
+    def states(self) -> list[dict]:
+        path = self.manager.get_session_file()
+        records = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        return [r["data"] for r in records if r.get("customType") == "pi-todo:state"]
+
+    def todo_results(self) -> list[dict]:
+        return [
+            entry["message"]
+            for entry in self.manager.get_entries()
+            if entry.get("type") == "message" and entry["message"].get("toolName") == "todo"
+        ]
+
+
+@pytest.fixture(autouse=True)
+def reset_faux():
+    yield
+    faux.use_script(None)
+
+
+def snapshot_blocks(request: list[dict]) -> list[dict]:
+    return [m for m in request if m.get("role") == "user" and "[todo snapshot" in json.dumps(m)]
+
+
+def test_the_model_plans_and_completes_three_dependent_tasks(tmp_path):
+    harness = Harness(tmp_path, [{"factory": planner.plan}])
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("plan and do the parser work")
+
+    asyncio.run(scenario())
+    states = harness.states()
+    assert [s["revision"] for s in states] == [1, 2, 3, 4, 5, 6]
+    final = states[-1]["tasks"]
+    assert [(t["title"], t["status"]) for t in final] == [
+        ("Write the parser", "completed"),
+        ("Test the parser", "completed"),
+        ("Document the parser", "completed"),
+    ]
+    assert final[1]["dependencies"] == [final[0]["id"]] and final[2]["dependencies"] == [final[1]["id"]]
+    results = harness.todo_results()
+    assert results[0]["content"][0]["text"] == '{"revision":0,"tasks":[]}'
+    assert results[1]["content"][0]["text"] == f"todo revision 1 (1 change: {final[0]['id']})"
+    assert all(not r["isError"] for r in results)
+    assert harness.ui.status["pi-todo"] == "todo 3/3"
+
+
+def test_the_snapshot_reaches_the_model_once_per_revision(tmp_path):
+    harness = Harness(tmp_path, [{"factory": planner.plan}])
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("plan")
+
+    asyncio.run(scenario())
+    first, after_list, *rest = harness.requests
+    assert snapshot_blocks(first) == [] and snapshot_blocks(after_list) == []  # revision 0 or a list result
+    for number, request in enumerate(rest, start=1):
+        blocks = snapshot_blocks(request)
+        assert len(blocks) == 1, request
+        assert f"[todo snapshot, revision {number}]" in json.dumps(blocks[0])
+        assert "pi-todo:snapshot" not in Path(harness.manager.get_session_file()).read_text()
+
+
+def test_a_current_list_result_suppresses_the_block(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
+        {"tool": "todo", "args": {"action": "list"}},
+        {"text": "ok"},
+    ]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("go")
+
+    asyncio.run(scenario())
+    assert [len(snapshot_blocks(r)) for r in harness.requests] == [0, 1, 0]
+
+
+def test_errors_are_error_results_with_the_code(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 3, "title": "one"}},
+        {"text": "ok"},
+    ]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("go")
+
+    asyncio.run(scenario())
+    [result] = harness.todo_results()
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == (
+        'Error: revision conflict (baseRevision 3, current 0); call todo {"action":"list"} and retry'
+    )
+    assert result["details"] == {"error": "revision_conflict", "schemaVersion": 1, "revision": 0, "tasks": []}
+    assert harness.states() == []
+
+
+def test_volatile_sessions_say_so_to_the_model(tmp_path):
+    steps = [{"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}}, {"text": "ok"}]
+    harness = Harness(tmp_path, steps, file_backed=False)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("go")
+
+    asyncio.run(scenario())
+    [result] = harness.todo_results()
+    assert result["content"][0]["text"].endswith("\n(in-memory, not persistent after process exit)")
+    block = json.dumps(snapshot_blocks(harness.requests[1]))
+    assert "in-memory, not persistent after process exit" in block
+    assert harness.ui.status["pi-todo"] == "todo 0/1 (in-memory, not persistent after process exit)"
+
+
+def test_an_inactive_todo_tool_adds_nothing(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
+        {"text": "a"},
+        {"text": "b"},
+    ]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("go")
+        harness.session.set_active_tools([n for n in harness.session.get_active_tool_names() if n != "todo"])
+        await harness.session.prompt("again")
+
+    asyncio.run(scenario())
+    assert len(snapshot_blocks(harness.requests[1])) == 1
+    assert snapshot_blocks(harness.requests[2]) == []
+    assert len(harness.states()) == 1  # the stored snapshot stays
+
+
+def test_a_different_visible_todo_tool_fails_closed(tmp_path):
+    async def other_todo(call_id, params, signal, on_update, ctx):
+        return ToolResult.text("theirs")
+
+    def third_party(tau):
+        tau.register_tool(
+            ToolDefinition(
+                name="todo",
+                description="someone else's todo",
+                parameters={"type": "object", "properties": {"item": {"type": "string"}}},
+                execute=other_todo,
+            )
+        )
+
+    harness = Harness(tmp_path, [{"tool": "todo", "args": {"item": "x"}}, {"text": "ok"}])
+
+    async def scenario() -> None:
+        await harness.start(third_party)
+        await harness.session.prompt("go")
+
+    asyncio.run(scenario())
+    assert harness.ui.notices == [
+        ("warning", 'todo: another "todo" tool is active (ext0.py); pi-todo not loaded')
+    ]
+    assert harness.todo_results()[0]["content"][0]["text"] == "theirs"
+    assert harness.states() == [] and "pi-todo" not in harness.ui.status
+    assert all(not snapshot_blocks(r) for r in harness.requests)
+    assert harness.runner.get_command("todo") is None
+
+
+def test_slash_todo_outside_the_interactive_mode_gives_a_usage_hint(tmp_path):
+    harness = Harness(tmp_path, [])
+
+    async def scenario() -> None:
+        await harness.start()
+        assert await harness.runner.execute_command("/todo")
+
+    asyncio.run(scenario())
+    [(kind, text)] = harness.ui.notices
+    assert kind == "info" and text.startswith("/todo opens the checklist in the interactive mode.")
+    assert harness.manager.get_entries()[-1].get("customType") != "pi-todo:state"
+
+
+def test_slash_todo_in_the_interactive_mode_opens_the_overlay(tmp_path):
+    harness = Harness(tmp_path, [], mode="tui")
+
+    async def scenario() -> None:
+        await harness.start()
+        assert await harness.runner.execute_command("/todo")
+
+    asyncio.run(scenario())
+    [overlay] = harness.ui.overlays
+    assert overlay.render(80)[0].startswith("Todo · revision 0")
+    assert harness.ui.notices[-1][1].startswith("/todo opens")  # this UI returned without showing it
+
+
+def test_slash_todo_reconcile_lifts_a_quarantine(tmp_path):
+    steps = [{"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}}, {"text": "ok"}]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("go")
+        ext_store = next(iter(_stores(harness)))
+        ext_store._quarantine_for("a test quarantine")
+        assert harness.ui.status["pi-todo"] == "todo 0/1"
+        await harness.runner.execute_command("/todo reconcile")
+
+    asyncio.run(scenario())
+    assert harness.ui.notices[-1] == ("info", "todo 0/1")
+    assert harness.ui.status["pi-todo"] == "todo 0/1"
+
+
+def _stores(harness: Harness) -> list[Any]:
+    """The extension's store, found through its registered tool's bound method."""
+    definition = next(d for d in harness.runner.extensions[-1].tools.values() if d.name == "todo")
+    return [definition.execute.__self__.store]
+
+
+def test_tree_navigation_recovers_the_branch_state(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
+        {"text": "first"},
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 1, "title": "two"}},
+        {"text": "second"},
+    ]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> Any:
+        await harness.start()
+        await harness.session.prompt("one")
+        target = harness.manager.get_leaf_id()
+        await harness.session.prompt("two")
+        [store] = _stores(harness)
+        assert store.state["revision"] == 2
+        await harness.session.navigate_tree(target)
+        return store
+
+    store = asyncio.run(scenario())
+    assert store.state["revision"] == 1 and [t["title"] for t in store.state["tasks"]] == ["one"]
+    assert harness.ui.status["pi-todo"] == "todo 0/1"
+
+
+def test_print_mode_end_to_end_writes_the_checklist_to_the_session_file(tmp_path):
+    """`tau -p` with the faux model: plan three dependent tasks, complete them, check the session file."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"factory": f"{planner.__file__}:plan_from_file"}]))
+    env = {**os.environ, "TAU_FAUX_SCRIPT": str(script), "TAU_AGENT_DIR": str(tmp_path / "agent")}
+    run = subprocess.run(
+        [sys.executable, "-m", "tau", "-p", "plan and do the parser work", "--model", "faux/faux-1"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().endswith("All three tasks are done.")
+    [path] = (tmp_path / "agent" / "sessions").rglob("*.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    states = [r for r in records if r.get("customType") == "pi-todo:state"]
+    assert [s["data"]["revision"] for s in states] == [1, 2, 3, 4, 5, 6]
+    assert [t["status"] for t in states[-1]["data"]["tasks"]] == ["completed"] * 3
+    by_id = {r.get("id"): r for r in records}
+    for state in states:  # each state entry hangs off the branch, after the call that made it
+        parent = by_id[state["parentId"]]
+        assert parent["type"] == "message" and parent["message"]["role"] == "assistant"
+    assert "pi-todo:snapshot" not in path.read_text()
