@@ -314,3 +314,50 @@ def test_a_command_moves_the_session_in_its_tree(tmp_path):
     asyncio.run(scenario())
     assert answers[0]["cancelled"] is False and answers[0].get("editorText") == "one"
     assert [e.get("message", {}).get("role") for e in harness.manager.get_branch()] == [None, None, "system"]
+
+
+def test_tool_call_handlers_rewrite_arguments_and_block_calls(tmp_path):
+    harness = Harness(
+        [
+            {"tool": "greet", "args": {"name": "ada"}},
+            {"tool": "greet", "args": {"name": "root"}},
+            {"text": "ok"},
+        ],
+        tmp_path,
+    )
+
+    async def execute(call_id, params, signal, on_update, ctx):
+        return ToolResult.text(f"hello {params['name']}")
+
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+    def tools(tau):
+        tau.register_tool(ToolDefinition(name="greet", description="g", parameters=schema, execute=execute))
+
+    def capitalize(tau):
+        def handler(event, ctx):
+            event.input["name"] = event.input["name"].capitalize()
+
+        tau.on("tool_call", handler)
+
+    def guard(tau):
+        def handler(event, ctx):
+            if event.input["name"] == "Root":
+                raise PermissionError("greeting root is not allowed")
+
+        tau.on("tool_call", handler)
+
+    async def scenario() -> None:
+        await harness.load(tools, capitalize, guard)
+        await harness.session.prompt("greet")
+
+    asyncio.run(scenario())
+    results = [
+        e["message"]
+        for e in harness.manager.get_entries()
+        if e.get("message", {}).get("role") == "toolResult"
+    ]
+    assert [(r["content"][0]["text"], r["isError"]) for r in results] == [
+        ("hello Ada", False),
+        ("greeting root is not allowed", True),
+    ]
