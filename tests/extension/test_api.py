@@ -426,3 +426,25 @@ def test_a_failure_of_session_work_is_reported_as_a_runtime_error():
             "error": "Cannot submit a prompt while compaction is in progress.",
         }
     ]
+
+
+def test_the_event_bus_is_shared_and_a_failing_subscriber_is_reported():
+    got: list[Any] = []
+    captured: dict[str, Any] = {}
+
+    def listener(tau):
+        tau.events.on("plan", got.append)
+
+        def broken(data):
+            raise KeyError("steps")
+
+        tau.events.on("plan", broken)
+
+    runner, _ = loaded(listener, lambda tau: captured.setdefault("tau", tau))
+    errors: list[dict[str, Any]] = []
+    runner.on_error(errors.append)
+    asyncio.run(captured["tau"].events.emit("plan", {"step": 1}))
+    assert got == [{"step": 1}]
+    assert errors == [
+        {"type": "extension_error", "extensionPath": "ext1.py", "event": "events:plan", "error": "'steps'"}
+    ]

@@ -105,11 +105,16 @@ def test_a_failing_module_is_reported_with_its_path_and_the_others_still_load(tm
 def test_a_failed_factory_leaves_no_handlers_or_commands(tmp_path, no_bundled):
     half = tmp_path / "half.py"
     half.write_text(
-        "def extension(tau):\n    tau.register_command('half', '', lambda a, c: None)\n    raise ValueError('late')\n",
+        "def extension(tau):\n"
+        "    tau.register_command('half', '', lambda a, c: None)\n"
+        "    tau.register_flag('half-flag', type='boolean', default=True)\n"
+        "    tau.events.on('news', lambda data: None)\n"
+        "    raise ValueError('late')\n",
         encoding="utf-8",
     )
     runner = run(load_extensions(None, cli_paths=[half], cwd=tmp_path))
     assert runner.extensions == [] and runner.get_commands() == []
+    assert runner.flag_values == {} and runner.event_bus._handlers == {"news": []}
 
 
 def test_a_cli_directory_is_scanned_and_a_path_loads_once(tmp_path, no_bundled):

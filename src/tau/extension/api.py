@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.hooks import resolve
 from tau.common.paths import agent_dir
-from tau.extension.context import _fire
+from tau.extension.context import fire_and_forget
 from tau.extension.exec import DEFAULT_MAX_BUFFER, ExecResult, exec_command
 from tau.extension.runner import EventBus, Extension, RegisteredCommand
 from tau.tools.base import ToolDefinition
@@ -163,7 +163,9 @@ class ExtensionAPI:
 
     def _run_reported(self, value: Any, event: str) -> None:
         """Start the session's work; a failure is reported as pi does (``<runtime>``, ``event``)."""
-        _fire(value, lambda exc: self._runner.emit_error("<runtime>", event, str(exc) or type(exc).__name__))
+        fire_and_forget(
+            value, lambda exc: self._runner.emit_error("<runtime>", event, str(exc) or type(exc).__name__)
+        )
 
     def send_message(
         self, message: dict[str, Any], *, trigger_turn: bool = False, deliver_as: str | None = None

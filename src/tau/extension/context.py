@@ -47,7 +47,7 @@ async def _drive(coro: Any, waiting: Any) -> Any:
             return stop.value
 
 
-def _fire(value: Any, on_error: Callable[[BaseException], None] | None = None) -> None:
+def fire_and_forget(value: Any, on_error: Callable[[BaseException], None] | None = None) -> None:
     """Start an awaitable without waiting for it (pi's ``void promise``).
 
     A coroutine runs at once up to its first real suspension, as a JavaScript async function does,
@@ -200,7 +200,7 @@ class ExtensionContext:
 
     def abort(self) -> None:
         """Abort the current run (returns at once; the run ends with ``stopReason: "aborted"``)."""
-        _fire(self._host().abort())
+        fire_and_forget(self._host().abort())
 
     def shutdown(self) -> None:
         """Ask the mode to end tau gracefully once the current work is done."""
@@ -234,7 +234,7 @@ class ExtensionContext:
             if on_complete is not None:
                 await resolve(on_complete(result))
 
-        _fire(run())
+        fire_and_forget(run())
 
 
 class ExtensionToolContext(ExtensionContext):

@@ -235,10 +235,14 @@ def _describe(exc: BaseException) -> str:
 async def load_extension(runner: ExtensionRunner, source: ExtensionSource) -> Extension | None:
     """Import one extension and run its factory; a failure is reported and ``None`` returned."""
     extension = Extension(path=source.path, name=source.name, source=source.source)
+    flags_before = dict(runner.flag_values)
     try:
         factory = source.load()
         await resolve(factory(ExtensionAPI(runner, extension)))
     except Exception as exc:
+        # nothing a failed factory registered stays behind (pi discards the extension)
+        runner.event_bus.drop_owner(source.path)
+        runner.flag_values = flags_before
         error = f"Failed to load extension: {_describe(exc)}"
         runner.load_errors.append({"path": source.path, "error": error})
         runner.emit_error(source.path, "load", error)

@@ -64,6 +64,11 @@ class EventBus:
 
         return unsubscribe
 
+    def drop_owner(self, owner: str) -> None:
+        """Forget every subscription of ``owner`` (an extension whose factory failed)."""
+        for handlers in self._handlers.values():
+            handlers[:] = [entry for entry in handlers if entry[0] != owner]
+
     async def emit(self, channel: str, data: Any = None) -> None:
         """Call every handler of ``channel`` in subscription order; failures are reported, not raised."""
         for owner, handler in list(self._handlers.get(channel, ())):
