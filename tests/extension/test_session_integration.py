@@ -122,7 +122,8 @@ def test_the_model_calls_an_extension_tool_and_tool_result_handlers_patch_it(tmp
         description="Greet someone.",
         parameters={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
         execute=execute,
-        prompt_snippet="greet: say hello",
+        prompt_snippet="say hello to people",
+        prompt_guidelines=["Greet people politely."],
     )
 
     def tools(tau):
@@ -134,6 +135,8 @@ def test_the_model_calls_an_extension_tool_and_tool_result_handlers_patch_it(tmp
     async def scenario() -> None:
         await harness.load(tools, audit)
         assert "greet" in harness.session.get_active_tool_names()
+        prompt = harness.session.get_system_prompt()
+        assert "say hello to people" in prompt and "Greet people politely." in prompt
         await harness.session.prompt("say hi to Ada")
 
     asyncio.run(scenario())
