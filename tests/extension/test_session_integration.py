@@ -364,3 +364,38 @@ def test_tool_call_handlers_rewrite_arguments_and_block_calls(tmp_path):
         ("hello Ada", False),
         ("greeting root is not allowed", True),
     ]
+
+
+def test_a_message_sent_from_agent_settled_starts_the_next_run_after_the_handlers(tmp_path):
+    """OCC's continuation source: send_message(trigger_turn=True) from agent_settled."""
+    harness = Harness([{"text": "a"}, {"text": "b"}], tmp_path)
+    order: list[str] = []
+
+    def first(tau):
+        def handler(event, ctx):
+            order.append("settled")
+            if order.count("settled") == 1:
+                tau.send_message(
+                    {"customType": "occ", "content": "resume", "display": False}, trigger_turn=True
+                )
+                order.append("sent")
+
+        tau.on("agent_settled", handler)
+
+    def second(tau):
+        tau.on("agent_settled", lambda e, c: order.append("second handler"))
+        tau.on("agent_start", lambda e, c: order.append("run"))
+
+    async def scenario() -> None:
+        await harness.load(first, second)
+        await harness.session.prompt("go")
+        await harness.session.wait_for_idle()
+        for _ in range(50):
+            if len(harness.requests) == 2 and harness.session.is_idle():
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+    assert order[:4] == ["run", "settled", "sent", "second handler"]
+    assert order[4] == "run"
+    assert harness.entries()[-2:] == [("custom_message", "occ"), ("message", "assistant")]
