@@ -47,7 +47,15 @@ class RecordingUI:
 
 
 class Harness:
-    def __init__(self, tmp_path: Path, steps: Any, *, file_backed: bool = True, mode: str = "json") -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        steps: Any,
+        *,
+        file_backed: bool = True,
+        mode: str = "json",
+        settings: Any = None,
+    ) -> None:
         faux.use_script(steps)
         self.requests: list[list[dict[str, Any]]] = []
         registry = ModelRegistry()
@@ -62,7 +70,7 @@ class Harness:
             self.manager = SessionManager.in_memory(str(tmp_path))
         self.session = session_module.AgentSession(
             self.manager,
-            Settings.in_memory(),
+            Settings.in_memory(settings),
             registry,
             registry.find("faux", "faux-1"),
             cwd=str(tmp_path),
@@ -316,6 +324,64 @@ def test_tree_navigation_recovers_the_branch_state(tmp_path):
     store = asyncio.run(scenario())
     assert store.state["revision"] == 1 and [t["title"] for t in store.state["tasks"]] == ["one"]
     assert harness.ui.status["pi-todo"] == "todo 0/1"
+
+
+def test_fork_recovers_the_checklist_in_the_new_file(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
+        {"text": "first"},
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 1, "title": "two"}},
+        {"text": "second"},
+        {"tool": "todo", "args": {"action": "list"}},
+        {"text": "listed"},
+    ]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("one")
+        await harness.session.prompt("two")
+        second_prompt = next(
+            e["id"]
+            for e in reversed(harness.manager.get_entries())
+            if e.get("type") == "message" and e["message"]["role"] == "user"
+        )
+        old_file = harness.manager.get_session_file()
+        await harness.session.fork(second_prompt)  # the new file ends before "two"
+        assert harness.manager.get_session_file() != old_file
+        await harness.session.prompt("again")
+
+    asyncio.run(scenario())
+    [store] = _stores(harness)
+    assert store.state["revision"] == 1 and store.mode == "file"
+    listed = harness.todo_results()[-1]["content"][0]["text"]
+    assert listed.startswith('{"revision":1,"tasks":[{"id":')
+
+
+def test_compaction_recovers_and_the_snapshot_follows_the_summary(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
+        {"text": "first"},
+        {"text": "the summary"},  # the compaction call
+        {"text": "after"},
+    ]
+    harness = Harness(tmp_path, steps, settings={"compaction": {"keepRecentTokens": 1}})
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("one " + "words " * 200)
+        await harness.session.compact()
+        await harness.session.prompt("next")
+
+    asyncio.run(scenario())
+    [store] = _stores(harness)
+    assert store.state["revision"] == 1
+    last = harness.requests[-1]
+    blocks = snapshot_blocks(last)
+    assert len(blocks) == 1 and "[todo snapshot, revision 1]" in json.dumps(blocks[0])
+    assert any(e["type"] == "compaction" for e in harness.manager.get_branch())
+    visible = [m for m in last if m["role"] != "system"]
+    assert "compacted into the following summary" in json.dumps(visible[0]) and visible[1] == blocks[0]
 
 
 def test_print_mode_end_to_end_writes_the_checklist_to_the_session_file(tmp_path):

@@ -377,3 +377,11 @@ def test_a_session_replaced_under_the_store_is_recovered_first(manager, tmp_path
     reply = store.list()
     assert reply.text == '{"revision":0,"tasks":[]}\n(not yet persisted)'
     assert os.path.basename(str(store._file.path)) == os.path.basename(manager.get_session_file())
+
+
+def test_a_quarantine_stays_with_its_session(manager):
+    store = make_store(manager)
+    store._quarantine_for("broken")
+    assert store.list().is_error
+    manager.new_session()  # another session under the same view: its own, healthy storage
+    assert store.list().text == '{"revision":0,"tasks":[]}\n(not yet persisted)'

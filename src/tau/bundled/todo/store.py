@@ -202,7 +202,10 @@ class Store:
         """Catch up with what happened without a reconcile event: the file appeared, the session changed."""
         header = self._session.get_header()
         owner = (self._session.get_session_file(), header.get("id") if isinstance(header, dict) else None)
-        if self.mode == "pending" or owner != self._owner:
+        if owner != self._owner:
+            self._quarantine = None  # a quarantine belongs to the session file it was raised for
+            self.recover()
+        elif self.mode == "pending":
             self.recover()
 
     def _write_volatile(self, change: Any) -> Reply:
