@@ -34,6 +34,8 @@ from tau.modes.rpc.ui import RpcUI
 __all__ = ["RpcMode", "read_stdin_lines"]
 
 SIGNAL_EXIT_CODES = {"SIGTERM": 143, "SIGHUP": 129}
+# At end of input, commands already received get this long to be answered before the shutdown.
+END_OF_INPUT_GRACE_SECONDS = 5.0
 
 
 @dataclass
@@ -63,6 +65,7 @@ class RpcMode:
         self.bash = UserBash(session, self.write, runner)
         self._preflights: list[_Preflight] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._commands: set[asyncio.Task[Any]] = set()
         self._active_commands = 0
         self._shutdown_requested = False
         self._input_ready = False
@@ -162,7 +165,9 @@ class RpcMode:
         if isinstance(parsed, dict) and parsed.get("type") == "extension_ui_response":
             self.ui.handle_response(parsed)
             return
-        self._spawn(self._run_command(parsed if isinstance(parsed, dict) else {}))
+        task = self._spawn(self._run_command(parsed if isinstance(parsed, dict) else {}))
+        self._commands.add(task)
+        task.add_done_callback(self._commands.discard)
 
     async def _run_command(self, command: dict[str, Any]) -> None:
         request_id = command.get("id", MISSING)
@@ -186,10 +191,11 @@ class RpcMode:
             return unsupported(request_id, kind)
         return unknown_command(request_id, kind)
 
-    def _spawn(self, coroutine: Any) -> None:
+    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # -- lifetime ----------------------------------------------------------------------------
 
@@ -214,7 +220,19 @@ class RpcMode:
         async for line in lines:
             self.handle_line(line)
             await asyncio.sleep(0)  # let the line's task start before the next line
+        await self._answer_received_commands()
         await self.shutdown(0)
+
+    async def _answer_received_commands(self) -> None:
+        """End of input: dialogs can no longer be answered, user bash commands stop, and every
+        command already received is answered (a prompt once accepted; its run is then aborted)."""
+        self.ui.close()
+        self.bash.abort()
+        deadline = asyncio.get_running_loop().time() + END_OF_INPUT_GRACE_SECONDS
+        while self._commands or any(not p.answered for p in self._preflights):
+            if asyncio.get_running_loop().time() > deadline:
+                return
+            await asyncio.sleep(0.005)
 
     def _request_shutdown(self) -> None:
         self._shutdown_requested = True

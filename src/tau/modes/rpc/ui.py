@@ -56,6 +56,7 @@ class RpcUI:
         self._output = output
         self._new_id = new_id or (lambda: str(uuid.uuid4()))
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._closed = False
 
     # -- the client's answers ----------------------------------------------------------------
 
@@ -71,8 +72,13 @@ class RpcUI:
     def pending_count(self) -> int:
         return len(self._pending)
 
+    def close(self) -> None:
+        """No client can answer any more (end of input): open and later dialogs get their defaults."""
+        self._closed = True
+        self.cancel_all()
+
     def cancel_all(self) -> None:
-        """Resolve every open dialog as cancelled (shutdown)."""
+        """Resolve every open dialog as cancelled."""
         pending, self._pending = self._pending, {}
         for future in pending.values():
             if not future.done():
@@ -86,7 +92,7 @@ class RpcUI:
         options: dict[str, Any],
     ) -> Any:
         signal = options.get("signal")
-        if signal is not None and signal.aborted:
+        if self._closed or (signal is not None and signal.aborted):
             return default
         request_id = self._new_id()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
