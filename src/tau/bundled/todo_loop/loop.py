@@ -1,0 +1,173 @@
+"""The extension's hooks, command and tool, on the public extension API only.
+
+- ``turn_end``: at a settle with open tasks, one hidden marker draft and ``continue: True``;
+- ``context``: removes a marker that sits next to a human message, passes everything else through;
+- ``/todoloop [status|pause|resume]``: the live status;
+- ``todo_loop_block``: the model's exit, until the next human message.
+
+The kill switch is checked in both hooks and in the tool on every call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.bundled.todo_loop.branch import BranchReader, Scan
+from tau.bundled.todo_loop.killswitch import kill_switch
+from tau.bundled.todo_loop.marker import marker_draft, without_markers_next_to_human
+from tau.bundled.todo_loop.state import Limits, LoopState
+from tau.extension import ToolDefinition, ToolResult
+
+__all__ = [
+    "BLOCK_DESCRIPTION",
+    "BLOCK_PARAMETERS",
+    "BLOCK_TOOL",
+    "COMMAND",
+    "NOT_RUNNING",
+    "TodoLoop",
+]
+
+BLOCK_TOOL = "todo_loop_block"
+COMMAND = "todoloop"
+BLOCK_DESCRIPTION = (
+    "Stop the todo loop from continuing automatically when you cannot make progress without the user. "
+    "Give the reason."
+)
+BLOCK_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {"reason": {"type": "string", "minLength": 1}},
+    "required": ["reason"],
+    "additionalProperties": False,
+}
+NOT_RUNNING = "todo loop not running"
+_SUBCOMMANDS = ("status", "pause", "resume")
+
+
+def _has_tool_calls(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "toolCall" for block in content
+    )
+
+
+class TodoLoop:
+    """One loop per extension instance: its state, its branch reader, and the API object."""
+
+    def __init__(self, tau: Any) -> None:
+        self.tau = tau
+        self.state = LoopState()
+        self.reader = BranchReader()
+        self._reported: set[str] = set()
+
+    # -- shared ------------------------------------------------------------------------------
+
+    def disabled(self, ctx: Any) -> bool:
+        """Whether the kill switch is set right now (read afresh on every call)."""
+        return kill_switch(self.tau.agent_dir, ctx.cwd, project_trusted=ctx.is_project_trusted()) is not None
+
+    def limits(self, ctx: Any) -> Limits:
+        limits, problems = Limits.from_settings(self.tau.get_settings())
+        for problem in problems:
+            if problem not in self._reported:
+                self._reported.add(problem)
+                ctx.ui.notify(problem, "warning")
+        return limits
+
+    def scan(self, ctx: Any) -> Scan:
+        return self.reader.read(ctx.session_manager)
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def on_session_start(self, event: Any, ctx: Any) -> None:
+        self.reader.forget()
+
+    def on_turn_end(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+        message = event.message
+        if message.get("stopReason") == "aborted" or event.outcome == "aborted":
+            if not self.disabled(ctx):
+                self.state.aborted()
+            return None
+        if _has_tool_calls(message):
+            return None  # the host makes the next request anyway: spend nothing
+        if not self._would_end(event, ctx) or self.disabled(ctx):
+            return None
+        if not self.state.settle(self.scan(ctx), self.limits(ctx)):
+            return None
+        draft = marker_draft(with_block=BLOCK_TOOL in self.tau.get_active_tools())
+        return {"entries": [*event.entries, draft], "continue": True}
+
+    def _would_end(self, event: Any, ctx: Any) -> bool:
+        """No tool calls (checked before), ``stopReason: "stop"``, nothing queued, nobody continuing."""
+        if event.message.get("stopReason") != "stop" or event.outcome != "completed":
+            return False
+        if event.continue_:
+            return False
+        pending = (event.context or {}).get("pendingMessages")
+        return not pending and not ctx.has_pending_messages()
+
+    def on_context(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+        if self.disabled(ctx):
+            return None  # a disabled extension does not touch the request
+        kept = without_markers_next_to_human(event.messages)
+        return None if kept is None else {"messages": kept}
+
+    # -- command -----------------------------------------------------------------------------
+
+    def status_lines(self, ctx: Any) -> list[str]:
+        return self.state.status_lines(self.scan(ctx), self.limits(ctx), disabled=self.disabled(ctx))
+
+    async def on_command(self, args: str, ctx: Any) -> None:
+        word = args.strip()
+        if word in ("", "status"):
+            pass
+        elif word == "pause":
+            self.state.paused = True
+        elif word == "resume":
+            self.state.paused = False
+        else:
+            ctx.ui.notify(f"Unknown /todoloop argument {word!r}: use status, pause or resume", "error")
+            return
+        ctx.ui.notify("\n".join(self.status_lines(ctx)), "info")
+
+    @staticmethod
+    def complete_argument(prefix: str) -> list[dict[str, str]] | None:
+        items = [{"value": word, "label": word} for word in _SUBCOMMANDS if word.startswith(prefix.strip())]
+        return items or None
+
+    # -- tool --------------------------------------------------------------------------------
+
+    async def execute_block(
+        self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+    ) -> ToolResult:
+        if self.disabled(ctx):
+            return ToolResult.error(NOT_RUNNING)
+        reason = params["reason"]
+        self.state.block(reason, self.scan(ctx).anchor)
+        return ToolResult.text(
+            f"todo loop stopped until the next human message: {reason}", details={"reason": reason}
+        )
+
+    def block_tool(self) -> ToolDefinition:
+        return ToolDefinition(
+            name=BLOCK_TOOL,
+            label="Todo loop: block",
+            description=BLOCK_DESCRIPTION,
+            parameters=BLOCK_PARAMETERS,
+            execute=self.execute_block,
+            prompt_snippet="Stop the todo loop's automatic continuation when you need the user",
+        )
+
+    # -- registration ------------------------------------------------------------------------
+
+    def register(self) -> None:
+        tau = self.tau
+        tau.on("session_start", self.on_session_start)
+        tau.on("turn_end", self.on_turn_end)
+        tau.on("context", self.on_context)
+        tau.register_tool(self.block_tool())
+        tau.register_command(
+            COMMAND,
+            "Todo loop status; /todoloop pause and /todoloop resume",
+            self.on_command,
+            get_argument_completions=self.complete_argument,
+        )
