@@ -58,7 +58,9 @@ class SessionWriter:
     @classmethod
     def create(cls, path: Path, data: bytes) -> SessionWriter:
         """Create ``path`` exclusively (it must not exist), lock it, and write ``data``."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC, 0o644)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC, 0o666
+        )  # the umask applies, as for pi
         writer = cls._locked(path, fd)
         try:
             writer.append(data)
