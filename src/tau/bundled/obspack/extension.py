@@ -1,0 +1,270 @@
+"""ObservationPack wired to the extension API: the ``context`` handler and the ``obs_recall`` tool."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.bundled.obspack.ledger import ledger_bytes, recall_record
+from tau.bundled.obspack.observation import Observation, is_observation_id, observation_of
+from tau.bundled.obspack.projection import ROOT_LEAF, SendCounts, plan_projection
+from tau.bundled.obspack.recall import read_page, render_page, search
+from tau.bundled.obspack.store import ObservationStore
+from tau.bundled.sol_common import (
+    SolSettings,
+    banner_lines,
+    format_savings_count,
+    runtime_root,
+    show_savings,
+)
+from tau.common import jsjson
+from tau.extension import ToolDefinition, ToolError, ToolResult
+
+__all__ = ["RECALL_PARAMETERS", "ObservationPack"]
+
+MECHANISM = "Observation Pack"
+RECALL_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "Observation id from a placeholder"},
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 9007199254740991,
+            "description": "Byte offset, default 0",
+        },
+        "query": {
+            "type": "string",
+            "description": "Optional literal text to find (case-sensitive, at most 256 UTF-8 bytes); "
+            "returns up to 20 matches with byte offsets, line numbers and context",
+        },
+    },
+    "required": ["id"],
+}
+
+
+@dataclass
+class RootState:
+    """What ObservationPack keeps in memory for one runtime root (one session)."""
+
+    store: ObservationStore
+    counts: SendCounts = field(default_factory=SendCounts)
+    stored: set[str] = field(default_factory=set)
+    restoring: dict[str, asyncio.Future[None]] = field(default_factory=dict)
+
+
+class ObservationPack:
+    """One instance per extension: per-root state, the ``context`` handler and ``obs_recall``."""
+
+    def __init__(self, tau: Any, settings: SolSettings) -> None:
+        self.tau = tau
+        self.head_bytes = settings.observation_pack_head_bytes
+        self.tail_bytes = settings.observation_pack_tail_bytes
+        self.roots: dict[str, RootState] = {}
+        self._observed: dict[str, tuple[str, str, Observation | None]] = {}
+
+    def install(self) -> None:
+        self.tau.register_tool(self.recall_tool())
+        self.tau.on("context", self.on_context)
+        self.tau.on("session_shutdown", self.on_session_shutdown)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def state_for(self, ctx: Any) -> RootState:
+        manager = ctx.session_manager
+        root = runtime_root(manager.get_session_dir(), manager.get_session_id())
+        state = self.roots.get(root.path)
+        if state is None:
+            state = self.roots[root.path] = RootState(ObservationStore(root))
+        return state
+
+    def observe(self, message: dict[str, Any]) -> Observation | None:
+        """:func:`observation_of`, remembered per tool call while the text stays the same."""
+        key = str(message.get("toolCallId", ""))
+        content = message.get("content")
+        text = content[0].get("text") if isinstance(content, list) and len(content) == 1 else None
+        cached = self._observed.get(key)
+        if (
+            isinstance(text, str)
+            and cached is not None
+            and cached[0] == text
+            and cached[1] == message.get("toolName")
+        ):
+            return cached[2]
+        observation = observation_of(message)
+        if isinstance(text, str) and observation is not None:
+            self._observed[key] = (text, str(message.get("toolName")), observation)
+        return observation
+
+    # -- projection ------------------------------------------------------------------------------
+
+    async def on_context(self, event: Any, ctx: Any) -> None:
+        messages = event.messages
+        if not any(message.get("role") == "toolResult" for message in messages):
+            return None
+        try:
+            state = self.state_for(ctx)
+        except Exception as exc:  # an unsafe session id: every message passes through
+            sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
+            return None
+        manager = ctx.session_manager
+        branch: dict[str, set[str]] = {}
+
+        def branch_ids() -> set[str]:
+            if "ids" not in branch:
+                branch["ids"] = {entry.get("id") for entry in manager.get_branch()}
+            return branch["ids"]
+
+        def store(observation: Observation) -> None:
+            if observation.id not in state.stored:
+                state.store.ensure_stored(observation.id, observation.data, observation.content_hash)
+                state.stored.add(observation.id)
+
+        plan = plan_projection(
+            messages,
+            store=store,
+            send_counts=state.counts,
+            branch_ids=branch_ids,
+            head_bytes=self.head_bytes,
+            tail_bytes=self.tail_bytes,
+            observe=self.observe,
+        )
+        if not plan.records:
+            return None
+        try:
+            state.store.append_ledger(ledger_bytes(plan.records))
+        except Exception as exc:  # without its ledger line no projection is committed
+            sys.stderr.write(f"[observationpack] fail-open for tool result: ledger append failed: {exc}\n")
+            return None
+        plan.apply(manager.get_leaf_id() or ROOT_LEAF, state.counts)
+        for removed in plan.first_savings:
+            try:
+                show_savings(ctx, MECHANISM, format_savings_count(removed, "context tokens avoided"))
+            except Exception:  # the projection is committed; a notice is only presentation
+                pass
+        return None
+
+    async def on_session_shutdown(self, event: Any, ctx: Any) -> None:
+        try:
+            manager = ctx.session_manager
+            root = runtime_root(manager.get_session_dir(), manager.get_session_id())
+        except Exception:
+            return
+        self.roots.pop(root.path, None)
+
+    # -- recall ----------------------------------------------------------------------------------
+
+    def recall_tool(self) -> ToolDefinition:
+        return ToolDefinition(
+            name="obs_recall",
+            label="Recall Observation",
+            description="Read a stored large tool result by observation id and byte offset.",
+            parameters=RECALL_PARAMETERS,
+            execute=self.execute_recall,
+            prompt_snippet="Recall a paged excerpt from a previously replaced large tool result",
+            render_call=render_recall_call,
+            render_result=render_recall_result,
+        )
+
+    async def execute_recall(
+        self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+    ) -> ToolResult:
+        obs_id = params.get("id")
+        if not is_observation_id(obs_id):
+            raise ToolError(f"Unknown observation id: {obs_id}")
+        offset = params.get("offset")
+        offset = 0 if offset is None else int(offset)
+        state = self.state_for(ctx)
+        await self.ensure_available(state, obs_id, ctx)
+        with state.store.open_object(obs_id) as (fd, size):
+            if params.get("query") is not None:
+                query = params["query"]
+                found = await search(fd, size, obs_id, query, offset, signal)
+                details = found.details(obs_id, query)
+                record = {
+                    "event": "search",
+                    "id": obs_id,
+                    "offset": offset,
+                    "query": query,
+                    "matches": len(found.matches),
+                    "nextOffset": found.next_offset,
+                    "eof": found.eof,
+                }
+                text = jsjson.dumps_str(details)
+            else:
+                page = read_page(fd, size, offset)
+                text = render_page(obs_id, page)
+                details = page.details(obs_id)
+                record = recall_record(details)
+        state.store.append_ledger(ledger_bytes([record]))
+        return ToolResult.text(text, details=details)
+
+    async def ensure_available(self, state: RootState, obs_id: str, ctx: Any) -> None:
+        """Make sure the object exists, restoring it from the current branch when it does not.
+
+        Concurrent recalls of one id share one restoration; after a failed one, a waiting recall
+        tries again. An unsafe existing path is refused before the branch is read.
+        """
+        while not self._exists(state.store, obs_id):
+            running = state.restoring.get(obs_id)
+            if running is not None and not running.done():
+                try:
+                    await asyncio.shield(running)
+                except Exception:
+                    pass
+                continue
+            task = asyncio.ensure_future(self._restore(state, obs_id, ctx))
+            state.restoring[obs_id] = task
+            try:
+                await task
+            finally:
+                if state.restoring.get(obs_id) is task:
+                    del state.restoring[obs_id]
+            return
+
+    @staticmethod
+    def _exists(store: ObservationStore, obs_id: str) -> bool:
+        try:
+            with store.open_object(obs_id):
+                return True
+        except FileNotFoundError:
+            return False
+
+    async def _restore(self, state: RootState, obs_id: str, ctx: Any) -> None:
+        for entry in ctx.session_manager.get_branch():
+            message = entry.get("message") if entry.get("type") == "message" else None
+            if not isinstance(message, dict) or message.get("role") != "toolResult":
+                continue
+            observation = observation_of(message)
+            if observation is not None and observation.id == obs_id:
+                await asyncio.to_thread(
+                    state.store.ensure_stored, observation.id, observation.data, observation.content_hash
+                )
+                state.stored.add(obs_id)
+                return
+        raise ToolError(f"Unknown observation id: {obs_id}")
+
+
+def render_recall_call(args: dict[str, Any], *_: Any) -> list[str]:
+    """Interactive row: the savings banner, then what is recalled."""
+    what = (
+        f"Search {args.get('id')} for {args.get('query')!r}"
+        if args.get("query") is not None
+        else (f"Recall {args.get('id')} from byte {args.get('offset') or 0}")
+    )
+    return [*banner_lines(MECHANISM, "full observation replay avoided"), what]
+
+
+def render_recall_result(result: Any, *_: Any) -> list[str]:
+    details = (
+        getattr(result, "details", None)
+        or (result.get("details") if isinstance(result, dict) else None)
+        or {}
+    )
+    if "matches" in details:
+        line = f"Found {len(details['matches'])} matches"
+    else:
+        line = f"Recalled {details.get('bytes', 0)} bytes across {details.get('lines', 0)} lines"
+    return [*banner_lines(MECHANISM, "full observation replay avoided"), line]

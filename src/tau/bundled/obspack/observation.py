@@ -1,0 +1,112 @@
+"""Which tool results ObservationPack packs, and their content-derived identity (extensions.md §5.4)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tau.common.jsstr import js_len
+
+__all__ = [
+    "FULL_SENDS",
+    "THRESHOLD_BYTES",
+    "Observation",
+    "count_lines",
+    "estimate_tokens",
+    "is_observation_id",
+    "observation_of",
+]
+
+THRESHOLD_BYTES = 10 * 1024
+FULL_SENDS = 2
+RECEIPT_LINE = "sol_pi_evidence_receipt_v1"
+_ID = re.compile(r"^obs_[a-f0-9]{24}$")
+# Any code point is at most 4 UTF-8 bytes: shorter texts cannot pass the threshold (no encode needed).
+_MAX_UTF8_PER_CHAR = 4
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A packable tool result: its text, the stored bytes, and the figures the placeholder shows."""
+
+    id: str
+    content_hash: str
+    tool_name: str
+    text: str
+    data: bytes
+    lines: int
+    tokens: int
+
+    @property
+    def bytes(self) -> int:
+        return len(self.data)
+
+
+def estimate_tokens(text: str) -> int:
+    """ceil(UTF-16 code units / 4), SoL-Pi's estimate."""
+    return math.ceil(js_len(text) / 4)
+
+
+def count_lines(text: str) -> int:
+    """Newlines, plus one when the text does not end with one; 0 for an empty text."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def is_observation_id(value: Any) -> bool:
+    return isinstance(value, str) and _ID.match(value) is not None
+
+
+def _has_receipt(text: str) -> bool:
+    index = text.find(RECEIPT_LINE)
+    while index >= 0:
+        end = index + len(RECEIPT_LINE)
+        if (index == 0 or text[index - 1] == "\n") and (end == len(text) or text[end] == "\n"):
+            return True
+        index = text.find(RECEIPT_LINE, index + 1)
+    return False
+
+
+def result_text(message: dict[str, Any]) -> str | None:
+    """The joined text of a successful, text-only tool result; ``None`` for anything else."""
+    if message.get("role") != "toolResult" or message.get("isError"):
+        return None
+    content = message.get("content")
+    if not isinstance(content, list) or not content:
+        return None
+    if any(
+        not isinstance(b, dict) or b.get("type") != "text" or not isinstance(b.get("text"), str)
+        for b in content
+    ):
+        return None
+    return "\n".join(block["text"] for block in content)
+
+
+def observation_id(tool_name: str, tool_call_id: str, content_hash: str) -> str:
+    identity = f"{tool_name}\0{tool_call_id}\0{content_hash}".encode("utf-8", "surrogatepass")
+    return "obs_" + hashlib.sha256(identity).hexdigest()[:24]
+
+
+def observation_of(message: dict[str, Any]) -> Observation | None:
+    """The observation of an eligible tool result (over 10 KiB, text only, no receipt), else ``None``."""
+    text = result_text(message)
+    if text is None or len(text) * _MAX_UTF8_PER_CHAR <= THRESHOLD_BYTES:
+        return None
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= THRESHOLD_BYTES or _has_receipt(text):
+        return None
+    content_hash = hashlib.sha256(data).hexdigest()
+    tool_name = str(message.get("toolName", ""))
+    return Observation(
+        id=observation_id(tool_name, str(message.get("toolCallId", "")), content_hash),
+        content_hash=content_hash,
+        tool_name=tool_name,
+        text=text,
+        data=data,
+        lines=count_lines(text),
+        tokens=estimate_tokens(text),
+    )

@@ -1,0 +1,123 @@
+"""The ``context`` projection: two full sends of a large tool result, then its placeholder.
+
+For each eligible message, in order: store the object (a failure leaves that message as it is),
+count the sends it already had (the assistant messages after it in the projected list, or the
+larger count recorded for it on the current branch), then send it in full or replace its content
+by the placeholder. The batch of ledger records is appended once; only then are the messages
+edited in place and the send counts advanced, so a failed append changes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.bundled.obspack.ledger import full_record, placeholder_record
+from tau.bundled.obspack.observation import FULL_SENDS, Observation, observation_of
+from tau.bundled.obspack.placeholder import placeholder_for
+
+__all__ = ["ProjectionPlan", "SendCounts", "plan_projection"]
+
+ROOT_LEAF = "<root>"
+
+
+@dataclass
+class SendCounts:
+    """Send counts per ``leaf entry id → observation id`` of one runtime root."""
+
+    by_leaf: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def on_branch(self, obs_id: str, above: int, branch_ids: Callable[[], set[str]]) -> int:
+        """The largest count for ``obs_id`` recorded under an entry of the current branch, if above ``above``."""
+        best = above
+        candidates = [
+            (leaf, counts[obs_id]) for leaf, counts in self.by_leaf.items() if counts.get(obs_id, 0) > above
+        ]
+        for leaf, count in candidates:
+            if count > best and (leaf == ROOT_LEAF or leaf in branch_ids()):
+                best = count
+        return best
+
+    def record(self, leaf: str, obs_id: str, count: int) -> None:
+        counts = self.by_leaf.setdefault(leaf, {})
+        counts[obs_id] = max(counts.get(obs_id, 0), count)
+
+
+@dataclass
+class ProjectionPlan:
+    """What one ``context`` event will do once its ledger batch is written."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    counts: list[tuple[str, int]] = field(default_factory=list)
+    first_savings: list[int] = field(default_factory=list)
+
+    def apply(self, leaf: str, send_counts: SendCounts) -> None:
+        """Edit the messages in place and advance the counts (after the ledger append)."""
+        for message, text in self.edits:
+            message["content"] = [{"type": "text", "text": text}]
+        for obs_id, count in self.counts:
+            send_counts.record(leaf, obs_id, count)
+
+
+def _sends_before(messages: list[dict[str, Any]]) -> list[int]:
+    """For each message, the number of assistant messages after it."""
+    after = [0] * len(messages)
+    seen = 0
+    for index in range(len(messages) - 1, -1, -1):
+        after[index] = seen
+        if messages[index].get("role") == "assistant":
+            seen += 1
+    return after
+
+
+def plan_projection(
+    messages: list[dict[str, Any]],
+    *,
+    store: Callable[[Observation], None],
+    send_counts: SendCounts,
+    branch_ids: Callable[[], set[str]],
+    head_bytes: int,
+    tail_bytes: int,
+    observe: Callable[[dict[str, Any]], Observation | None] = observation_of,
+) -> ProjectionPlan:
+    """Decide every eligible message of ``messages``; nothing is changed yet."""
+    plan = ProjectionPlan()
+    candidates = [
+        (index, message) for index, message in enumerate(messages) if message.get("role") == "toolResult"
+    ]
+    if not candidates:
+        return plan
+    history = _sends_before(messages)
+    request = sum(1 for message in messages if message.get("role") == "assistant") + 1
+    pending: dict[str, int] = {}
+    for index, message in candidates:
+        try:
+            observation = observe(message)
+            if observation is None:
+                continue
+            store(observation)
+        except Exception as exc:  # fail open: a packing failure never costs the agent its observation
+            sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
+            continue
+        sends = history[index]
+        previous = max(
+            sends, pending.get(observation.id, 0), send_counts.on_branch(observation.id, sends, branch_ids)
+        )
+        if previous < FULL_SENDS:
+            plan.records.append(full_record(observation, request))
+            advanced = previous + 1
+        else:
+            text = placeholder_for(observation, head_bytes, tail_bytes)
+            record = placeholder_record(observation, request, previous + 1, text)
+            plan.records.append(record)
+            plan.edits.append((message, text))
+            if previous == FULL_SENDS:
+                plan.first_savings.append(record["removedTokens"])
+            advanced = min(FULL_SENDS + 1, previous + 1)
+        pending[observation.id] = max(pending.get(observation.id, 0), advanced)
+        if advanced > sends:
+            plan.counts.append((observation.id, advanced))
+    return plan

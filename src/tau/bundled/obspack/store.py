@@ -1,0 +1,227 @@
+"""The content-addressed object store: ``<root>/observation-pack/objects/<id>.txt`` (extensions.md §5.4).
+
+Safety rules (SoL-Pi's): directories 0700 and files 0600; the runtime-root parts tau creates
+(``sol``, ``sol/<session>``) and the objects directory are never links, and each is checked again
+after it is opened; every later step works relative to the opened directory, so a directory
+swapped underneath cannot redirect a write. An object is written to a private temporary name and
+published with ``link`` (which never replaces an existing file): readers never see partial bytes,
+and an existing object is verified (regular file, size, SHA-256) instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+
+from tau.bundled.sol_common import RuntimeRoot
+
+__all__ = ["ObservationStore", "StoreError", "guard_no_follow"]
+
+PACK_DIR = "observation-pack"
+OBJECTS_DIR = "objects"
+LEDGER_FILE = "ledger.jsonl"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CHUNK = 1024 * 1024
+
+
+class StoreError(OSError):
+    """A store failure the model or the log can read; ``code`` is the errno name when there is one."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(errno.__dict__.get(code or "", 0) or None, message)
+        self.message = message
+        self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def guard_no_follow(path: str, *, dir_fd: int | None = None) -> None:
+    """Where ``O_NOFOLLOW`` does not exist (Windows): refuse a symlink as the flag would (``ELOOP``).
+
+    An absent path passes (the open that follows reports it); other errors propagate.
+    """
+    try:
+        info = os.lstat(path, dir_fd=dir_fd) if dir_fd is not None else os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise StoreError(f"Refusing to follow a symbolic link: {path}", "ELOOP")
+
+
+def _open(name: str, flags: int, mode: int = 0o600, *, dir_fd: int) -> int:
+    if not _NOFOLLOW:
+        guard_no_follow(name, dir_fd=dir_fd)
+    return os.open(name, flags | _NOFOLLOW, mode, dir_fd=dir_fd)
+
+
+def _open_child_dir(parent: int, name: str, create: bool, label: str) -> int:
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o700, dir_fd=parent)
+    try:
+        fd = _open(name, os.O_RDONLY | _DIRECTORY, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) or isinstance(exc, StoreError):
+            raise StoreError(label, "ENOTDIR") from exc
+        raise
+    opened, current = os.fstat(fd), os.lstat(name, dir_fd=parent)
+    if not stat.S_ISDIR(current.st_mode) or (opened.st_dev, opened.st_ino) != (
+        current.st_dev,
+        current.st_ino,
+    ):
+        os.close(fd)
+        raise StoreError(f"{label} (changed while open)", "ENOTDIR")
+    return fd
+
+
+def _sha256_fd(fd: int) -> str:
+    digest = hashlib.sha256()
+    offset = 0
+    while chunk := os.pread(fd, _CHUNK, offset):
+        digest.update(chunk)
+        offset += len(chunk)
+    return digest.hexdigest()
+
+
+class ObservationStore:
+    """The objects and the ledger of one runtime root."""
+
+    def __init__(self, root: RuntimeRoot) -> None:
+        self.root = root
+
+    @property
+    def objects_path(self) -> str:
+        return os.path.join(self.root.path, PACK_DIR, OBJECTS_DIR)
+
+    def object_path(self, obs_id: str) -> str:
+        return os.path.join(self.objects_path, f"{obs_id}.txt")
+
+    @property
+    def ledger_path(self) -> str:
+        return os.path.join(self.root.path, PACK_DIR, LEDGER_FILE)
+
+    @contextlib.contextmanager
+    def _directory(self, parts: tuple[str, ...], create: bool, obs_id: str = "") -> Iterator[int]:
+        """The opened directory ``root/parts``, each level opened below the previous one."""
+        fd = os.open(self.root.base, os.O_RDONLY | _DIRECTORY)
+        try:
+            walked = self.root.base
+            for index, name in enumerate((*self.root.parts, *parts)):
+                walked = os.path.join(walked, name)
+                if index < len(self.root.parts):
+                    label = f"SoL runtime directory is not a regular directory: {walked}"
+                else:
+                    label = f"Observation directory is not a regular directory for {obs_id or walked}"
+                child = _open_child_dir(fd, name, create, label)
+                os.close(fd)
+                fd = child
+            yield fd
+        finally:
+            os.close(fd)
+
+    def objects_dir(self, create: bool, obs_id: str = "") -> contextlib.AbstractContextManager[int]:
+        return self._directory((PACK_DIR, OBJECTS_DIR), create, obs_id)
+
+    def pack_dir(self, create: bool) -> contextlib.AbstractContextManager[int]:
+        return self._directory((PACK_DIR,), create)
+
+    # -- objects -------------------------------------------------------------------------------
+
+    def ensure_stored(self, obs_id: str, data: bytes, content_hash: str) -> None:
+        """Publish ``data`` as ``obs_id`` or verify the object already there (never overwrite it)."""
+        with self.objects_dir(True, obs_id) as directory:
+            temporary = f".{obs_id}.{secrets.token_hex(6)}.tmp"
+            fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=directory)
+            try:
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                finally:
+                    os.close(fd)
+                os.link(
+                    temporary,
+                    f"{obs_id}.txt",
+                    src_dir_fd=directory,
+                    dst_dir_fd=directory,
+                    follow_symlinks=False,
+                )
+            except FileExistsError:
+                self._verify(directory, obs_id, len(data), content_hash)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temporary, dir_fd=directory)
+
+    def _verify(self, directory: int, obs_id: str, size: int, content_hash: str) -> None:
+        try:
+            fd = _open(f"{obs_id}.txt", os.O_RDONLY, dir_fd=directory)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP or isinstance(exc, StoreError):
+                raise StoreError(
+                    f"Content-addressed observation is not a regular file for {obs_id}", "ELOOP"
+                ) from exc
+            raise
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise StoreError(f"Content-addressed observation is not a regular file for {obs_id}")
+            if info.st_size != size:
+                raise StoreError(f"Content-addressed observation size mismatch for {obs_id}")
+            if _sha256_fd(fd) != content_hash:
+                raise StoreError(f"Content-addressed observation hash mismatch for {obs_id}")
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def open_object(self, obs_id: str) -> Iterator[tuple[int, int]]:
+        """``(fd, size)`` of a stored object for reading.
+
+        Raises:
+            FileNotFoundError: the object (or its directory) does not exist.
+            StoreError: the path is a symbolic link (``ELOOP``) or not a regular file.
+        """
+        with self.objects_dir(False, obs_id) as directory:
+            name = f"{obs_id}.txt"
+            info = os.lstat(name, dir_fd=directory)
+            if stat.S_ISLNK(info.st_mode):
+                raise StoreError(f"Stored observation is a symbolic link: {obs_id}", "ELOOP")
+            if not stat.S_ISREG(info.st_mode):
+                raise StoreError(f"Stored observation is not a regular file: {obs_id}")
+            try:
+                fd = _open(name, os.O_RDONLY, dir_fd=directory)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise StoreError(f"Stored observation is a symbolic link: {obs_id}", "ELOOP") from exc
+                raise
+            try:
+                opened = os.fstat(fd)
+                if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (
+                    info.st_dev,
+                    info.st_ino,
+                ):
+                    raise StoreError(f"Stored observation changed while open: {obs_id}")
+                yield fd, opened.st_size
+            finally:
+                os.close(fd)
+
+    # -- ledger --------------------------------------------------------------------------------
+
+    def append_ledger(self, data: bytes) -> None:
+        """Append ``data`` (whole JSON lines) to the ledger with one write."""
+        if not data:
+            return
+        with self.pack_dir(True) as directory:
+            fd = _open(LEDGER_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, dir_fd=directory)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)

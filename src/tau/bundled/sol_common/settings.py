@@ -1,0 +1,104 @@
+"""The ``"sol"`` block of ``settings.json``: the context-economy switches and their validation.
+
+Keys and messages follow SoL-Pi's ``sol-pi.json`` (extensions.md §5.1), with the file named
+``settings.json`` (decisions.md, "Context economy"). Sources are validated one by one, so an error
+names the file that holds the offending value; later sources override earlier ones key by key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SOL_KEYS", "SolConfigError", "SolSettings", "parse_sol_settings"]
+
+
+class SolConfigError(ValueError):
+    """A ``sol`` settings value that cannot be used; the message names the key and the file."""
+
+
+_BOOLEANS = {
+    "actionFusion": "action_fusion",
+    "observationPack": "observation_pack",
+    "evidencePreservingReducer": "evidence_preserving_reducer",
+    "onlineContextCompact": "online_context_compact",
+}
+_STRINGS = {"reducerProvider": "reducer_provider", "reducerModel": "reducer_model"}
+_POSITIVE_INTEGERS = {
+    "observationPackHeadBytes": "observation_pack_head_bytes",
+    "observationPackTailBytes": "observation_pack_tail_bytes",
+}
+_RATIO = {"cacheWriteReadRatio": "cache_write_read_ratio"}
+SOL_KEYS: tuple[str, ...] = (*_BOOLEANS, *_STRINGS, *_RATIO, *_POSITIVE_INTEGERS)
+
+
+@dataclass(frozen=True)
+class SolSettings:
+    """The effective ``sol`` settings (tau's default profile: fusion and packing on).
+
+    Attributes:
+        action_fusion: Register ``edit``/``write`` with ``then_run``.
+        observation_pack: Replace large old tool results by placeholders.
+        evidence_preserving_reducer: The reducer (opt-in).
+        online_context_compact: Online Context Compact (opt-in).
+        reducer_provider: The reducer model's provider (``None``: the session's).
+        reducer_model: The reducer model id (``None``: the session's).
+        cache_write_read_ratio: Cache write price over cache read price.
+        observation_pack_head_bytes: Placeholder head excerpt budget (UTF-8 bytes).
+        observation_pack_tail_bytes: Placeholder tail excerpt budget (UTF-8 bytes).
+    """
+
+    action_fusion: bool = True
+    observation_pack: bool = True
+    evidence_preserving_reducer: bool = False
+    online_context_compact: bool = False
+    reducer_provider: str | None = None
+    reducer_model: str | None = None
+    cache_write_read_ratio: float = 12.5
+    observation_pack_head_bytes: int = 512
+    observation_pack_tail_bytes: int = 512
+
+
+def _checked(key: str, value: Any, path: str) -> Any:
+    if key in _BOOLEANS:
+        if not isinstance(value, bool):
+            raise SolConfigError(f"SoL-Pi config {key} must be boolean: {path}")
+        return value
+    if key in _STRINGS:
+        if not isinstance(value, str) or not value.strip():
+            raise SolConfigError(f"SoL-Pi config {key} must be a non-empty string: {path}")
+        return value.strip()
+    if key in _RATIO:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise SolConfigError(f"SoL-Pi config {key} must be a finite non-negative number: {path}")
+        return float(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise SolConfigError(f"SoL-Pi config {key} must be a positive integer: {path}")
+    return value
+
+
+def _validated(block: Any, path: str) -> dict[str, Any]:
+    if not isinstance(block, dict):
+        raise SolConfigError(f"SoL-Pi config must be a JSON object: {path}")
+    values: dict[str, Any] = {}
+    for key, value in block.items():
+        if key not in SOL_KEYS:
+            raise SolConfigError(f"Unknown SoL-Pi config key: {key}")
+        values[key] = _checked(key, value, path)
+    return values
+
+
+def parse_sol_settings(sources: Iterable[tuple[str, Any]]) -> SolSettings:
+    """Validate each ``(path, sol block)`` in order and merge them key by key (later wins).
+
+    Raises:
+        SolConfigError: with SoL-Pi's message, naming ``path`` for the offending block.
+    """
+    merged: dict[str, Any] = {}
+    for path, block in sources:
+        merged.update(_validated(block, path))
+    fields = {**_BOOLEANS, **_STRINGS, **_RATIO, **_POSITIVE_INTEGERS}
+    return SolSettings(**{fields[key]: value for key, value in merged.items()})
