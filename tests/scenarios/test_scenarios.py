@@ -223,6 +223,8 @@ def _unordered_ends(events: list) -> list:
     out: list = []
     run: list = []
     for event in [*events, None]:
+        if isinstance(event, dict) and event.get("type") == "tool_execution_update*":
+            continue  # whether updates land before or after a parallel call's end is timing
         if isinstance(event, dict) and event.get("type") == "tool_execution_end":
             run.append(event)
             continue

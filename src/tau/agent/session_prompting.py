@@ -1,0 +1,316 @@
+"""Prompting and the session-level run (pi-host §4.4): prompts, queues, custom messages, abort, settle.
+
+A session-level run (pi ``_startRun``) prepares its starting messages (pre-prompt compaction check,
+``before_agent_start``, the system-prompt patch, held ``nextTurn`` messages), runs the agent, and
+after each low-level run decides whether to continue (retry, overflow recovery, queued messages,
+the ``agent_before_settle`` boundary). It always ends with ``agent_settled {aborted}``; work
+requested inside ``agent_settled`` handlers runs after them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tau.common.jsstr import ms_now
+
+__all__ = ["NO_MODEL_MESSAGE", "PromptMixin"]
+
+NO_MODEL_MESSAGE = (
+    "No model selected. Use --model provider/id (or set defaultProvider/defaultModel in settings.json); "
+    "`--model faux/faux-1 --faux-script FILE` runs offline."
+)
+
+
+class PromptMixin:
+    """Prompting, queues and runs of :class:`~tau.agent.session.AgentSession`."""
+
+    # -- prompting ---------------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        text: str,
+        *,
+        images: Sequence[dict[str, Any]] | None = None,
+        streaming_behavior: str | None = None,
+        source: str = "user",
+        expand_commands: bool = True,
+    ) -> None:
+        """Send a prompt: run it, or queue it while streaming (``streaming_behavior`` steer/followUp)."""
+        if self._emitting_settled:
+            self._deferred_settled.append(
+                lambda: self.prompt(text, images=images, streaming_behavior=streaming_behavior, source=source)
+            )
+            return
+        if expand_commands and text.startswith("/") and await self._try_command(text):
+            return
+        if self._manual_compaction is not None or self._branch_summary_signal is not None:
+            raise RuntimeError(
+                "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
+            )
+        self._prompt_preflight += 1
+        try:
+            trigger = await self._prepare_prompt(text, images, streaming_behavior, source)
+        finally:
+            self._prompt_preflight -= 1
+        if trigger is not None:
+            await self._start_run(trigger)
+
+    async def _try_command(self: Any, text: str) -> bool:
+        run_command = getattr(self._hooks, "execute_command", None)
+        if run_command is None:
+            return False
+        return bool(await run_command(text))
+
+    async def _run_input(
+        self, text: str, images: Sequence[dict[str, Any]] | None, source: str, behavior: str | None
+    ) -> tuple[str, Any] | None:
+        if not self._hooks.has_handlers("input"):
+            return text, images
+        event: dict[str, Any] = {"type": "input", "text": text, "images": images, "source": source}
+        if behavior is not None:
+            event["streamingBehavior"] = behavior
+        result = await self._hooks.emit_input(event) or {"action": "continue"}
+        if result.get("action") == "handled":
+            return None
+        if result.get("action") == "transform":
+            return result.get("text", text), result.get("images", images)
+        return text, images
+
+    async def _prepare_prompt(
+        self, text: str, images: Any, behavior: str | None, source: str
+    ) -> dict[str, Any] | None:
+        processed = await self._run_input(text, images, source, behavior if self.is_streaming else None)
+        if processed is None:
+            return None
+        text, images = processed
+        if self.is_streaming:
+            if not behavior:
+                raise RuntimeError(
+                    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') "
+                    "to queue the message."
+                )
+            self._queue(text, images, behavior)
+            return None
+        model = self.agent.state.model
+        if model is None:
+            raise RuntimeError(NO_MODEL_MESSAGE)
+        if not self._registry.has_configured_auth(model):
+            from tau.llm.registry import _missing_key_message
+
+            raise RuntimeError(_missing_key_message(model.provider, self._registry.agent_dir))
+        return {"messageType": "user", "prompt": text, "images": images}
+
+    def _queue(self: Any, text: str, images: Any, behavior: str) -> None:
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}, *(images or [])]
+        message = {"role": "user", "content": content, "timestamp": ms_now()}
+        if behavior == "followUp":
+            self._follow_up_texts.append(text)
+            self._emit_queue_update()
+            self.agent.follow_up(message)
+        else:
+            self._steering_texts.append(text)
+            self._emit_queue_update()
+            self.agent.steer(message)
+
+    async def steer(self: Any, text: str, images: Sequence[dict[str, Any]] | None = None) -> str:
+        """Queue a message delivered after the current turn's tool calls; returns the disposition."""
+        return await self._queue_input(text, images, "steer")
+
+    async def follow_up(self: Any, text: str, images: Sequence[dict[str, Any]] | None = None) -> str:
+        """Queue a message delivered when the agent would otherwise stop."""
+        return await self._queue_input(text, images, "followUp")
+
+    async def _queue_input(self: Any, text: str, images: Any, behavior: str) -> str:
+        processed = await self._run_input(text, images, "user", behavior if self.is_streaming else None)
+        if processed is None:
+            return "handled"
+        self._queue(processed[0], processed[1], behavior)
+        return "queued"
+
+    async def send_user_message(
+        self, content: str | list[dict[str, Any]], *, deliver_as: str | None = None
+    ) -> None:
+        """A user message from an extension: always a turn (queued with ``deliver_as`` while streaming)."""
+        if isinstance(content, str):
+            text, images = content, None
+        else:
+            text = "\n".join(part["text"] for part in content if part.get("type") == "text")
+            images = [part for part in content if part.get("type") != "text"] or None
+        await self.prompt(
+            text, images=images, streaming_behavior=deliver_as, source="extension", expand_commands=False
+        )
+
+    async def send_custom_message(
+        self, message: dict[str, Any], *, trigger_turn: bool = False, deliver_as: str | None = None
+    ) -> None:
+        """An extension message that reaches the model as a user message (pi ``sendCustomMessage``).
+
+        ``deliver_as="nextTurn"`` holds it for the next prompt; while streaming it is steered (or
+        queued as a follow-up), or with ``trigger_turn=False`` appended after the current turn; when
+        idle ``trigger_turn=True`` starts a run with it, otherwise it is appended at once.
+        """
+        custom = {
+            "role": "custom",
+            "customType": message["customType"],
+            "content": message.get("content") if message.get("content") is not None else [],
+            "display": message.get("display", True),
+            "details": message.get("details"),
+            "timestamp": ms_now(),
+        }
+        if custom["details"] is None:
+            del custom["details"]
+        if deliver_as == "nextTurn":
+            self._pending_next_turn.append(custom)
+        elif self.is_streaming and trigger_turn is not False:
+            (self.agent.follow_up if deliver_as == "followUp" else self.agent.steer)(custom)
+        elif trigger_turn:
+            if self._emitting_settled:
+                self._deferred_settled.append(
+                    lambda: self.send_custom_message(
+                        message, trigger_turn=trigger_turn, deliver_as=deliver_as
+                    )
+                )
+                return
+            await self._start_run({"messageType": "custom", "message": custom})
+        elif self.is_streaming:
+            self._pending_custom.append(custom)
+        else:
+            self._append_custom_message(custom)
+
+    def _append_custom_message(self: Any, message: dict[str, Any]) -> None:
+        self._session_manager.append_custom_message_entry(
+            message["customType"], message["content"], message["display"], message.get("details")
+        )
+        self._refresh_context()
+        self._emit({"type": "message_start", "message": message})
+        self._emit({"type": "message_end", "message": message})
+
+    def _flush_pending_custom(self: Any) -> None:
+        pending, self._pending_custom = self._pending_custom, []
+        for message in pending:
+            self._append_custom_message(message)
+
+    def clear_queue(self: Any) -> dict[str, list[str]]:
+        """Empty both queues; returns their texts."""
+        steering, follow_up = list(self._steering_texts), list(self._follow_up_texts)
+        self._steering_texts, self._follow_up_texts = [], []
+        self.agent.clear_queues()
+        self._emit_queue_update()
+        return {"steering": steering, "followUp": follow_up}
+
+    async def abort(self: Any) -> None:
+        """Abort the run (and any retry wait, compaction or branch summary); returns once idle."""
+        if self._run_active:
+            self._abort_requested = True
+        self.abort_retry()
+        self.abort_compaction()
+        self._abort_before_settle()
+        self.agent.abort()
+        await self.wait_for_idle()
+
+    async def wait_for_idle(self: Any) -> None:
+        while not self.is_idle():
+            self._idle.clear()
+            await self._idle.wait()
+
+    def _mark_idle_if_idle(self: Any) -> None:
+        if self.is_idle():
+            self._idle.set()
+
+    # -- a session-level run -----------------------------------------------------------------
+
+    async def _start_run(self: Any, trigger: dict[str, Any]) -> None:
+        self._run_active = True
+        self._idle.clear()
+        self._abort_requested = False
+        try:
+            messages = await self._prepare_run(trigger)
+        except BaseException:
+            self._run_active = False
+            self._flush_pending_custom()
+            self._mark_idle_if_idle()
+            raise
+        self._flush_pending_custom()
+        self._failed_response = None
+        try:
+            await self.agent.prompt(messages)
+            while not self._abort_requested:
+                if await self._handle_post_agent_run():
+                    if self._abort_requested:
+                        break
+                    await self.agent.continue_run()
+                    continue
+                if self._abort_requested or not await self._run_before_settle_boundary():
+                    break
+                if self._abort_requested:
+                    break
+                await self.agent.continue_run()
+        finally:
+            if self._abort_requested:
+                self._finish_cancelled_retry()
+            self._failed_response = None
+            self._forced_prompt = None
+            self._flush_pending_custom()
+            await self._emit_agent_settled()
+
+    async def _prepare_run(self: Any, trigger: dict[str, Any]) -> list[dict[str, Any]]:
+        last = self._find_last_assistant()
+        if last is not None:
+            await self._check_compaction(last, skip_aborted=False)
+        result = await self._before_agent_start(trigger)
+        messages: list[dict[str, Any]] = []
+        if trigger["messageType"] == "custom":
+            messages.append(trigger["message"])
+        else:
+            content = [{"type": "text", "text": trigger["prompt"]}, *(trigger.get("images") or [])]
+            messages.append({"role": "user", "content": content, "timestamp": ms_now()})
+        messages.extend(self._pending_next_turn)
+        self._pending_next_turn = []
+        for extra in result.get("messages") or []:
+            custom = {
+                "role": "custom",
+                "customType": extra["customType"],
+                "content": extra.get("content") if extra.get("content") is not None else [],
+                "display": extra.get("display", True),
+                "details": extra.get("details"),
+                "timestamp": ms_now(),
+            }
+            if custom["details"] is None:
+                del custom["details"]
+            messages.append(custom)
+        self._forced_prompt = result.get("systemPrompt")
+        patch = self._system_patch()
+        if patch is not None:
+            messages.insert(0, patch)
+        return messages
+
+    async def _before_agent_start(self: Any, trigger: dict[str, Any]) -> dict[str, Any]:
+        if not self._hooks.has_handlers("before_agent_start"):
+            return {}
+        event = dict(trigger)
+        event["type"] = "before_agent_start"
+        event["systemPrompt"] = self.get_system_prompt()
+        return await self._hooks.emit_before_agent_start(event) or {}
+
+    async def _emit_agent_settled(self: Any) -> None:
+        self._run_active = False
+        self._emitting_settled = True
+        try:
+            event = {"type": "agent_settled", "aborted": self._abort_requested}
+            await self._emit_hook(event)
+            self._emit(event)
+        finally:
+            self._emitting_settled = False
+        deferred, self._deferred_settled = self._deferred_settled, []
+        try:
+            for action in deferred:
+                await action()
+        finally:
+            self._mark_idle_if_idle()
+
+    def _find_last_assistant(self: Any) -> dict[str, Any] | None:
+        for message in reversed(self.agent.state.messages):
+            if message.get("role") == "assistant":
+                return message
+        return None
