@@ -19,6 +19,7 @@ from tau.session import SessionManager
 from tau.session.jsonl import encode
 
 SCENARIOS = [
+    "../rpc/rpc-session.session",
     "a-plain-text",
     "b-parallel-tools",
     "c-turn-end-continue",
