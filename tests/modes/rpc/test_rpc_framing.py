@@ -62,3 +62,12 @@ def test_any_chunking_gives_the_same_records(texts, cuts):
         chunks.append(data[position : position + size])
         position, index = position + size, index + 1
     assert [json.loads(line)["t"] for line in split_all(chunks)] == texts
+
+
+def test_objects_that_are_not_json_data_are_written_as_their_json_shape():
+    from tau.llm.types import Model
+
+    model = Model(id="m", provider="p", api="faux")
+    record = json.loads(serialize_line({"type": "x", "model": model, "other": object()}))
+    assert record["model"] == model.to_json()
+    assert isinstance(record["other"], str)

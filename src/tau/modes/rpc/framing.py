@@ -8,6 +8,7 @@ other character ends a line: U+2028 and U+2029 are legal inside JSON strings, an
 from __future__ import annotations
 
 import codecs
+import dataclasses
 from typing import Any
 
 from tau.common import jsjson
@@ -16,8 +17,29 @@ __all__ = ["LineSplitter", "serialize_line"]
 
 
 def serialize_line(value: Any) -> bytes:
-    """``value`` as one record: the bytes ``JSON.stringify`` gives, then LF."""
-    return jsjson.dumps(value) + b"\n"
+    """``value`` as one record: the bytes ``JSON.stringify`` gives, then LF.
+
+    Objects that are not JSON data (a ``Model``, a dataclass an extension put into an event) are
+    written as their ``to_json()`` or their fields, rather than failing the whole stream.
+    """
+    try:
+        return jsjson.dumps(value) + b"\n"
+    except TypeError:
+        return jsjson.dumps(_plain(value)) + b"\n"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if callable(getattr(value, "to_json", None)):
+        return _plain(value.to_json())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _plain(dataclasses.asdict(value))
+    return str(value)
 
 
 class LineSplitter:
