@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from tau.bundled.todo.lines import Line, LineIndex
 from tau.bundled.todo.results import unavailable_text
 from tau.bundled.todo.state import TodoError
 from tau.common import jsjson
@@ -41,13 +41,6 @@ __all__ = ["CHUNK", "MAX_PARSED", "TAIL", "NoConversation", "SessionFile", "Stor
 CHUNK = 1 << 20  # bytes per read
 MAX_PARSED = 1 << 20  # longer lines are compared byte for byte, never parsed
 TAIL = 4096  # bytes before the verified length whose hash must still match
-
-# Where an entry line names its id: right after its type (most entries), or at the end (custom and
-# custom_message entries write their payload first). Values with escapes fall back to parsing.
-_ID_FIRST = re.compile(rb'\{"type":"[^"\\]*","id":"([^"\\]*)"')
-_ID_LAST = re.compile(rb',"id":"([^"\\]*)","parentId":(?:null|"[^"\\]*"),"timestamp":"[^"\\]*"\}\Z')
-_CR = 0x0D
-_EDGE = 512  # bytes kept from each end of an oversized line, to find its id
 
 
 class StorageUnavailable(TodoError):
@@ -84,44 +77,6 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-class _Line:
-    """Where one complete line is: offset and length without its line end; a digest when oversized."""
-
-    __slots__ = ("digest", "offset", "size")
-
-    def __init__(self, offset: int, size: int, digest: bytes | None) -> None:
-        self.offset = offset
-        self.size = size
-        self.digest = digest
-
-
-class _Oversized:
-    """A line longer than MAX_PARSED, hashed as it streams past."""
-
-    def __init__(self, offset: int) -> None:
-        self.offset = offset
-        self.size = 0
-        self.hash = hashlib.sha256()
-        self.head = b""
-        self.tail = b""
-        self.pending_cr = False  # the last byte seen is CR (held back: it may be a CRLF line end)
-
-    def feed(self, data: bytes | memoryview) -> None:
-        if not data:
-            return
-        data = bytes(data)
-        if self.pending_cr:
-            self.hash.update(b"\r")
-            self.size += 1
-        self.pending_cr = data.endswith(b"\r")
-        body = data[:-1] if self.pending_cr else data
-        self.hash.update(body)
-        self.size += len(body)
-        if len(self.head) < _EDGE:
-            self.head = (self.head + body)[:_EDGE]
-        self.tail = (self.tail + body)[-_EDGE:]
-
-
 class SessionFile:
     """Verification of one session file (by path), with the incremental cache described above."""
 
@@ -135,23 +90,18 @@ class SessionFile:
         self._identity: tuple[int, int] | None = None
         self._length = 0
         self._tail_hash = b""
-        self._lines: dict[str, list[_Line]] = {}
-        self._header: _Line | None = None
-        self._header_seen = False
+        self._index = LineIndex(chunk, max_parsed)
         self._confirmed: dict[str, Any] = {}  # id -> the entry object found equal to its line
         self._confirmed_header: Any = None
         self._anchors: dict[str, tuple[Any, bool]] = {}  # id -> (entry, conversation) of verified paths
         self._generation = 0  # counts cache drops
-        self._wanted: dict[str, dict[str, Any]] = {}  # entries to compare while their lines are read
 
     def forget(self) -> None:
         """Drop the cache: the next check reads the whole file."""
         self._identity = None
         self._length = 0
         self._tail_hash = b""
-        self._lines = {}
-        self._header = None
-        self._header_seen = False
+        self._index = LineIndex(self.chunk, self.max_parsed)
         self._confirmed = {}
         self._confirmed_header = None
         self._anchors = {}
@@ -233,14 +183,14 @@ class SessionFile:
 
     def _why_not(self, entry: dict[str, Any]) -> str:
         entry_id = entry.get("id")
-        if not isinstance(entry_id, str) or entry_id not in self._lines:
+        if not isinstance(entry_id, str) or not self._index.get(entry_id):
             return f"entry {entry_id!r} is not a complete line of {self.path.name} (uncommitted; reopen the session)"
         return f"entry {entry_id!r} differs from its line in {self.path.name}"
 
     def _check_header(self, fd: int, header: Any) -> None:
         if header is not None and self._confirmed_header is header:
             return
-        line = self._header
+        line = self._index.header
         if line is None:
             raise StorageUnavailable(f"{self.path.name} has no session header line")
         try:
@@ -280,13 +230,22 @@ class SessionFile:
                 self.forget()
             self._identity = identity
         if info.st_size > self._length:
-            self._wanted = {
+            wanted_by_id = {
                 e["id"]: e for e in wanted if isinstance(e, dict) and isinstance(e.get("id"), str)
             }
-            try:
-                self._length = self._scan(fd, self._length, info.st_size)
-            finally:
-                self._wanted = {}
+
+            def compare_now(entry_id: str, raw: bytes | bytearray) -> None:  # no second read
+                entry = wanted_by_id.get(entry_id)
+                if (
+                    entry is not None
+                    and self._confirmed.get(entry_id) is not entry
+                    and _raw_equals(raw, entry)
+                ):
+                    self._confirmed[entry_id] = entry
+
+            self._length = self._index.scan(
+                lambda size, offset: self._pread(fd, size, offset), self._length, info.st_size, compare_now
+            )
             self._tail_hash = self._tail_digest(fd)
 
     def _tail_digest(self, fd: int) -> bytes:
@@ -296,79 +255,7 @@ class SessionFile:
     def _tail_intact(self, fd: int) -> bool:
         return self._tail_digest(fd) == self._tail_hash
 
-    def _scan(self, fd: int, start: int, end: int) -> int:
-        """Index the complete lines in ``[start, end)``; returns where the last complete line ends."""
-        position = start
-        line_start = start
-        partial = bytearray()  # the start of a line that continues in the next chunk
-        oversized: _Oversized | None = None
-        committed = start
-        while position < end:
-            data = self._pread(fd, min(self.chunk, end - position), position)
-            if not data:
-                break
-            cursor = 0
-            find = data.find
-            while (newline := find(b"\n", cursor)) >= 0:
-                if oversized is not None:
-                    oversized.feed(memoryview(data)[cursor:newline])
-                    self._index_oversized(oversized)
-                    oversized = None
-                elif partial:
-                    partial += memoryview(data)[cursor:newline]
-                    self._index(line_start, partial, 0, len(partial))
-                    partial = bytearray()
-                else:
-                    self._index(line_start, data, cursor, newline)
-                cursor = newline + 1
-                line_start = committed = position + cursor
-            if oversized is not None:
-                oversized.feed(memoryview(data)[cursor:])
-            else:
-                partial += memoryview(data)[cursor:]
-                if len(partial) > self.max_parsed:
-                    oversized = _Oversized(line_start)
-                    oversized.feed(partial)
-                    partial = bytearray()
-            position += len(data)
-        return committed  # a last line without LF is not committed: it is read again next time
-
-    def _index(self, offset: int, data: bytes | bytearray, start: int, end: int) -> None:
-        """Index the line ``data[start:end]`` (without its LF), which sits at ``offset`` in the file."""
-        if end > start and data[end - 1] == _CR:
-            end -= 1
-        if end - start > self.max_parsed:
-            oversized = _Oversized(offset)
-            oversized.feed(memoryview(data)[start:end])
-            self._index_oversized(oversized)
-            return
-        line = _Line(offset, end - start, None)
-        if not self._header_seen:
-            if data[start:end].strip():  # the header is the first line that is not blank
-                self._header_seen = True
-                self._header = line
-            return
-        entry_id = _line_id(data, start, end)
-        if entry_id is None:
-            return
-        self._lines.setdefault(entry_id, []).append(line)
-        wanted = self._wanted.get(entry_id)
-        if wanted is None or self._confirmed.get(entry_id) is wanted:
-            return
-        if self._raw_equals(data[start:end], wanted):  # compared now: no second read
-            self._confirmed[entry_id] = wanted
-
-    def _index_oversized(self, line: _Oversized) -> None:
-        if not self._header_seen:
-            self._header_seen = True  # an oversized first line: no header this check can read
-            return
-        found = _ID_FIRST.match(line.head) or _ID_LAST.search(line.tail)
-        if found is None:
-            return  # not in the canonical format: no entry can be verified against it
-        record = _Line(line.offset, line.size, line.hash.digest())
-        self._lines.setdefault(found.group(1).decode("utf-8", "replace"), []).append(record)
-
-    def _read_line(self, fd: int, line: _Line) -> bytes:
+    def _read_line(self, fd: int, line: Line) -> bytes:
         return self._pread(fd, line.size, line.offset)
 
     # --------------------------------------------------------------------------------- comparing
@@ -379,28 +266,28 @@ class SessionFile:
             return False
         if self._confirmed.get(entry_id) is entry:
             return True
-        for line in self._lines.get(entry_id, ()):
+        for line in self._index.get(entry_id):
             if self._line_equals(fd, line, entry):
                 self._confirmed[entry_id] = entry
                 return True
         return False
 
-    def _line_equals(self, fd: int, line: _Line, entry: dict[str, Any]) -> bool:
+    def _line_equals(self, fd: int, line: Line, entry: dict[str, Any]) -> bool:
         if line.digest is not None:  # oversized: tau's canonical bytes, nothing else
             return line.digest == hashlib.sha256(jsjson.dumps(entry)).digest()
-        return self._raw_equals(self._read_line(fd, line), entry)
+        return _raw_equals(self._read_line(fd, line), entry)
 
-    @staticmethod
-    def _raw_equals(raw: bytes | bytearray, entry: dict[str, Any]) -> bool:
-        try:
-            if orjson.dumps(entry) == raw:  # the same bytes: the same JSON value (the common case)
-                return True
-        except (TypeError, orjson.JSONEncodeError):
-            pass  # lone surrogates or huge integers: compare the parsed value
-        try:
-            return same_json(jsjson.loads(bytes(raw)), entry)
-        except ValueError:
-            return False
+
+def _raw_equals(raw: bytes | bytearray, entry: dict[str, Any]) -> bool:
+    try:
+        if orjson.dumps(entry) == raw:  # the same bytes: the same JSON value (the common case)
+            return True
+    except (TypeError, orjson.JSONEncodeError):
+        pass  # lone surrogates or huge integers: compare the parsed value
+    try:
+        return same_json(jsjson.loads(bytes(raw)), entry)
+    except ValueError:
+        return False
 
 
 class _Descriptor:
@@ -414,24 +301,6 @@ class _Descriptor:
 
     def __exit__(self, *exc_info: object) -> None:
         os.close(self.fd)
-
-
-def _line_id(data: bytes | bytearray, start: int, end: int) -> str | None:
-    found = _ID_FIRST.match(data, start, end) or _ID_LAST.search(data, start, end)
-    if found is not None:
-        try:
-            return found.group(1).decode()
-        except UnicodeDecodeError:
-            pass
-    raw = bytes(data[start:end])
-    if not raw.strip():
-        return None
-    try:
-        value = jsjson.loads(raw)
-    except ValueError:
-        return None
-    entry_id = value.get("id") if isinstance(value, dict) else None
-    return entry_id if isinstance(entry_id, str) else None
 
 
 def _newest_first(branch: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
