@@ -329,3 +329,12 @@ def test_an_unavailable_list_is_named(store):
     assert lines[0] == "Todo · unavailable: the last write is not verified on disk"
     overlay.handle_input("a")
     assert overlay.view == "list" and screen(overlay)[-1].startswith("todo storage unavailable")
+
+
+def test_a_bracketed_paste_through_handle_input_is_still_only_a_paste(store):
+    add(store, "keep me")
+    overlay, _ = open_overlay(store)
+    overlay.handle_input("\x1b[200~dyD\x1b[201~")
+    assert overlay.view == "list" and titles(store) == ["keep me"]
+    overlay.handle_input("a\x1b[200~pasted\x1b[201~\r\r\r")
+    assert titles(store) == ["keep me", "pasted"]

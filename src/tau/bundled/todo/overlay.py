@@ -29,6 +29,7 @@ __all__ = ["Source", "TodoOverlay"]
 
 _MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 _NAV = ("up", "down", "pageup", "pagedown", "home", "end")
+_PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _HINT = "↑↓ PgUp/PgDn Home/End · Enter inspect · a add · e edit · s status · d remove · D clear · Esc close"
 
 
@@ -100,10 +101,14 @@ class TodoOverlay:
     # ------------------------------------------------------------------------------------ input
 
     def handle_input(self, data: str) -> None:
-        for key in parse_keys(data):
-            if self.closed:
-                return
-            self._key(key)
+        for kind, part in _split_pastes(data):
+            if kind == "paste":
+                self.handle_paste(part)
+                continue
+            for key in parse_keys(part):
+                if self.closed:
+                    return
+                self._key(key)
         self.request_render()
 
     def handle_paste(self, text: str) -> None:
@@ -377,6 +382,18 @@ class TodoOverlay:
             "Space toggle · Enter save",
         ]
         return [*lines, "", hints[form.field]]
+
+
+def _split_pastes(data: str) -> list[tuple[str, str]]:
+    """``data`` as ("keys", text) and ("paste", text) parts: a bracketed paste that reaches
+    ``handle_input`` anyway is still only a paste."""
+    parts: list[tuple[str, str]] = []
+    while (start := data.find(_PASTE_START)) >= 0:
+        end = data.find(_PASTE_END, start)
+        end = len(data) if end < 0 else end
+        parts += [("keys", data[:start]), ("paste", data[start + len(_PASTE_START) : end])]
+        data = data[end + len(_PASTE_END) :]
+    return [*parts, ("keys", data)]
 
 
 def _terminal_height() -> int:
