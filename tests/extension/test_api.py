@@ -321,6 +321,10 @@ def test_print_mode_reports_errors_on_stderr_without_a_listener(capsys):
     runner = ExtensionRunner(mode="print")
     runner.emit_error("x.py", "turn_end", "bad draft")
     assert capsys.readouterr().err == "Extension error (x.py): bad draft\n"
+    json_runner = ExtensionRunner(mode="json")  # the JSON mode prints what reaches the session's listeners
+    json_runner.emit_error("x.py", "turn_end", "bad draft")
+    json_runner.emit_error("y.py", "load", "Failed to load extension: ImportError: nope")
+    assert capsys.readouterr().err == "Extension error (y.py): Failed to load extension: ImportError: nope\n"
 
 
 def test_a_stale_ctx_raises():

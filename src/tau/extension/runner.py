@@ -121,15 +121,17 @@ class ExtensionRunner(HookDispatch):
     def emit_error(self, extension: str, event_type: str, error: str) -> None:
         """Report a failure as ``{"type": "extension_error", "extensionPath", "event", "error"}``.
 
-        It goes to the error listeners and to the session's event listeners (so the JSON and RPC
-        modes can print it); with no error listener, print and JSON modes also write pi's
-        ``Extension error (<path>): <error>`` line to stderr.
+        It goes to the error listeners and to the session's event listeners (the JSON, RPC and
+        interactive modes print it from there); with no error listener, pi's ``Extension error
+        (<path>): <error>`` line goes to stderr in print mode (which does not listen), and in JSON
+        mode for load failures (reported before the mode listens).
         """
         record = {"type": "extension_error", "extensionPath": extension, "event": event_type, "error": error}
         forward = getattr(self._host, "emit_event", None) or getattr(self._host, "_emit", None)
         if forward is not None:
             forward(dict(record))
-        if not self._error_listeners and self.mode in ("print", "json"):
+        to_stderr = self.mode == "print" or (self.mode == "json" and event_type == "load")
+        if to_stderr and not self._error_listeners:
             sys.stderr.write(f"Extension error ({extension}): {error}\n")
         for listener in list(self._error_listeners):
             try:
