@@ -44,6 +44,7 @@ def dialogs_extension(tau):
     tau.register_command("quick", "A dialog that times out", quick)
     tau.register_command("tell", "Fire-and-forget UI calls", tell)
     tau.register_command("fail", "Fails", fail)
+    tau.register_command("bye", "Ends tau", lambda args, ctx: ctx.shutdown())
 
 
 async def _client() -> RpcClient:
@@ -136,9 +137,14 @@ async def test_fire_and_forget_requests(client):
 async def test_commands_are_listed_and_cannot_be_queued(client):
     listed = (await client.request(type="get_commands"))["data"]["commands"]
     names = [c["name"] for c in listed]
-    assert names == ["ask", "quick", "tell", "fail"]
+    assert names == ["ask", "quick", "tell", "fail", "bye"]
     assert listed[0]["description"] == "Ask the user things" and listed[0]["source"] == "extension"
-    assert listed[0]["sourceInfo"]["path"] == "<inline:dialogs_extension>"
+    assert listed[0]["sourceInfo"] == {
+        "path": "<inline:dialogs_extension>",
+        "source": "inline",
+        "scope": "temporary",
+        "origin": "top-level",
+    }
     refused = await client.request(type="steer", message="/tell now")
     assert refused["success"] is False
     assert refused["error"] == (
@@ -157,6 +163,13 @@ async def test_a_failing_command_is_reported_as_an_extension_error(client):
         "event": "command",
         "error": "command went wrong",
     }
+
+
+@run
+async def test_ctx_shutdown_ends_the_mode_once_idle(client):
+    response = await client.request(id="b", type="prompt", message="/bye")
+    assert response["data"] == {"disposition": "handled"}
+    assert await asyncio.wait_for(client._task, 10) == 0
 
 
 def test_aborted_signal_resolves_a_dialog_with_its_default():

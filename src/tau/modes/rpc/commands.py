@@ -387,15 +387,22 @@ async def _set_session_name(mode: RpcMode, command: dict[str, Any]) -> dict[str,
 # -- commands ----------------------------------------------------------------------------------
 
 
-def _source_info(command: Any) -> dict[str, Any]:
-    path = getattr(command, "extension_path", "") or ""
-    source = getattr(command, "source", None) or ("temporary" if path.startswith("<") else "local")
-    return {
-        "path": path,
-        "source": source,
-        "scope": "temporary" if source == "cli" else "user",
-        "origin": "top-level",
-    }
+# tau's extension sources as pi's SourceInfo {source, scope, origin}.
+_SOURCES = {
+    "cli": ("cli", "temporary", "top-level"),
+    "project": ("local", "project", "top-level"),
+    "user": ("local", "user", "top-level"),
+    "package": ("package", "user", "package"),
+    "bundled": ("bundled", "user", "package"),
+}
+
+
+def _source_info(runner: Any, command: Any) -> dict[str, Any]:
+    path = command.extension_path or ""
+    owner = next((ext for ext in runner.extensions if ext.path == path), None)
+    kind = getattr(owner, "source", None) or "inline"
+    source, scope, origin = _SOURCES.get(kind, (kind, "temporary", "top-level"))
+    return {"path": path, "source": source, "scope": scope, "origin": origin}
 
 
 async def _get_commands(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
@@ -406,7 +413,7 @@ async def _get_commands(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any
         if getattr(registered, "description", None):
             entry["description"] = registered.description
         entry["source"] = "extension"
-        entry["sourceInfo"] = _source_info(registered)
+        entry["sourceInfo"] = _source_info(runner, registered)
         commands.append(entry)
     return success(_id(command), "get_commands", {"commands": commands})
 
