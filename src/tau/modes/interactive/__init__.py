@@ -1,0 +1,87 @@
+"""The interactive mode: ``tau`` on a terminal (pi-host §8.1; docs/interactive.md).
+
+:func:`run_interactive` drives a started session; :func:`main` builds one from the command line
+(``tau.modes.run`` calls it when stdin and stdout are terminals and neither ``-p`` nor ``--mode``
+is given). The screen is built from the session's events by :class:`ChatController` (a render
+model tests assert on) and drawn by :class:`InteractiveMode`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from tau.modes.interactive.model import ChatController, FooterState
+from tau.modes.interactive.overlay import OverlayHost
+from tau.modes.interactive.ui import InteractiveUI
+
+__all__ = ["ChatController", "FooterState", "InteractiveUI", "OverlayHost", "main", "run_interactive"]
+
+
+async def run_interactive(
+    session: Any,
+    runner: Any = None,
+    *,
+    initial: str | None = None,
+    messages: Iterable[str] = (),
+    input: Any = None,
+    output: Any = None,
+) -> int:
+    """Run the interactive mode on ``session`` (started) until the user quits; returns the exit code.
+
+    Args:
+        session: The :class:`~tau.agent.session.AgentSession`.
+        runner: Its extension runner (the mode installs its UI: ``ctx.mode == "tui"``), or ``None``.
+        initial, messages: Prompts sent first, in order (the command line's messages).
+        input, output: prompt_toolkit terminal I/O (default: the process's terminal).
+    """
+    from tau.modes.interactive.app import InteractiveMode
+
+    mode = InteractiveMode(session, runner, input=input, output=output)
+    try:
+        return await mode.run(initial, messages)
+    finally:
+        await session.shutdown()
+
+
+def main(args: argparse.Namespace, initial: str | None = None, messages: Iterable[str] = ()) -> int:
+    """``tau`` on a terminal (called by :mod:`tau.modes.run` with the parsed command line)."""
+    return asyncio.run(_main(args, initial, list(messages)))
+
+
+async def _main(args: argparse.Namespace, initial: str | None, messages: list[str]) -> int:
+    from tau.modes.run import build_runtime
+
+    holder: dict[str, Any] = {}
+
+    def before_start(session: Any, runner: Any) -> None:
+        from tau.modes.interactive.app import InteractiveMode
+
+        holder["mode"] = InteractiveMode(session, runner)
+
+    try:
+        if "before_start" in inspect.signature(build_runtime).parameters:
+            runtime = await build_runtime(args, "tui", before_start=before_start)  # type: ignore[call-arg]
+        else:
+            runtime = await build_runtime(args, "tui")
+    except (ValueError, RuntimeError, OSError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    for warning in runtime.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    try:
+        mode = holder.get("mode")
+        if mode is None:
+            return await run_interactive(
+                runtime.session, runtime.extensions, initial=initial, messages=messages
+            )
+        try:
+            return await mode.run(initial, messages)
+        finally:
+            await runtime.session.shutdown()
+    finally:
+        runtime.session.session_manager.close()

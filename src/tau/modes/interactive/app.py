@@ -1,0 +1,430 @@
+"""The interactive mode on a terminal: ``prompt_toolkit`` for the editor and keys, ``rich`` for output.
+
+The terminal keeps its scrollback: finished blocks are printed once, above the application, and
+only the live part (the streaming answer, running tools, an overlay, the editor and the footer)
+is redrawn. Keys: Enter sends (a steering message while the agent runs), Alt+Enter queues a
+follow-up, Esc aborts the run and returns queued messages to the editor, Ctrl+O expands tool
+output, Ctrl+C clears the editor (twice: quit), Ctrl+D quits on an empty editor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from prompt_toolkit.application import Application, run_in_terminal
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import ConditionalContainer, Float, FloatContainer, HSplit, Layout, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.output import Output
+
+from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list
+from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
+from tau.modes.interactive.model import ChatController, NoticeBlock, content_text
+from tau.modes.interactive.overlay import OverlayHost
+from tau.modes.interactive.render import BlockRenderer, footer_lines
+from tau.modes.interactive.sanitize import sanitize_text
+from tau.modes.interactive.ui import InteractiveUI
+
+__all__ = ["InteractiveMode"]
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def _shortcut_keys(key: str) -> tuple[str, ...] | None:
+    """pi's key names (``ctrl+t``, ``alt+x``, ``f5``) as prompt_toolkit keys."""
+    parts = key.lower().split("+")
+    if len(parts) == 1:
+        return (parts[0],) if parts[0].startswith("f") and parts[0][1:].isdigit() else None
+    if parts[:-1] == ["ctrl"] and len(parts[-1]) == 1:
+        return (f"c-{parts[-1]}",)
+    if parts[:-1] == ["alt"] and len(parts[-1]) == 1:
+        return ("escape", parts[-1])
+    return None
+
+
+class InteractiveMode:
+    """One interactive conversation over a session.
+
+    Args:
+        session: The :class:`~tau.agent.session.AgentSession` (started).
+        runner: Its extension runner, or ``None``; the mode installs its UI (``ctx.mode == "tui"``).
+        input, output: prompt_toolkit's terminal I/O (default: the process's terminal).
+    """
+
+    def __init__(
+        self, session: Any, runner: Any = None, *, input: Input | None = None, output: Output | None = None
+    ) -> None:
+        self.session = session
+        self.runner = runner
+        self.controller = ChatController(on_change=self.invalidate)
+        self.overlays = OverlayHost(self.invalidate, on_error=self._component_failed)
+        completer = PromptCompleter(lambda: command_list(self.runner), session.cwd)
+        self.editor = PromptEditor(completer, self._history())
+        self.ui = InteractiveUI(self.controller, self.overlays, self.editor, self._set_title)
+        self.renderer = BlockRenderer(self._tool_definition, self._message_renderer)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._flushing = False
+        self._last_ctrl_c = 0.0
+        self._live_cache: tuple[int, int, int, str] | None = None
+        self._version = 0
+        self._pending_prompts: list[str] = []
+        self.app: Application[Any] = self._build_app(input, output)
+        self._unsubscribe = session.subscribe(self._on_event)
+        if runner is not None:
+            runner.set_ui(self.ui, "tui")
+            runner.set_shutdown_handler(self.exit)
+        self.refresh_footer()
+
+    # -- session data -------------------------------------------------------------------------
+
+    def _history(self) -> list[str]:
+        return [
+            content_text(m.get("content"))
+            for m in self.session.messages
+            if m.get("role") == "user" and content_text(m.get("content")).strip()
+        ]
+
+    def _tool_definition(self, name: str) -> Any:
+        return self.session.get_tool_definition(name)
+
+    def _message_renderer(self, custom_type: str) -> Any:
+        return self.runner.get_message_renderer(custom_type) if self.runner is not None else None
+
+    def refresh_footer(self) -> None:
+        """Model, thinking level, context use and session name from the session."""
+        self.controller.set_model(self.session.model, self.session.thinking_level)
+        self.controller.footer.session_name = self.session.get_session_name()
+        with contextlib.suppress(Exception):  # usage is informative; never break the screen for it
+            self.controller.set_context(self.session.get_context_usage())
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        self.controller.handle_event(event)
+        if event.get("type") in ("message_end", "agent_settled", "compaction_end", "model_select"):
+            self.refresh_footer()
+        if event.get("type") == "agent_settled" and self._pending_prompts:
+            self.spawn(self._submit(self._pending_prompts.pop(0)))
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def _build_app(self, input: Input | None, output: Output | None) -> Application[Any]:
+        overlay_active = Condition(lambda: self.overlays.active is not None)
+        editor_window = Window(
+            BufferControl(
+                self.editor.buffer,
+                input_processors=[BeforeInput(lambda: "› " if not self.controller.footer.working else "⤷ ")],
+            ),
+            wrap_lines=True,
+            dont_extend_height=True,
+        )
+        body = HSplit(
+            [
+                Window(FormattedTextControl(self._live_text), dont_extend_height=True, wrap_lines=False),
+                Window(
+                    FormattedTextControl(self._working_text),
+                    dont_extend_height=True,
+                    height=self._working_height,
+                ),
+                ConditionalContainer(
+                    Window(FormattedTextControl(self._overlay_text), dont_extend_height=True),
+                    filter=overlay_active,
+                ),
+                Window(height=1, char="─", style="class:rule"),
+                editor_window,
+                Window(height=1, char="─", style="class:rule"),
+                Window(
+                    FormattedTextControl(self._footer_text), dont_extend_height=True, style="class:footer"
+                ),
+            ]
+        )
+        root = FloatContainer(
+            body,
+            floats=[
+                Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8, scroll_offset=1))
+            ],
+        )
+        app: Application[Any] = Application(
+            layout=Layout(root, focused_element=editor_window),
+            key_bindings=self._key_bindings(overlay_active),
+            full_screen=False,
+            mouse_support=False,
+            erase_when_done=False,
+            input=input,
+            output=output,
+            refresh_interval=0.25,
+        )
+        app.ttimeoutlen = 0.05  # a lone Esc is a key, not the start of a sequence, after 50 ms
+        app.timeoutlen = 0.3
+        return app
+
+    def _width(self) -> int:
+        try:
+            return max(20, self.app.output.get_size().columns)
+        except Exception:  # no terminal size (tests): a usual width
+            return 80
+
+    def _rows(self) -> int:
+        try:
+            return max(8, self.app.output.get_size().rows)
+        except Exception:
+            return 24
+
+    def _live_text(self) -> ANSI:
+        width = self._width()
+        budget = max(3, self._rows() - 6 - len(self._footer_lines(width)) - len(self.overlays.lines(width)))
+        key = (self._version, width, budget)
+        if self._live_cache is None or self._live_cache[:3] != key:
+            blocks = self.controller.live_blocks()
+            text = self.renderer.render(blocks, width).rstrip("\n") if blocks else ""
+            lines = text.split("\n") if text else []
+            if len(lines) > budget:
+                lines = ["\x1b[2m… (earlier lines print when finished)\x1b[0m", *lines[-(budget - 1) :]]
+            self._live_cache = (*key, "\n".join(lines))
+        return ANSI(self._live_cache[3])
+
+    def _working_height(self) -> int:
+        return 1 if self.controller.footer.working or self.controller.footer.working_message else 0
+
+    def _working_text(self) -> ANSI:
+        footer = self.controller.footer
+        if not (footer.working or footer.working_message):
+            return ANSI("")
+        frame = _SPINNER[int(time.monotonic() * 8) % len(_SPINNER)]
+        message = sanitize_text(footer.working_message or "Working…").replace("\n", " ")
+        return ANSI(f"\x1b[36m{frame}\x1b[0m {message} \x1b[2m(esc to interrupt)\x1b[0m")
+
+    def _overlay_text(self) -> ANSI:
+        return ANSI("\n".join(self.overlays.lines(self._width())))
+
+    def _footer_lines(self, width: int) -> list[str]:
+        return footer_lines(self.controller.footer, width, cwd=relative_cwd(self.session.cwd))
+
+    def _footer_text(self) -> ANSI:
+        return ANSI("\x1b[2m" + "\n".join(self._footer_lines(self._width())) + "\x1b[0m")
+
+    def invalidate(self) -> None:
+        """Redraw soon, and print whatever finished."""
+        self._version += 1
+        app = getattr(self, "app", None)
+        if app is None or not app.is_running:
+            return
+        app.invalidate()
+        if not self._flushing and self.controller.committed < len(self.controller.blocks):
+            self.spawn(self._flush())
+
+    async def _flush(self) -> None:
+        """Print finished blocks into the scrollback, above the live area."""
+        if self._flushing:
+            return
+        self._flushing = True
+        try:
+            while True:
+                blocks = self.controller.take_committed()
+                if not blocks:
+                    break
+                text = self.renderer.render(blocks, self._width())
+                await run_in_terminal(lambda text=text: self._write(text), in_executor=False)
+            self._live_cache = None
+        finally:
+            self._flushing = False
+
+    def _write(self, text: str) -> None:
+        out = self.app.output
+        out.write_raw(text.replace("\r\n", "\n").replace("\n", "\r\n") + "\r\n")
+        out.flush()
+
+    def _set_title(self, title: str) -> None:
+        self.app.output.set_title(sanitize_text(title).replace("\n", " "))
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def _key_bindings(self, overlay_active: Condition) -> KeyBindings:
+        kb = KeyBindings()
+        editing = ~overlay_active
+
+        @kb.add(Keys.Any, filter=overlay_active, eager=True)
+        def _to_overlay(event: KeyPressEvent) -> None:
+            first = event.key_sequence[0]
+            if first.key == Keys.BracketedPaste:
+                self.overlays.paste(first.data)
+            else:
+                self.overlays.feed("".join(press.data for press in event.key_sequence))
+
+        @kb.add("enter", filter=editing)
+        def _enter(event: KeyPressEvent) -> None:
+            buffer = self.editor.buffer
+            if buffer.complete_state and buffer.complete_state.current_completion:
+                buffer.apply_completion(buffer.complete_state.current_completion)
+                return
+            self.submit(self.editor.take(), "steer")
+
+        @kb.add("escape", "enter", filter=editing)
+        def _follow_up(event: KeyPressEvent) -> None:
+            self.submit(self.editor.take(), "followUp")
+
+        @kb.add("c-j", filter=editing)
+        def _newline(event: KeyPressEvent) -> None:
+            self.editor.buffer.insert_text("\n")
+
+        @kb.add("escape", filter=editing)
+        def _escape(event: KeyPressEvent) -> None:
+            self.escape()
+
+        @kb.add("c-o", filter=editing)
+        def _expand(event: KeyPressEvent) -> None:
+            self.controller.toggle_tools_expanded()
+
+        @kb.add("c-c", filter=editing)
+        def _ctrl_c(event: KeyPressEvent) -> None:
+            now = time.monotonic()
+            if self.editor.get_text():
+                self.editor.set_text("")
+            elif now - self._last_ctrl_c < 1.0:
+                self.exit()
+            else:
+                self.controller.notice("Press Ctrl+C again to quit")
+            self._last_ctrl_c = now
+
+        @kb.add("c-d", filter=editing)
+        def _ctrl_d(event: KeyPressEvent) -> None:
+            if not self.editor.get_text():
+                self.exit()
+            else:
+                self.editor.buffer.delete()
+
+        @kb.add(Keys.BracketedPaste, filter=editing)
+        def _paste(event: KeyPressEvent) -> None:
+            self.editor.insert_text(event.data)
+
+        self._extension_shortcuts(kb, editing)
+        return kb
+
+    def _extension_shortcuts(self, kb: KeyBindings, editing: Any) -> None:
+        if self.runner is None:
+            return
+        for key, shortcut in self.runner.get_shortcuts().items():
+            keys = _shortcut_keys(key)
+            if keys is None or keys in (("c-c",), ("c-d",), ("c-o",), ("c-j",)):
+                continue
+
+            def run(event: KeyPressEvent, shortcut: dict[str, Any] = shortcut) -> None:
+                self.spawn(self._run_shortcut(shortcut))
+
+            kb.add(*keys, filter=editing)(run)
+
+    async def _run_shortcut(self, shortcut: dict[str, Any]) -> None:
+        try:
+            result = shortcut["handler"](self.runner.create_context())
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception as exc:  # boundary: an extension's failure is reported, the app goes on
+            self.controller.notice(f"Shortcut failed ({shortcut.get('extensionPath', '?')}): {exc}", "error")
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.controller.notice(str(task.exception()) or type(task.exception()).__name__, "error")
+
+    def submit(self, text: str, behavior: str = "steer") -> None:
+        """Send what the user typed: a command, a prompt, or (while running) a queued message."""
+        if not text.strip():
+            return
+        self.spawn(self._submit(text, behavior))
+
+    async def _submit(self, text: str, behavior: str = "steer") -> None:
+        name, _, args = text[1:].partition(" ") if text.startswith("/") else ("", "", "")
+        command = BUILTIN_COMMANDS.get(name.strip()) if name else None
+        if command is not None and command.run is not None:
+            await command.run(self, args)
+            return
+        if self.session.is_streaming:
+            await self.session.prompt(text, streaming_behavior=behavior)
+            return
+        try:
+            await self.session.prompt(text)
+        except Exception as exc:  # boundary: a refused prompt is shown, and the text kept
+            self.controller.notice(str(exc), "error")
+            if not self.editor.get_text():
+                self.editor.set_text(text)
+
+    def restore_queue_to_editor(self) -> int:
+        """Empty the queues into the editor (queued texts first, then what was typed)."""
+        queued = self.session.clear_queue()
+        texts = [*queued.get("steering", []), *queued.get("followUp", [])]
+        if texts:
+            combined = [t for t in ("\n\n".join(texts), self.editor.get_text()) if t.strip()]
+            self.editor.set_text("\n\n".join(combined))
+        return len(texts)
+
+    def escape(self) -> None:
+        """Esc: abort a run (queued messages return to the editor), else close the completion menu."""
+        if self.session.is_streaming or not self.session.is_idle():
+            self.restore_queue_to_editor()
+            self.spawn(self.session.abort())
+        elif self.editor.buffer.complete_state:
+            self.editor.buffer.cancel_completion()
+
+    def reload_view(self) -> None:
+        """Show the session's current branch again (after /tree, /fork, /new, /resume)."""
+        self.controller.reset()
+        width = self._width()
+        label = self.session.get_session_name() or self.session.session_id
+        self.controller.add(NoticeBlock("─" * max(0, min(width, 40) - 2) + f" {label}"))
+        self.controller.load_messages(self.session.messages)
+        self.refresh_footer()
+
+    def _component_failed(self, component: Any, exc: BaseException) -> None:
+        self.controller.notice(f"Overlay {type(component).__name__} failed: {exc}", "error")
+
+    def exit(self) -> None:
+        """Leave the mode (``/quit``, Ctrl+D, ``ctx.shutdown()``)."""
+        self.overlays.close_all()
+        if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
+            self.app.exit()
+
+    # -- lifetime -----------------------------------------------------------------------------
+
+    async def run(self, initial: str | None = None, messages: Iterable[str] = ()) -> int:
+        """Run until the user quits; ``initial`` and ``messages`` are sent first, one after another."""
+        model = self.session.model
+        name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
+        self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
+        self.controller.load_messages(self.session.messages)
+        prompts = [p for p in ([initial] if initial else []) + list(messages) if p.strip()]
+        self._pending_prompts = prompts[1:]
+
+        def started() -> None:
+            self.invalidate()
+            if prompts:
+                self.spawn(self._submit(prompts[0]))
+
+        try:
+            await self.app.run_async(pre_run=started)
+        finally:
+            self._unsubscribe()
+            for task in list(self._tasks):
+                task.cancel()
+        remaining = self.controller.take_committed() + self.controller.live_blocks()
+        if remaining:
+            self._write_plain(self.renderer.render(remaining, self._width()))
+        return 0
+
+    def _write_plain(self, text: str) -> None:
+        with contextlib.suppress(Exception):
+            self._write(text)

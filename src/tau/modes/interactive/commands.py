@@ -1,0 +1,235 @@
+"""The interactive mode's slash commands (pi-host §5): tau's own, then every extension command.
+
+Each built-in command is an async function of the mode and the text after the name. Extension
+commands run through the session's prompt path (``/name args``), as pi does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tau.modes.interactive.model import content_text
+from tau.modes.interactive.tree import TreeSelector
+
+if TYPE_CHECKING:
+    from tau.modes.interactive.app import InteractiveMode
+
+__all__ = ["BUILTIN_COMMANDS", "SUMMARY_CHOICES", "Command", "command_list"]
+
+SUMMARY_CHOICES = ["No summary", "Summarize", "Summarize with custom prompt"]
+
+
+@dataclass
+class Command:
+    """A slash command as the completer lists it."""
+
+    name: str
+    description: str
+    run: Callable[[InteractiveMode, str], Awaitable[None]] | None = None
+
+
+async def _compact(mode: InteractiveMode, args: str) -> None:
+    try:
+        await mode.session.compact(args.strip() or None)
+    except Exception as exc:  # boundary: the reason goes on screen
+        mode.controller.notice(f"Compaction failed: {exc}", "error")
+
+
+async def _tree(mode: InteractiveMode, args: str) -> None:
+    manager = mode.session.session_manager
+    tree = manager.get_tree()
+    if not tree:
+        mode.controller.notice("No entries in session")
+        return
+    selected = await mode.overlays.show(TreeSelector(tree, manager.get_leaf_id()))
+    if selected is None:
+        return
+    if selected == manager.get_leaf_id():
+        mode.controller.notice("Already at this point")
+        return
+    choice = await mode.ui.select("Summarize branch?", SUMMARY_CHOICES)
+    if choice is None:
+        return
+    instructions = None
+    if choice == SUMMARY_CHOICES[2]:
+        instructions = await mode.ui.editor("Custom summarization instructions")
+        if instructions is None:
+            return
+    if mode.session.is_streaming:
+        mode.restore_queue_to_editor()
+        await mode.session.abort()
+    result = await mode.session.navigate_tree(
+        selected, summarize=choice != SUMMARY_CHOICES[0], custom_instructions=instructions
+    )
+    if result.get("aborted"):
+        mode.controller.notice("Branch summarization cancelled", "warning")
+        return
+    if result.get("cancelled"):
+        mode.controller.notice("Navigation cancelled")
+        return
+    mode.reload_view()
+    if result.get("editorText") and not mode.editor.get_text().strip():
+        mode.editor.set_text(result["editorText"])
+    mode.controller.notice("Navigated to the selected point")
+
+
+def _user_messages(session: Any) -> list[tuple[str, str]]:
+    found = []
+    for entry in session.session_manager.get_branch():
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if message and message.get("role") == "user":
+            text = content_text(message.get("content")).strip()
+            if text:
+                found.append((entry["id"], text))
+    return found
+
+
+async def _fork(mode: InteractiveMode, args: str) -> None:
+    messages = _user_messages(mode.session)
+    if not messages:
+        mode.controller.notice("No messages to fork from")
+        return
+    labels = [f"{i + 1}. {text.splitlines()[0][:120]}" for i, (_, text) in enumerate(messages)]
+    choice = await mode.ui.select("Fork from message", labels, selected=len(labels) - 1)
+    if choice is None:
+        return
+    entry_id = messages[labels.index(choice)][0]
+    result = await mode.session.fork(entry_id)
+    if result.get("cancelled"):
+        mode.controller.notice("Fork cancelled")
+        return
+    mode.reload_view()
+    if result.get("selectedText"):
+        mode.editor.set_text(result["selectedText"])
+    mode.controller.notice("Forked to a new session")
+
+
+async def _model(mode: InteractiveMode, args: str) -> None:
+    models = mode.session.model_registry.get_available()
+    names = [f"{m.provider}/{m.id}" for m in models]
+    pattern = args.strip()
+    matches = [n for n in names if pattern.lower() in n.lower()] if pattern else names
+    choice = (
+        matches[0]
+        if pattern and len(matches) == 1
+        else await mode.ui.select("Select model", matches or names)
+    )
+    if choice is None:
+        return
+    model = models[names.index(choice)]
+    try:
+        await mode.session.set_model(model)
+    except Exception as exc:  # boundary: e.g. no API key
+        mode.controller.notice(str(exc), "error")
+        return
+    mode.refresh_footer()
+    mode.controller.notice(f"Model: {choice}")
+
+
+async def _session(mode: InteractiveMode, args: str) -> None:
+    session = mode.session
+    manager = session.session_manager
+    roles: dict[str, int] = {}
+    for message in session.messages:
+        roles[message.get("role", "?")] = roles.get(message.get("role", "?"), 0) + 1
+    lines = [
+        f"Session: {manager.get_session_id()}",
+        f"File: {manager.get_session_file() or '(in memory)'}",
+        f"Name: {session.get_session_name() or '(none)'}",
+        f"Messages: {roles.get('user', 0)} user, {roles.get('assistant', 0)} assistant, "
+        f"{roles.get('toolResult', 0)} tool results",
+        f"Entries: {manager.get_entry_count()}",
+    ]
+    usage = session.get_context_usage()
+    if usage and usage.get("tokens") is not None:
+        lines.append(f"Context: {usage['tokens']:,} of {usage.get('contextWindow', 0):,} tokens")
+    mode.controller.notice("\n".join(lines))
+
+
+async def _name(mode: InteractiveMode, args: str) -> None:
+    name = args.strip()
+    if not name:
+        current = mode.session.get_session_name()
+        mode.controller.notice(f"Session name: {current}" if current else "Usage: /name <name>")
+        return
+    mode.session.set_session_name(name)
+    mode.controller.notice(f"Session name set: {name}")
+
+
+async def _new(mode: InteractiveMode, args: str) -> None:
+    result = await mode.session.new_session()
+    if result.get("cancelled"):
+        mode.controller.notice("New session cancelled")
+        return
+    mode.reload_view()
+    mode.controller.notice("Started a new session")
+
+
+async def _resume(mode: InteractiveMode, args: str) -> None:
+    from tau.session.manager import SessionManager
+
+    manager = mode.session.session_manager
+    current = manager.get_session_file()
+    sessions = [
+        s for s in SessionManager.list(mode.session.cwd, manager.get_session_dir()) if s.path != current
+    ]
+    if not sessions:
+        mode.controller.notice("No other sessions in this directory")
+        return
+    labels = [
+        f"{s.modified:%Y-%m-%d %H:%M}  {s.name or s.first_message.splitlines()[0][:80] if s.first_message else s.id}"
+        for s in sessions
+    ]
+    choice = await mode.ui.select("Resume session", labels)
+    if choice is None:
+        return
+    switch = getattr(mode.session, "switch_session", None)
+    if switch is None:
+        mode.controller.notice("Resuming another session needs `tau --session PATH` in this build", "warning")
+        return
+    result = await switch(sessions[labels.index(choice)].path)
+    if (result or {}).get("cancelled"):
+        mode.controller.notice("Resume cancelled")
+        return
+    mode.reload_view()
+
+
+async def _quit(mode: InteractiveMode, args: str) -> None:
+    mode.exit()
+
+
+async def _hotkeys(mode: InteractiveMode, args: str) -> None:
+    mode.controller.notice(
+        "Enter send (steer while running) · Alt+Enter follow-up (newline when idle: Ctrl+J) · "
+        "Esc abort (queued messages return to the editor) · Ctrl+O expand tool output · "
+        "Ctrl+C clear, twice to quit · Ctrl+D quit on an empty editor · Tab complete"
+    )
+
+
+BUILTIN_COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("compact", "Compact the context now (optional: instructions)", _compact),
+        Command("tree", "Navigate the session tree (optionally summarizing the branch left)", _tree),
+        Command("fork", "Continue from an earlier message in a new session", _fork),
+        Command("model", "Select the model", _model),
+        Command("session", "Show session information", _session),
+        Command("name", "Set the session name", _name),
+        Command("new", "Start a new session", _new),
+        Command("resume", "Resume another session", _resume),
+        Command("hotkeys", "Show the keys", _hotkeys),
+        Command("quit", "Quit tau", _quit),
+    )
+}
+
+
+def command_list(runner: Any) -> list[Command]:
+    """tau's commands, then the extension commands (``name:n`` on clashes), for completion."""
+    commands = list(BUILTIN_COMMANDS.values())
+    if runner is not None:
+        for info in runner.get_commands():
+            if info["name"] not in BUILTIN_COMMANDS:
+                commands.append(Command(info["name"], info.get("description") or "(extension)"))
+    return commands

@@ -1,0 +1,168 @@
+"""Blocks to terminal text, with ``rich``: markdown answers, dim thinking, tool rows, notices, footer.
+
+Every string that reaches these functions has been sanitized by the controller; ``rich`` adds the
+only escape sequences (SGR styling; hyperlinks are off). ``color=False`` gives plain text for tests.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.text import Text
+
+from tau.modes.interactive.model import (
+    AssistantBlock,
+    Block,
+    CustomBlock,
+    FooterState,
+    NoticeBlock,
+    ToolBlock,
+    UserBlock,
+)
+from tau.modes.interactive.sanitize import sanitize_styled_line, sanitize_text
+from tau.modes.interactive.tool_rows import tool_row
+
+__all__ = ["BlockRenderer", "footer_lines", "to_text"]
+
+_NOTICE_STYLES = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+_STATUS_MARKS = {"running": ("⋯", "yellow"), "done": ("✓", "green"), "error": ("✗", "red")}
+
+
+def to_text(renderable: RenderableType, width: int, *, color: bool = True) -> str:
+    """Render to a string: ANSI-styled for the terminal, or plain."""
+    console = Console(
+        file=io.StringIO(),
+        width=max(20, width),
+        force_terminal=color,
+        no_color=not color,
+        color_system="256" if color else None,
+        legacy_windows=False,
+        emoji=False,
+        highlight=False,
+        markup=False,
+        soft_wrap=False,
+    )
+    console.print(renderable)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+class BlockRenderer:
+    """Renders blocks; knows the tool definitions and message renderers extensions registered.
+
+    Args:
+        tool_definition: name → ``ToolDefinition`` (for ``render_call``/``render_result``), or ``None``.
+        message_renderer: custom type → renderer ``(message, {"expanded"}) -> str | list[str]``, or ``None``.
+    """
+
+    def __init__(
+        self,
+        tool_definition: Callable[[str], Any] | None = None,
+        message_renderer: Callable[[str], Any] | None = None,
+    ) -> None:
+        self._tool_definition = tool_definition or (lambda name: None)
+        self._message_renderer = message_renderer or (lambda custom_type: None)
+
+    def renderable(self, block: Block) -> RenderableType:
+        if isinstance(block, UserBlock):
+            return Padding(Text(block.text, style="bold"), (0, 0, 0, 0), style="on grey15", expand=True)
+        if isinstance(block, AssistantBlock):
+            return self._assistant(block)
+        if isinstance(block, ToolBlock):
+            return self._tool(block)
+        if isinstance(block, NoticeBlock):
+            return Text(block.text, style=_NOTICE_STYLES.get(block.level, ""))
+        return self._custom(block)
+
+    def render(self, blocks: Iterable[Block], width: int, *, color: bool = True) -> str:
+        """The blocks as one string, a blank line between them."""
+        parts = [to_text(self.renderable(block), width, color=color) for block in blocks if not _empty(block)]
+        return "\n".join(parts)
+
+    def _assistant(self, block: AssistantBlock) -> RenderableType:
+        parts: list[RenderableType] = []
+        if block.thinking:
+            parts.append(Text(block.thinking, style="dim italic"))
+        if block.text:
+            parts.append(Markdown(block.text, hyperlinks=False, code_theme="ansi_dark"))
+        if block.error:
+            parts.append(
+                Text(
+                    f"{'Aborted' if block.stop_reason == 'aborted' else 'Error'}: {block.error}", style="red"
+                )
+            )
+        if not parts:
+            parts.append(Text("…" if not block.done else "", style="dim"))
+        return Group(*parts)
+
+    def _tool(self, block: ToolBlock) -> RenderableType:
+        row = tool_row(block, self._tool_definition(block.name))
+        mark, style = _STATUS_MARKS[block.status]
+        title = Text.assemble((f"{mark} ", style), (row.title, "bold"))
+        lines: list[RenderableType] = [title]
+        hint = Text(f"  … {row.hidden} more lines (ctrl+o to expand)", style="dim")
+        if row.hidden and row.hidden_at_start:
+            lines.append(hint)
+        body_style = "red" if block.status == "error" else "grey70"
+        lines.extend(Text("  " + line, style=body_style, no_wrap=False) for line in row.body)
+        if row.hidden and not row.hidden_at_start:
+            lines.append(hint)
+        return Group(*lines)
+
+    def _custom(self, block: CustomBlock) -> RenderableType:
+        renderer = self._message_renderer(block.custom_type) if block.custom_type else None
+        if renderer is not None and block.message is not None:
+            try:
+                value = renderer(block.message, {"expanded": False})
+                lines = value if isinstance(value, (list, tuple)) else str(value).split("\n")
+                return Text.from_ansi("\n".join(sanitize_styled_line(str(line)) for line in lines))
+            except Exception:  # boundary: a broken extension renderer falls back to the default
+                pass
+        return Group(Text(f"[{block.label}]", style="magenta"), Text(block.text))
+
+
+def _empty(block: Block) -> bool:
+    """A finished assistant message with nothing to show (only tool calls: their rows follow)."""
+    return (
+        isinstance(block, AssistantBlock) and block.done and not (block.text or block.thinking or block.error)
+    )
+
+
+def _context_text(usage: dict[str, Any] | None) -> str:
+    if not usage:
+        return "ctx ?"
+    window = usage.get("contextWindow") or 0
+    percent = usage.get("percent")
+    tokens = usage.get("tokens")
+    if percent is None or tokens is None:
+        return f"ctx ?/{window // 1000}k"
+    return f"ctx {percent:.1f}% of {window // 1000}k"
+
+
+def footer_lines(footer: FooterState, width: int, *, cwd: str = "") -> list[str]:
+    """The footer as plain lines (queued messages, widgets, model line, extension statuses)."""
+    lines: list[str] = []
+    for text in footer.steering:
+        lines.append(_clip(f"⤷ steer: {text}", width))
+    for text in footer.follow_up:
+        lines.append(_clip(f"⤷ follow-up: {text}", width))
+    for widget in footer.widgets.values():
+        lines.extend(_clip(line, width) for line in widget)
+    left = f"{footer.model} • {footer.thinking} • {_context_text(footer.context)}"
+    if footer.session_name:
+        left += f" • {footer.session_name}"
+    if cwd:
+        left = f"{cwd} • {left}"
+    lines.append(_clip(left, width))
+    if footer.statuses:
+        lines.append(_clip(" • ".join(footer.statuses[key] for key in sorted(footer.statuses)), width))
+    return lines
+
+
+def _clip(text: str, width: int) -> str:
+    text = sanitize_text(text).replace("\n", " ")
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"

@@ -1,0 +1,142 @@
+"""Rows of the built-in tools (keyed by tool name) and of extension tools.
+
+A row is a title (what was called) and a body (what came back). Long bodies are collapsed to a
+few lines until the user expands tool output (Ctrl+O). Extension tools may bring their own
+``render_call(args)`` and ``render_result(result, options)`` (each returning a string or a list of
+lines; ``options`` is ``{"expanded", "isPartial"}``); a renderer that fails falls back to the
+default row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tau.modes.interactive.model import ToolBlock
+from tau.modes.interactive.sanitize import sanitize_text
+
+__all__ = ["COLLAPSED_LINES", "ToolRow", "tool_row"]
+
+COLLAPSED_LINES = 8
+
+
+@dataclass
+class ToolRow:
+    """What a tool row shows: ``title``, then ``body`` lines (``hidden`` lines left out, and where)."""
+
+    title: str
+    body: list[str]
+    hidden: int = 0
+    hidden_at_start: bool = False
+
+
+def _arg(args: Any, *names: str) -> str:
+    if not isinstance(args, dict):
+        return ""
+    for name in names:
+        value = args.get(name)
+        if value is not None:
+            return str(value)
+    return ""
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = sanitize_text(text).replace("\n", " ⏎ ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bash_title(args: Any) -> str:
+    timeout = _arg(args, "timeout")
+    return f"$ {_one_line(_arg(args, 'command'))}" + (f"  (timeout {timeout}s)" if timeout else "")
+
+
+def _read_title(args: Any) -> str:
+    path = _one_line(_arg(args, "path", "file_path"))
+    offset, limit = _arg(args, "offset"), _arg(args, "limit")
+    if offset or limit:
+        start = int(offset or 1) if (offset or "1").lstrip("-").isdigit() else offset
+        end = f"{int(start) + int(limit) - 1}" if limit.isdigit() and isinstance(start, int) else ""
+        path += f":{start}" + (f"-{end}" if end else "")
+    return f"read {path}"
+
+
+def _write_title(args: Any) -> str:
+    content = _arg(args, "content")
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return f"write {_one_line(_arg(args, 'path', 'file_path'))} ({lines} lines)"
+
+
+def _edit_title(args: Any) -> str:
+    edits = args.get("edits") if isinstance(args, dict) else None
+    count = f" ({len(edits)} edits)" if isinstance(edits, list) and len(edits) > 1 else ""
+    return f"edit {_one_line(_arg(args, 'path', 'file_path'))}{count}"
+
+
+def _default_title(name: str, args: Any) -> str:
+    try:
+        shown = json.dumps(args, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError):
+        shown = repr(args)
+    return f"{name} {_one_line(shown)}"
+
+
+_TITLES: dict[str, Callable[[Any], str]] = {
+    "bash": _bash_title,
+    "read": _read_title,
+    "write": _write_title,
+    "edit": _edit_title,
+}
+
+
+def _body_text(block: ToolBlock) -> str:
+    details = block.details if isinstance(block.details, dict) else {}
+    if block.name == "edit" and block.status == "done" and isinstance(details.get("diff"), str):
+        return sanitize_text(details["diff"])
+    return block.output
+
+
+def _collapse(lines: list[str], *, keep_end: bool) -> tuple[list[str], int]:
+    if len(lines) <= COLLAPSED_LINES:
+        return lines, 0
+    hidden = len(lines) - COLLAPSED_LINES
+    return (lines[hidden:], hidden) if keep_end else (lines[:COLLAPSED_LINES], hidden)
+
+
+def _as_lines(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [sanitize_text(str(line)).replace("\n", " ") for line in value]
+    return sanitize_text(str(value)).split("\n")
+
+
+def _custom(render: Callable[..., Any] | None, *args: Any) -> list[str] | None:
+    if render is None:
+        return None
+    try:
+        return _as_lines(render(*args))
+    except Exception:  # boundary: a broken extension renderer must not break the screen
+        return None
+
+
+def tool_row(block: ToolBlock, definition: Any = None) -> ToolRow:
+    """The row of ``block``; ``definition`` (its ``ToolDefinition``) may carry extension renderers."""
+    call_lines = _custom(getattr(definition, "render_call", None), block.args)
+    title_of = _TITLES.get(block.name)
+    title = (
+        " ".join(call_lines)
+        if call_lines
+        else (title_of(block.args) if title_of else _default_title(block.name, block.args))
+    )
+    options = {"expanded": block.expanded, "isPartial": block.status == "running"}
+    body = None
+    if block.result is not None:
+        body = _custom(getattr(definition, "render_result", None), block.result, options)
+    if body is None:
+        text = _body_text(block).rstrip("\n")
+        body = text.split("\n") if text else []
+    if block.expanded:
+        return ToolRow(title, body)
+    keep_end = block.name == "bash"
+    shown, hidden = _collapse(body, keep_end=keep_end)
+    return ToolRow(title, shown, hidden, keep_end)
