@@ -19,17 +19,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from tau.common.jsstr import iso_now, js_trim, ms_from_iso
 from tau.session import entries as make
 from tau.session import jsonl, projection
 from tau.session.errors import NotASessionError, SessionError
 from tau.session.ids import check_session_id, new_entry_id, uuidv7
+from tau.session.index import EntryIndex
 from tau.session.lock import SessionWriter
 from tau.session.migrate import migrate, needs_migration
 from tau.session.paths import default_session_dir, resolve_path, session_file_name
-from tau.session.records import LineReader, Loaded, Record, load, no_gc
+from tau.session.records import LineReader, Loaded, Record, load
 
 __all__ = ["SessionManager"]
 
@@ -38,15 +37,6 @@ Problem = tuple[int, str]
 
 _NEWLINES = re.compile(r"[\r\n]+")
 _CURRENT_LEAF: Any = object()  # default of the ``leaf_id`` parameters: the manager's own leaf
-
-
-def _truthy(value: Any) -> bool:
-    """JavaScript truthiness for the JSON values an id can hold."""
-    return value is not None and value is not False and value != "" and value != 0
-
-
-def _hashable(value: Any) -> bool:
-    return isinstance(value, str | int | float | bool) or value is None
 
 
 class SessionManager:
@@ -69,19 +59,12 @@ class SessionManager:
         self._read_only = read_only
         self._file: Path | None = None
         self._writer: SessionWriter | None = None
-        self._reader: LineReader | None = None  # the file the records' offsets point into
         self._flushed = False
         self._header: Entry = {}
         self._header_raw: bytes | None = None
-        self._records: list[Record] = []
-        self._by_id: dict[Any, Record] = {}
-        self._labels: dict[Any, Any] = {}
-        self._label_times: dict[Any, Any] = {}
+        self._index = EntryIndex()
         self._leaf: Any = None
         self._line_count = 0
-        self._problems: list[Problem] = []
-        self._problem_set: set[Problem] = set()
-        self._validated = False
 
     @classmethod
     def create(
@@ -183,7 +166,7 @@ class SessionManager:
         file = directory / session_file_name(timestamp, session_id)
         header = make.header(session_id, timestamp, target, str(source_file))
         source.get_entries()  # parse (and drop) every line before copying
-        lines = [make_line(header), *source._line_bytes(source._entry_records())]
+        lines = [make_line(header), *source._index.line_bytes(source._index.entry_records())]
         SessionWriter.create(file, b"\n".join(lines) + b"\n").close()
         return cls.open(file, directory, target)
 
@@ -221,7 +204,6 @@ class SessionManager:
 
     def _open_file(self, path: Path, *, use_header_cwd: bool) -> None:
         self._close_writer()
-        self._reader = None
         self._file = path
         if path.is_dir():
             raise SessionError(f"{str(path)!r} is a directory; pass the path of a .jsonl session file")
@@ -234,14 +216,15 @@ class SessionManager:
         if not self._read_only:
             self._writer = SessionWriter.open(path)  # lock before reading: nobody else appends meanwhile
         try:
-            self._reader = LineReader(path)
-            loaded = load(self._reader.fd, path)
+            reader = LineReader(path)
+            loaded = load(reader.fd, path)
             if loaded is None:
+                reader.close()
                 self._initialize_empty_file(path)
                 return
             if use_header_cwd and isinstance(loaded.header.get("cwd"), str):
                 self._cwd = str(resolve_path(loaded.header["cwd"]))
-            self._adopt(loaded)
+            self._adopt(loaded, reader)
         except BaseException:
             self._close_writer()
             raise
@@ -254,17 +237,12 @@ class SessionManager:
         self._rewrite_file()
         self._flushed = True
 
-    def _adopt(self, loaded: Loaded) -> None:
+    def _adopt(self, loaded: Loaded, reader: LineReader) -> None:
         self._header, self._header_raw = loaded.header, loaded.header_raw
-        self._records = loaded.records
-        self._problems = []
-        self._problem_set = set()
-        for line, message in loaded.problems:
-            self._problem(line, message.partition(": ")[2])
+        self._index = EntryIndex(loaded.records, reader, loaded.problems)
         self._line_count = loaded.line_count
-        self._validated = False
         migrated = self._migrate()
-        self._reindex(reset_leaf=True)
+        self._leaf = self._index.reindex()
         self._settle_leaf()
         self._flushed = True
         if self._read_only:
@@ -278,11 +256,11 @@ class SessionManager:
     def _migrate(self) -> bool:
         if not needs_migration(self._header):
             return False
-        entries = self._parse_all()
+        entries = self._index.parse_all()
         changed = migrate(self._header, entries)
         self._header_raw = None
         for position in changed:
-            record = self._records[position]
+            record = self._index.records[position]
             record.offset = -1  # changed: written as pi serializes it
             record.kind, record.id, record.parent_id = (
                 record.entry.get("type"),  # type: ignore[union-attr]
@@ -295,12 +273,12 @@ class SessionManager:
         header = next((entry for entry in entries if entry.get("type") == "session"), None)
         if header is None:
             self.new_session(id=id, parent_session=parent_session)
-            self._records = [Record.from_entry(entry) for entry in entries]
+            self._index = EntryIndex([Record.from_entry(entry) for entry in entries])
         else:
             self._header, self._header_raw = header, None
-            self._records = [Record.from_entry(entry) for entry in entries if entry is not header]
+            self._index = EntryIndex([Record.from_entry(entry) for entry in entries if entry is not header])
             self._migrate()
-        self._reindex(reset_leaf=True)
+        self._leaf = self._index.reindex()
 
     def _rewrite_file(self) -> None:
         """Write header and entries to a new file that replaces the session file (migration, empty file)."""
@@ -323,19 +301,19 @@ class SessionManager:
 
     def _file_bytes(self) -> tuple[bytes, list[bytes]]:
         """The whole file (header and entries) and its entry lines."""
-        lines = self._line_bytes(self._records)
+        lines = self._index.line_bytes(self._index.records)
         return b"\n".join([self._header_bytes(), *lines]) + b"\n", lines
 
     def _place(self, lines: list[bytes]) -> None:
         """After the file was written from ``lines``: records learn their line numbers and offsets in it."""
         offset = len(self._header_bytes()) + 1
-        for number, (record, line) in enumerate(zip(self._records, lines, strict=True), start=2):
+        for number, (record, line) in enumerate(zip(self._index.records, lines, strict=True), start=2):
             record.line, record.offset, record.size, record.raw = number, offset, len(line), None
             offset += len(line) + 1
         self._line_count = len(lines) + 1
-        if self._reader is not None:
-            self._reader.close()
-        self._reader = LineReader(self._file)  # type: ignore[arg-type]
+        if self._index.reader is not None:
+            self._index.reader.close()
+        self._index.reader = LineReader(self._file)  # type: ignore[arg-type]
 
     def _header_bytes(self) -> bytes:
         if self._header_raw is None:
@@ -366,171 +344,25 @@ class SessionManager:
         if id is not None:
             check_session_id(id)
         self._close_writer()
-        self._reader = None
         session_id = id if id is not None else uuidv7()
         timestamp = iso_now()
         self._header = make.header(session_id, timestamp, self._cwd, parent_session)
         self._header_raw = None
-        self._records = []
-        self._problems = []
-        self._problem_set = set()
-        self._validated = False
+        self._index = EntryIndex()
         self._line_count = 0
-        self._reindex(reset_leaf=True)
+        self._leaf = None
         self._flushed = False
         if self._persist and self._session_dir is not None:
             self._file = self._session_dir / session_file_name(timestamp, session_id)
         return self.get_session_file()
 
-    # ------------------------------------------------------------------ index
-
-    def _reindex(self, *, reset_leaf: bool) -> None:
-        by_id: dict[Any, Record] = {}
-        labels: list[Record] = []
-        leaf = None
-        for record in self._records:
-            kind = record.kind
-            if kind == "session":
-                self._problem(record.line, "a second session header; ignored (not an entry)")
-                continue
-            key = record.id
-            if key.__class__ is not str and not _hashable(key):
-                self._problem(record.line, f"entry id {key!r} is not a string; entry unreachable")
-                continue
-            previous = by_id.get(key)
-            if previous is not None and previous.line and record.line:
-                self._problem(
-                    record.line, f"duplicate entry id {key!r} (also line {previous.line}); this line wins"
-                )
-            by_id[key] = record
-            leaf = key
-            if kind == "label":
-                labels.append(record)
-        self._by_id = by_id
-        self._labels = {}
-        self._label_times = {}
-        for record in labels:
-            self._index_label(record.entry or {})
-        if reset_leaf:
-            self._leaf = leaf
-
-    def _index_label(self, entry: Entry) -> None:
-        target = entry.get("targetId")
-        if not _hashable(target):
-            return
-        if _truthy(entry.get("label")):
-            self._labels[target] = entry["label"]
-            self._label_times[target] = entry.get("timestamp")
-        else:
-            self._labels.pop(target, None)
-            self._label_times.pop(target, None)
-
     def _settle_leaf(self) -> None:
         """On load the leaf is the last entry that parses: check the last lines until one does."""
         while self._leaf is not None:
-            record = self._by_id.get(self._leaf)
-            if record is None or self._parse(record) is not None:
+            record = self._index.by_id.get(self._leaf)
+            if record is None or self._index.parse(record) is not None:
                 return
-            self._reindex(reset_leaf=True)  # that line was dropped: the one before it is the last
-
-    def _problem(self, line: int, message: str) -> None:
-        problem = (line, f"line {line}: {message}" if line else message)
-        if problem not in self._problem_set:
-            self._problem_set.add(problem)
-            self._problems.append(problem)
-
-    def _lookup(self, entry_id: Any) -> Record | None:
-        if not _truthy(entry_id) or not _hashable(entry_id):
-            return None
-        return self._by_id.get(entry_id)
-
-    # ------------------------------------------------------------------ lazy parsing
-
-    def _parse(self, record: Record) -> Entry | None:
-        """The record's entry, parsing it on first use; ``None`` (and the record dropped) if it is no JSON."""
-        if record.entry is None:
-            self._parse_pending([record])
-        return record.entry
-
-    def _parse_pending(self, records: list[Record]) -> bool:
-        """Parse the records not parsed yet; False when one was not JSON (it is dropped then)."""
-        pending = [record for record in records if record.entry is None]
-        if not pending:
-            return True
-        if self._reader is None:  # cannot happen: unparsed records always come from a file
-            raise SessionError("session entries cannot be read: the session file is gone")
-        failed: list[tuple[Record, str]] = []
-        changed: list[Record] = []
-        loads = orjson.loads
-        with no_gc():
-            for start, piece, group in self._reader.chunks(pending):
-                size = len(piece)
-                for record in group:
-                    low = record.offset - start
-                    high = low + record.size
-                    if high >= size or piece[high] != 0x0A:
-                        failed.append((record, "no longer in the file"))
-                        continue
-                    try:
-                        value = loads(piece[low:high])
-                    except orjson.JSONDecodeError:
-                        value = _tolerant_parse(bytes(piece[low:high]))
-                    if value.__class__ is not dict:
-                        failed.append((record, "not valid JSON" if value is None else "not a JSON object"))
-                        continue
-                    record.entry = value
-                    if (
-                        value.get("id") != record.id
-                        or value.get("parentId") != record.parent_id
-                        or value.get("type") != record.kind
-                    ):
-                        changed.append(record)
-        for record in changed:
-            self._refresh_fields(record)
-        if failed:
-            self._drop(failed)
-        return not failed
-
-    def _refresh_fields(self, record: Record) -> None:
-        # Only a line with repeated keys gets here: JSON.parse keeps the last one, and so do we.
-        entry = record.entry or {}
-        record.kind, record.id, record.parent_id = entry.get("type"), entry.get("id"), entry.get("parentId")
-        self._problem(record.line, "repeated type/id/parentId keys; the last ones count")
-        self._reindex(reset_leaf=False)
-
-    def _drop(self, failed: list[tuple[Record, str]]) -> None:
-        """Forget lines that turned out not to be entries (as pi never loads them) and re-index."""
-        gone = set()
-        for record, why in failed:
-            self._problem(record.line, f"{why}; skipped")
-            gone.add(id(record))
-        self._records = [record for record in self._records if id(record) not in gone]
-        self._reindex(reset_leaf=False)
-
-    def _parse_all(self, records: Iterable[Record] | None = None) -> list[Entry]:
-        """Entries of ``records`` (default: all), parsed once; records that fail are dropped."""
-        chosen = list(self._records if records is None else records)
-        self._parse_pending(chosen)
-        return [record.entry for record in chosen if record.entry is not None]
-
-    def _line_bytes(self, records: list[Record]) -> list[bytes]:
-        """Each record's line as it is to be written: its original bytes when it is unchanged."""
-        self._parse_pending(records)
-        records = [record for record in records if record.entry is not None]
-        found: dict[int, bytes] = {}
-        wanted = [record for record in records if record.raw is None and record.offset >= 0]
-        if wanted and self._reader is not None:
-            for record, data in self._reader.lines(wanted):
-                if data is not None:
-                    found[id(record)] = bytes(data)
-        lines = []
-        for record in records:
-            line = record.raw if record.raw is not None else found.get(id(record))
-            lines.append(line if line is not None else jsonl.encode(record.entry))
-        return lines
-
-    def _entry_records(self) -> list[Record]:
-        return [record for record in self._records if record.kind != "session"]
+            self._leaf = self._index.last_id  # that line was dropped: the one before it is the last
 
     # ------------------------------------------------------------------ appending
 
@@ -541,15 +373,13 @@ class SessionManager:
             )
         record = Record.from_entry(entry)
         previous_leaf = self._leaf
-        self._records.append(record)
-        self._by_id[record.id] = record
+        self._index.add(record)
         self._leaf = record.id
         try:
             self._write(record)
         except BaseException:
             # An entry that was not written must not become the parent of later entries.
-            self._records.pop()
-            del self._by_id[record.id]
+            self._index.remove_last(record)
             self._leaf = previous_leaf
             raise
         return record.id
@@ -573,16 +403,16 @@ class SessionManager:
         self._place(lines)
 
     def _has_conversation(self) -> bool:
-        for record in self._records:
+        for record in self._index.records:
             if record.kind != "message":
                 continue
-            message = (self._parse(record) or {}).get("message")
+            message = (self._index.parse(record) or {}).get("message")
             if isinstance(message, dict) and message.get("role") in ("user", "assistant"):
                 return True
         return False
 
     def _new_id(self) -> str:
-        return new_entry_id(self._by_id)
+        return new_entry_id(self._index.by_id)
 
     def append_message(self, message: dict[str, Any]) -> str:
         """Append a ``message`` entry (user, assistant, toolResult, system, bashExecution, custom)."""
@@ -658,8 +488,8 @@ class SessionManager:
         content = replacement.get("content") if isinstance(replacement, dict) else None
         if replacement is not None and not isinstance(content, str | list):
             raise SessionError("a context edit replacement must be None or {'content': <string or list>}")
-        target = self._lookup(target_id)
-        entry = self._parse(target) if target is not None else None
+        target = self._index.lookup(target_id)
+        entry = self._index.parse(target) if target is not None else None
         if entry is None:
             raise SessionError(f"Entry {target_id} not found")
         if not any(item.get("id") == target_id for item in self.get_branch()):
@@ -674,12 +504,12 @@ class SessionManager:
 
     def append_label_change(self, target_id: str, label: str | None = None) -> str:
         """Set (or with ``None``/``""`` clear) the label of an entry; the latest label entry wins."""
-        target = self._lookup(target_id)
-        if target is None or self._parse(target) is None:
+        target = self._index.lookup(target_id)
+        if target is None or self._index.parse(target) is None:
             raise SessionError(f"Entry {target_id} not found")
         entry = make.label_entry(self._new_id(), self._leaf, iso_now(), target_id, label)
         entry_id = self._append(entry)
-        self._index_label(entry)
+        self._index.index_label(entry)
         return entry_id
 
     # ------------------------------------------------------------------ reading
@@ -713,12 +543,12 @@ class SessionManager:
 
     def get_entry_count(self) -> int:
         """Number of entries (distinct ids), without parsing or copying them."""
-        return len(self._by_id)
+        return len(self._index.by_id)
 
     def get_entries(self) -> list[Entry]:
         """Every entry in file order, header excluded (parses the whole file once)."""
-        self._parse_all()
-        return [record.entry for record in self._entry_records()]  # type: ignore[misc]
+        self._index.parse_all()
+        return [record.entry for record in self._index.entry_records()]  # type: ignore[misc]
 
     def get_leaf_id(self) -> str | None:
         return self._leaf
@@ -727,23 +557,23 @@ class SessionManager:
         return self.get_entry(self._leaf)
 
     def get_entry(self, entry_id: Any) -> Entry | None:
-        record = self._lookup(entry_id)
-        return self._parse(record) if record is not None else None
+        record = self._index.lookup(entry_id)
+        return self._index.parse(record) if record is not None else None
 
     def get_children(self, parent_id: str) -> list[Entry]:
         """Direct children of ``parent_id``, in file order."""
-        chosen = [record for record in self._by_id.values() if record.parent_id == parent_id]
-        return [entry for entry in self._parse_all(chosen) if entry.get("parentId") == parent_id]
+        chosen = [record for record in self._index.by_id.values() if record.parent_id == parent_id]
+        return [entry for entry in self._index.parse_all(chosen) if entry.get("parentId") == parent_id]
 
     def get_label(self, entry_id: str) -> str | None:
-        return self._labels.get(entry_id)
+        return self._index.labels.get(entry_id)
 
     def get_session_name(self) -> str | None:
         """The name of the latest ``session_info`` entry in file order (``None`` when cleared or never set)."""
-        for record in reversed(self._records):
+        for record in reversed(self._index.records):
             if record.kind != "session_info":
                 continue
-            entry = self._parse(record)
+            entry = self._index.parse(record)
             if entry is None:
                 continue
             name = entry.get("name")
@@ -754,77 +584,14 @@ class SessionManager:
     def problems(self) -> list[Problem]:
         """``(line, message)`` for every line skipped and every broken link (missing parent, cycle,
         repeated id). Reading it parses and checks the whole file once."""
-        if not self._validated:
-            self._parse_all()
-            self._check_links()
-            self._validated = True
-        return sorted(self._problems)
-
-    def _check_links(self) -> None:
-        state: dict[int, int] = {}  # id(record): 1 while on the current walk, 2 once known to end at a root
-        for start in list(self._by_id.values()):
-            walk: list[Record] = []
-            record: Record | None = start
-            while record is not None and id(record) not in state:
-                state[id(record)] = 1
-                walk.append(record)
-                parent = record.parent_id
-                if parent is None or parent == record.id:
-                    record = None
-                    continue
-                following = self._lookup(parent)
-                if following is None:
-                    self._problem(record.line, f"parent {parent!r} not found; treated as a root")
-                record = following
-            if record is not None and state.get(id(record)) == 1:
-                self._problem(record.line, f"entry {record.id!r} is its own ancestor (parentId cycle)")
-            for visited in walk:
-                state[id(visited)] = 2
-
-    # ------------------------------------------------------------------ tree
-
-    def _walk(self, leaf_id: Any) -> list[Record]:
-        """Records from the root to ``leaf_id``; stops at a missing parent, and at a parentId cycle."""
-        path: list[Record] = []
-        append = path.append
-        get = self._by_id.get
-        lookup = self._lookup
-        limit = len(self._by_id)
-        record = lookup(leaf_id)
-        while record is not None:
-            append(record)
-            if len(path) > limit:  # longer than the session: there is a cycle; find where it closes
-                return self._walk_checked(leaf_id)
-            parent = record.parent_id
-            record = (get(parent) if parent else None) if parent.__class__ is str else lookup(parent)
-        path.reverse()
-        return path
-
-    def _walk_checked(self, leaf_id: Any) -> list[Record]:
-        path: list[Record] = []
-        seen: set[int] = set()
-        record = self._lookup(leaf_id)
-        while record is not None:
-            if id(record) in seen:
-                self._problem(record.line, f"entry {record.id!r} is its own ancestor (parentId cycle)")
-                break
-            seen.add(id(record))
-            path.append(record)
-            record = self._lookup(record.parent_id)
-        path.reverse()
-        return path
+        return self._index.all_problems()
 
     def get_branch(self, from_id: str | None = None) -> list[Entry]:
         """The entries from the root to ``from_id`` (default: the leaf), all types, root first.
 
         A missing parent ends the walk (that entry is a root); a parentId cycle ends it too.
         """
-        start = self._leaf if from_id is None else from_id
-        while True:
-            records = self._walk(start)
-            if self._parse_pending(records):
-                return [record.entry for record in records]  # type: ignore[misc]
-            # a line on the path was not JSON and is gone now: walk again without it
+        return self._index.branch(self._leaf if from_id is None else from_id)
 
     def _context_branch(self, leaf_id: Any) -> list[Entry]:
         if leaf_id is _CURRENT_LEAF:
@@ -832,7 +599,7 @@ class SessionManager:
         if leaf_id is None:
             return []
         if self.get_entry(leaf_id) is None:
-            entries = self._entry_records()  # pi falls back to the last entry
+            entries = self._index.entry_records()  # pi falls back to the last entry
             if not entries:
                 return []
             leaf_id = entries[-1].id
@@ -858,7 +625,7 @@ class SessionManager:
         """
         from tau.session.tree import build_tree
 
-        return build_tree(self.get_entries(), self._labels, self._label_times)
+        return build_tree(self.get_entries(), self._index.labels, self._index.label_times)
 
     # ------------------------------------------------------------------ branching
 
@@ -904,10 +671,10 @@ class SessionManager:
         taken = set(kept_ids)
         parent = kept[-1].get("id") if kept else None
         labels: list[Entry] = []
-        for target, label in self._labels.items():
+        for target, label in self._index.labels.items():
             if target in kept_ids:
                 entry = make.label_entry(
-                    new_entry_id(taken), parent, self._label_times[target], target, label
+                    new_entry_id(taken), parent, self._index.label_times[target], target, label
                 )
                 taken.add(entry["id"])
                 labels.append(entry)
@@ -915,16 +682,12 @@ class SessionManager:
         previous_file = self.get_session_file()
         records = self._records_for(kept)
         self._close_writer()
-        self._reader = None  # the kept lines are in memory now
         session_id = uuidv7()
         timestamp = iso_now()
         self._header = make.header(session_id, timestamp, self._cwd, previous_file if self._persist else None)
         self._header_raw = None
-        self._records = records + [Record.from_entry(entry) for entry in labels]
-        self._problems = []
-        self._problem_set = set()
-        self._validated = False
-        self._reindex(reset_leaf=True)
+        self._index = EntryIndex(records + [Record.from_entry(entry) for entry in labels])  # lines in memory
+        self._leaf = self._index.reindex()
         self._flushed = False
         if not self._persist or self._session_dir is None:
             return None
@@ -939,13 +702,13 @@ class SessionManager:
 
     def _records_for(self, kept: list[Entry]) -> list[Record]:
         """Records for the kept entries of a branched session: stored entries keep their line bytes."""
-        originals = [self._lookup(entry.get("id")) for entry in kept]
+        originals = [self._index.lookup(entry.get("id")) for entry in kept]
         same = [
             original if original is not None and original.entry is entry else None
             for original, entry in zip(originals, kept, strict=True)
         ]
         known = [original for original in same if original is not None]
-        raw_of = dict(zip(map(id, known), self._line_bytes(known), strict=True))
+        raw_of = dict(zip(map(id, known), self._index.line_bytes(known), strict=True))
         records = []
         for original, entry in zip(same, kept, strict=True):
             record = Record.from_entry(entry)
@@ -953,14 +716,6 @@ class SessionManager:
                 record.raw = raw_of.get(id(original))
             records.append(record)
         return records
-
-
-def _tolerant_parse(raw: bytes) -> Any:
-    """A line orjson refused: lone surrogates and invalid UTF-8 still parse, as in JavaScript."""
-    try:
-        return jsonl.parse(raw)
-    except ValueError:
-        return None
 
 
 def make_line(entry: Entry) -> bytes:
