@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.bundled.obspack.extension import ObservationPack
+from tau.bundled.obspack.pack import ObservationPack
 from tau.bundled.sol_common import load_sol_settings
 
 __all__ = ["ObservationPack", "extension"]

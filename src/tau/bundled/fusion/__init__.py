@@ -1,0 +1,34 @@
+"""The bundled ``action-fusion`` extension (SoL-Pi's Action Fusion, extensions.md §5.3).
+
+``edit`` and ``write`` take an optional ``then_run: {command, timeout?}``: after the mutation
+succeeds the command runs in the same tool call, saving the model round trip that would otherwise
+only ask for it. The result ends with ``[then_run:succeeded]`` and the command's output; a non-zero
+exit returns an error result with ``[then_run:failed]`` (the edit is kept, never rolled back); a
+failed mutation or a file changed before the command gives ``[then_run:skipped]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.bundled.fusion.tools import ActionFusion, host_tool_properties
+from tau.bundled.sol_common import load_sol_settings, watch_reachability
+
+__all__ = ["ActionFusion", "extension", "host_tool_properties"]
+
+
+def extension(tau: Any) -> None:
+    """Read the ``sol`` settings at the first ``session_start`` and register the fused tools if on."""
+    started = {"done": False}
+
+    def on_session_start(event: Any, ctx: Any) -> None:
+        if started["done"]:
+            return
+        started["done"] = True
+        settings = load_sol_settings(tau, ctx)
+        if not settings.action_fusion:
+            return
+        ActionFusion(tau).install()
+        watch_reachability(tau, ctx, action_fusion=True, reducer=False)
+
+    tau.on("session_start", on_session_start)

@@ -1,0 +1,65 @@
+"""The ``then_run`` parameter and the texts of a fused result (extensions.md §5.3).
+
+A fused call's text ends with one marker block: ``[then_run:succeeded]`` (the command's output
+follows on the next lines), ``[then_run:failed]`` (an error result that keeps the mutation's text
+and details), or ``[then_run:skipped]`` (the command never ran).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "FAILED",
+    "SKIPPED",
+    "SUCCEEDED",
+    "failed_block",
+    "mutation_failed_text",
+    "run_error_text",
+    "skipped_text",
+    "succeeded_block",
+    "then_run_schema",
+]
+
+SUCCEEDED = "[then_run:succeeded]"
+FAILED = "[then_run:failed]"
+SKIPPED = "[then_run:skipped]"
+EMPTY_FAILURE_OUTPUT = "Command failed."
+
+
+def then_run_schema(verb: str) -> dict[str, Any]:
+    """The optional ``then_run`` property of the fused ``edit`` (``verb="edit"``) or ``write``."""
+    return {
+        "type": "object",
+        "required": ["command"],
+        "properties": {
+            "command": {"type": "string", "description": "Bash command to run"},
+            "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+        },
+        "description": (
+            f"Command to run next on this file after the {verb} succeeds — e.g. run, build, start/restart, "
+            f"install, or check it; optional timeout in seconds. Skipped if the {verb} fails; a non-zero exit "
+            f"is reported but keeps the {verb}."
+        ),
+    }
+
+
+def succeeded_block(output: str) -> dict[str, str]:
+    return {"type": "text", "text": f"{SUCCEEDED}\n{output}" if output else SUCCEEDED}
+
+
+def failed_block(output: str) -> dict[str, str]:
+    return {"type": "text", "text": f"{FAILED}\n{output or EMPTY_FAILURE_OUTPUT}"}
+
+
+def mutation_failed_text(error: str) -> str:
+    return f"{error}\n\n{SKIPPED} The file mutation did not complete successfully; the command was not run."
+
+
+def skipped_text(reason: str) -> str:
+    return f"{SKIPPED} {reason}; the command was not run."
+
+
+def run_error_text(mutation_text: str, error: str) -> str:
+    """A command that timed out, was aborted or ended without an exit code: the mutation's text kept."""
+    return "\n\n".join(part for part in (mutation_text, FAILED, error) if part)

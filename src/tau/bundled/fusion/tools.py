@@ -1,0 +1,180 @@
+"""Action Fusion wired to the extension API: ``edit`` and ``write`` with an optional ``then_run``.
+
+The built-in definitions (``edit_tool()``, ``write_tool()``) supply the schema, prompt text,
+argument shim and mutation; this module adds ``then_run``, the per-file slot held through the
+mutation and the command, the hash check between them, and the marker blocks. The command runs
+through the built-in ``bash`` definition (``bash_tool()``), which takes the shell settings from the
+call's context, never through a ``bash`` another extension registered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+from typing import Any
+
+from tau.bundled.fusion.markers import (
+    SUCCEEDED,
+    failed_block,
+    mutation_failed_text,
+    run_error_text,
+    skipped_text,
+    succeeded_block,
+    then_run_schema,
+)
+from tau.bundled.fusion.paths import resolve_tool_path
+from tau.bundled.fusion.queue import FusedFileQueue
+from tau.bundled.sol_common import banner_lines, show_savings
+from tau.extension import ToolDefinition, ToolError, ToolResult, bash_tool, edit_tool, write_tool
+
+__all__ = ["MECHANISM", "SAVING", "ActionFusion", "host_tool_properties"]
+
+MECHANISM = "Action Fusion"
+SAVING = "1 model round-trip avoided"
+
+
+def host_tool_properties(parameters: Any) -> dict[str, Any]:
+    """``{"properties", "required"}`` of a host schema (a dict, or an object with ``to_json_schema``).
+
+    A throwing or malformed schema gives ``{}``: then the tools are not replaced.
+    """
+    try:
+        schema = parameters
+        for name in ("to_json_schema", "toJsonSchema"):
+            if not isinstance(schema, dict) and callable(getattr(schema, name, None)):
+                schema = getattr(schema, name)()
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(properties, dict):
+            return {}
+        required = schema.get("required", [])
+        if not isinstance(required, list):
+            return {}
+        return {"properties": dict(properties), "required": list(required)}
+    except Exception:
+        return {}
+
+
+def _text_of(result: ToolResult) -> str:
+    return "\n".join(block.get("text", "") for block in result.content if block.get("type") == "text")
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+async def check_unchanged(path: str) -> None:
+    """Hash the target, yield one event-loop tick, hash again; skip the command on any difference."""
+    try:
+        before = await asyncio.to_thread(_sha256, path)
+        await asyncio.sleep(0)
+        after = await asyncio.to_thread(_sha256, path)
+    except OSError as exc:
+        raise ToolError(skipped_text(f"cannot read the target ({exc.strerror or exc})")) from exc
+    if before != after:
+        raise ToolError(skipped_text("target content changed after the fused mutation"))
+
+
+class ActionFusion:
+    """The fused tools of one extension instance, sharing one queue."""
+
+    def __init__(self, tau: Any, *, bash: ToolDefinition | None = None) -> None:
+        self.tau = tau
+        self.queue = FusedFileQueue()
+        self.bash = bash or bash_tool()
+
+    def install(self) -> list[str]:
+        """Register the fused ``edit`` and ``write``; returns the names registered."""
+        registered = []
+        for base, verb in ((edit_tool(), "edit"), (write_tool(), "write")):
+            fused = self.fused(base, verb)
+            if fused is not None:
+                self.tau.register_tool(fused)
+                registered.append(fused.name)
+        return registered
+
+    def fused(self, base: ToolDefinition, verb: str) -> ToolDefinition | None:
+        schema = host_tool_properties(base.parameters)
+        if not schema:
+            return None
+        parameters = {
+            **{k: v for k, v in base.parameters.items() if k not in ("properties", "required")},
+            "type": "object",
+            "required": schema["required"],
+            "properties": {**schema["properties"], "then_run": then_run_schema(verb)},
+        }
+
+        async def execute(
+            tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+        ) -> ToolResult:
+            return await self.execute(base, tool_call_id, params, signal, on_update, ctx)
+
+        return dataclasses.replace(
+            base,
+            parameters=parameters,
+            execute=execute,
+            render_call=render_fused_call,
+            render_result=render_fused_result,
+        )
+
+    async def execute(
+        self,
+        base: ToolDefinition,
+        tool_call_id: str,
+        params: dict[str, Any],
+        signal: Any,
+        on_update: Any,
+        ctx: Any,
+    ) -> ToolResult:
+        then_run = params.get("then_run")
+        mutation_params = {key: value for key, value in params.items() if key != "then_run"}
+        absolute = resolve_tool_path(str(params.get("path", "")), ctx.cwd)
+        async with self.queue.slot(absolute):
+            if then_run is None:
+                return await base.execute(tool_call_id, mutation_params, signal, on_update, ctx)
+            try:
+                mutation = await base.execute(tool_call_id, mutation_params, signal, on_update, ctx)
+            except Exception as exc:  # the model reads why, and that the command never ran
+                raise ToolError(mutation_failed_text(str(exc))) from exc
+            if mutation.is_error:
+                raise ToolError(mutation_failed_text(_text_of(mutation)))
+            await check_unchanged(absolute)
+            result = await self.run_command(tool_call_id, then_run, mutation, signal, ctx)
+        if not result.is_error:
+            show_savings(ctx, MECHANISM, SAVING)
+        return result
+
+    async def run_command(
+        self, tool_call_id: str, then_run: dict[str, Any], mutation: ToolResult, signal: Any, ctx: Any
+    ) -> ToolResult:
+        command = {"command": then_run["command"]}
+        if then_run.get("timeout") is not None:
+            command["timeout"] = then_run["timeout"]
+        try:
+            outcome = await self.bash.execute(f"{tool_call_id}:then_run", command, signal, None, ctx)
+        except Exception as exc:  # timeout, abort, no exit code: fail, keeping the mutation's text
+            raise ToolError(run_error_text(_text_of(mutation), str(exc))) from exc
+        output = _text_of(outcome)
+        if outcome.is_error:
+            # Never rolled back: the file keeps the mutation; the result says the command failed.
+            return ToolResult(
+                content=[*mutation.content, failed_block(output)], details=mutation.details, is_error=True
+            )
+        return dataclasses.replace(mutation, content=[*mutation.content, succeeded_block(output)])
+
+
+def render_fused_call(args: dict[str, Any], *_: Any) -> list[str] | None:
+    """The savings banner above a fused call's row; ``None`` (the built-in row) without ``then_run``."""
+    return banner_lines(MECHANISM, SAVING) if isinstance(args, dict) and args.get("then_run") else None
+
+
+def render_fused_result(result: Any, *_: Any, args: dict[str, Any] | None = None) -> list[str] | None:
+    """The banner stays after a fused call succeeds and is removed once it ends as an error."""
+    is_error = getattr(result, "is_error", None)
+    if is_error is None and isinstance(result, dict):
+        is_error = result.get("isError")
+    if not args or not args.get("then_run") or is_error:
+        return None
+    text = _text_of(result) if isinstance(result, ToolResult) else ""
+    return banner_lines(MECHANISM, SAVING) if not text or SUCCEEDED in text else None
