@@ -338,3 +338,27 @@ def test_a_bracketed_paste_through_handle_input_is_still_only_a_paste(store):
     assert overlay.view == "list" and titles(store) == ["keep me"]
     overlay.handle_input("a\x1b[200~pasted\x1b[201~\r\r\r")
     assert titles(store) == ["keep me", "pasted"]
+
+
+def test_the_interactive_modes_overlay_host_drives_it(store):
+    """tau's interactive mode binds request_render/done and hands over keys and pastes."""
+    import asyncio
+
+    overlay_module = pytest.importorskip("tau.modes.interactive.overlay")
+    add(store, "one")
+    frames = []
+
+    async def scenario():
+        host = overlay_module.OverlayHost(request_render=lambda: frames.append(1))
+        overlay = TodoOverlay(store, height=lambda: 12)
+        shown = asyncio.ensure_future(host.show(overlay))
+        await asyncio.sleep(0)
+        assert host.active is overlay
+        assert overlay.render(60)[0].startswith("Todo · revision 1")
+        overlay.handle_input("a")
+        overlay.handle_paste("two")
+        overlay.handle_input("\r\r\r\x1b")
+        return await shown
+
+    assert asyncio.run(scenario()) is None
+    assert titles(store) == ["one", "two"] and frames

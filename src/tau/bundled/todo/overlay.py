@@ -66,6 +66,7 @@ class TodoOverlay:
         self.newline_keys = newline_keys
         self.view = "list"
         self.closed = False
+        self.rendered = False  # whether a frame was ever drawn
         self.message: str | None = None
         self.selected: str | None = None
         self._top = 0
@@ -280,6 +281,7 @@ class TodoOverlay:
     # ---------------------------------------------------------------------------------- render
 
     def render(self, width: int) -> list[str]:
+        self.rendered = True
         self._width = width
         self._keep_selection()
         body = {

@@ -172,7 +172,7 @@ class TodoExtension:
         await ctx.ui.custom(overlay)
         if self.overlay is overlay:
             self.overlay = None
-        if not overlay.closed:  # the UI could not show it
+        if not overlay.closed and not overlay.rendered:  # this UI could not show it
             ctx.ui.notify(f"{USAGE}\n{store.status_text()}", "info")
 
 
