@@ -27,7 +27,7 @@ from typing import Any
 from tau.agent.agent import Agent
 from tau.agent.session_boundaries import BoundaryMixin
 from tau.agent.session_compaction import CompactionMixin
-from tau.agent.session_events import EventsMixin
+from tau.agent.session_events import EventsMixin, ProjectionCache
 from tau.agent.session_hooks import NoHooks, SessionHooks
 from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
 from tau.agent.session_retry import RetryMixin
@@ -96,6 +96,7 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
 
             tools = builtin_tools()
         self._tools = ToolSet(tools, allowed_tools)
+        self._projection = ProjectionCache(session_manager)
         self._listeners: list[SessionListener] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         self._init_run_state()

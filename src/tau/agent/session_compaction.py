@@ -265,7 +265,7 @@ class CompactionMixin:
     async def _compact_before_next_response(self: Any) -> list[dict[str, Any]]:
         """Between turns: compact when the projected context is over the threshold; the new messages."""
         manager = self._session_manager
-        projection = manager.build_session_projection()
+        projection = self._projection.get()
         model = self.agent.state.model
         if model is None or model.context_window <= 0:
             return projection["messages"]
@@ -273,7 +273,7 @@ class CompactionMixin:
         if not should_compact(tokens, model.context_window, self._compaction_settings()):
             return projection["messages"]
         await self._run_auto_compaction("threshold", False)
-        return manager.build_session_projection()["messages"]
+        return self._projection.get()["messages"]
 
     async def _check_compaction(self: Any, message: dict[str, Any], skip_aborted: bool = True) -> bool:
         """pi's ``_checkCompaction``: overflow recovery or threshold compaction after a response."""
@@ -292,7 +292,7 @@ class CompactionMixin:
         latest = _latest_compaction(branch)
         if latest is not None and (message.get("timestamp") or 0) <= _entry_ms(latest):
             return False
-        projection = self._session_manager.build_session_projection()
+        projection = self._projection.get()
         entry_id = self._entry_id_of(message)
         projected = entry_id is None or any(
             item["sourceEntry"].get("id") == entry_id

@@ -7,6 +7,7 @@ with appended entries instead of rebuilding it for every request).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from tau.agent.hooks import (
@@ -22,11 +23,120 @@ from tau.llm.stream import AbortSignal
 from tau.llm.transcript import content_text
 from tau.llm.types import Model
 from tau.session.messages import convert_to_llm
+from tau.session.projection import entry_to_messages
 from tau.tools.base import ToolContext
 
-__all__ = ["EventsMixin"]
+__all__ = ["EventsMixin", "ProjectionCache"]
 
 _PERSISTED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
+# Entries that add to the end of a projection without changing what came before.
+_APPENDABLE = frozenset(
+    {
+        "message",
+        "custom_message",
+        "model_change",
+        "thinking_level_change",
+        "label",
+        "session_info",
+        "custom",
+        "usage",
+    }
+)
+
+
+class ProjectionCache:
+    """The session's projection, extended in place while entries are only appended to the leaf.
+
+    A request needs the canonical projection of the session (pi's ``buildSessionProjection``);
+    between two requests of a run only messages are appended, so rebuilding it from the whole
+    branch each time would cost O(session) per request. Anything else (a moved leaf, a compaction,
+    a context edit, a branch summary) rebuilds it. The model messages of the projection are
+    converted once too. Callers must not change the returned lists.
+    """
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+        self._projection: dict[str, Any] | None = None
+        self._leaf: Any = None
+        self._count = 0
+        self._converted: list[dict[str, Any]] = []
+        self._converted_count = 0
+        self._converted_flag: bool | None = None
+
+    def invalidate(self) -> None:
+        self._projection = None
+
+    def get(self) -> dict[str, Any]:
+        manager = self.manager
+        leaf, count = manager.get_leaf_id(), manager.get_entry_count()
+        projection = self._projection
+        if projection is not None and leaf == self._leaf and count == self._count:
+            return projection
+        if projection is not None and count > self._count and self._extend(projection, leaf, count):
+            return projection
+        projection = manager.build_session_projection()
+        self._projection, self._leaf, self._count = projection, leaf, count
+        self._converted, self._converted_count = [], 0
+        return projection
+
+    def _extend(self, projection: dict[str, Any], leaf: Any, count: int) -> bool:
+        added: list[dict[str, Any]] = []
+        current = leaf
+        while current != self._leaf:
+            entry = self.manager.get_entry(current)
+            if entry is None or entry.get("type") not in _APPENDABLE or len(added) >= count - self._count:
+                return False
+            added.append(entry)
+            current = entry.get("parentId")
+        if len(added) != count - self._count:
+            return False  # entries were appended elsewhere in the tree
+        for entry in reversed(added):
+            _append_to_projection(projection, entry)
+        self._leaf, self._count = leaf, count
+        return True
+
+    def convert(self, messages: list[dict[str, Any]], block_images: bool) -> list[dict[str, Any]]:
+        """``convert_to_llm(messages)``, reusing the conversion of the projection's messages.
+
+        ``messages`` usually starts with the projection's own message objects (the request context);
+        only what follows them is converted. Any other list is converted as a whole.
+        """
+        base = self._projection["messages"] if self._projection is not None else None
+        if base is None or len(messages) < len(base) or not all(map(operator.is_, messages, base)):
+            return convert_to_llm(messages, block_images=block_images)
+        if self._converted_flag is not block_images:
+            self._converted, self._converted_count, self._converted_flag = [], 0, block_images
+        if self._converted_count < len(base):
+            self._converted.extend(convert_to_llm(base[self._converted_count :], block_images=block_images))
+            self._converted_count = len(base)
+        rest = (
+            convert_to_llm(messages[len(base) :], block_images=block_images)
+            if len(messages) > len(base)
+            else []
+        )
+        return [*self._converted, *rest]
+
+
+def _append_to_projection(projection: dict[str, Any], entry: dict[str, Any]) -> None:
+    kind = entry.get("type")
+    messages = entry_to_messages(entry)
+    projection["entries"].append({"sourceEntry": entry, "messages": messages})
+    projection["messages"].extend(messages)
+    if kind == "thinking_level_change":
+        projection["thinkingLevel"] = entry.get("thinkingLevel")
+    elif kind == "model_change":
+        projection["model"] = {
+            key: entry[field]
+            for key, field in (("provider", "provider"), ("modelId", "modelId"))
+            if field in entry
+        }
+    elif kind == "message" and (entry.get("message") or {}).get("role") == "assistant":
+        message = entry["message"]
+        projection["model"] = {
+            key: message[field]
+            for key, field in (("provider", "provider"), ("modelId", "model"))
+            if field in message
+        }
 
 
 class EventsMixin:
@@ -119,7 +229,7 @@ class EventsMixin:
             await hooks.emit(dict(event))
 
     def _refresh_context(self: Any) -> dict[str, Any]:
-        projection = self._session_manager.build_session_projection()
+        projection = self._projection.get()
         for item in projection["entries"]:
             for message in item["messages"]:
                 self._remember_entry(message, item["sourceEntry"]["id"])
@@ -133,7 +243,7 @@ class EventsMixin:
     # -- loop hooks --------------------------------------------------------------------------
 
     def _convert_to_llm(self: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return convert_to_llm(messages, block_images=bool(self._settings.get("images.blockImages", False)))
+        return self._projection.convert(messages, bool(self._settings.get("images.blockImages", False)))
 
     async def _transform_context(
         self: Any, messages: list[dict[str, Any]], signal: AbortSignal | None
@@ -154,7 +264,7 @@ class EventsMixin:
 
     async def _prepare_request(self: Any, request: RequestContext, signal: AbortSignal | None) -> TurnUpdate:
         self._failed_response = None
-        projection = self._session_manager.build_session_projection()
+        projection = self._projection.get()
         context = AgentContext(list(projection["messages"]), list(self.agent.state.tools))
         return TurnUpdate(
             context=context, model=self.agent.state.model, thinking_level=self.agent.state.thinking_level

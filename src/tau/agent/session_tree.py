@@ -243,6 +243,7 @@ class TreeMixin:
         await self._emit_hook(event)
 
     async def _restart(self: Any, reason: str, previous: str | None) -> None:
+        self._projection.invalidate()
         self._entry_ids.clear()
         self._entry_refs.clear()
         self._pending_next_turn.clear()

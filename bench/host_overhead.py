@@ -1,0 +1,111 @@
+"""Benchmark: the host's work per provider request on a 10,000-entry session (no model).
+
+What the session does before every request (pi-host §4.2 step 3): the canonical projection of the
+session (``prepare_request``), the ``context`` hook chain with its copy of the messages, and
+``convert_to_llm``, with every extension loaded (bundled ones included). Between requests a user
+and an assistant message are appended, as in a real run. Target: <= 20 ms per request (median of
+>= 5 runs after a warm-up).
+
+Usage: ``.venv/bin/python bench/host_overhead.py [--runs N] [--no-extensions]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from session_open import generate  # noqa: E402
+
+from tau.agent.hooks import AgentContext, RequestContext  # noqa: E402
+from tau.agent.session import AgentSession  # noqa: E402
+from tau.agent.settings import Settings  # noqa: E402
+from tau.common.jsstr import ms_now  # noqa: E402
+from tau.llm.registry import ModelRegistry  # noqa: E402
+from tau.session.manager import SessionManager  # noqa: E402
+
+TARGET_MS = 20.0
+
+
+async def measure(path: Path, runs: int, extensions: bool) -> tuple[list[float], int, int]:
+    manager = SessionManager.open(path)
+    registry = ModelRegistry()
+    model = registry.find("faux", "faux-1")
+    session = AgentSession(manager, Settings.in_memory(), registry, model, cwd=manager.get_cwd())
+    handlers = 0
+    if extensions:
+        from tau.extension.loader import load_extensions
+
+        runner = await load_extensions(session, cwd=session.cwd, trusted=False, mode="json")
+        handlers = sum(len(getattr(ext, "handlers", {}) or {}) for ext in getattr(runner, "extensions", []))
+    times = []
+    for index in range(runs + 1):
+        manager.append_message(
+            {"role": "user", "content": [{"type": "text", "text": f"q{index}"}], "timestamp": ms_now()}
+        )
+        manager.append_message(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"a{index}"}],
+                "api": "faux",
+                "provider": "faux",
+                "model": "faux-1",
+                "usage": {
+                    "input": 1,
+                    "output": 1,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "totalTokens": 2,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+                },
+                "stopReason": "stop",
+                "timestamp": ms_now(),
+            }
+        )
+        manager.append_message(
+            {"role": "user", "content": [{"type": "text", "text": "next"}], "timestamp": ms_now()}
+        )
+        started = time.perf_counter()
+        request = RequestContext(AgentContext([], []), model, "off")
+        update = await session._prepare_request(request, None)
+        messages = await session._transform_context(update.context.messages, None)
+        llm = session._convert_to_llm(messages)
+        elapsed = (time.perf_counter() - started) * 1000
+        if index:  # the first request is the warm-up
+            times.append(elapsed)
+    count = len(llm)
+    manager.close()
+    return times, count, handlers
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--no-extensions", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("TAU_AGENT_DIR", str(Path(tmp) / "agent"))
+        path = Path(tmp) / "bench.jsonl"
+        entries = generate(path)
+        times, count, handlers = asyncio.run(measure(path, max(5, args.runs), not args.no_extensions))
+    median = statistics.median(times)
+    verdict = "ok" if median <= TARGET_MS else "MISSED"
+    print(f"session: {entries} entries, {count} model messages per request, {handlers} extension handler(s)")
+    print(
+        f"host overhead per request: median {median:.1f} ms (min {min(times):.1f}, max {max(times):.1f}) "
+        f"target <= {TARGET_MS:.0f} ms  {verdict}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
