@@ -1,0 +1,65 @@
+"""End to end: one ``tau -p`` run in which the model plans three tasks with ``todo``, stops after the
+first, and todo-loop carries it to the end (faux model, default bundled extensions)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from todo_loop_planner import SPEC
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def run_print(tmp_path: Path, agent_dir: Path, **env: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"factory": SPEC}]))
+    done = subprocess.run(
+        [sys.executable, "-m", "tau", "-p", "--model", "faux/faux-1", "--faux-script", str(script)]
+        + ["Build the three parts"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), **env},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    (session_file,) = (agent_dir / "sessions").rglob("*.jsonl")
+    entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+    return done, entries
+
+
+def final_answers(entries: list[dict]) -> list[str]:
+    return [
+        e["message"]["content"][0]["text"]
+        for e in entries
+        if e["type"] == "message"
+        and e["message"]["role"] == "assistant"
+        and e["message"]["stopReason"] == "stop"
+    ]
+
+
+def test_the_loop_carries_a_three_task_plan_to_the_end_in_one_run(tmp_path, isolated_agent_dir):
+    done, entries = run_print(tmp_path, isolated_agent_dir)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Finished part 3.\n", "")
+    assert final_answers(entries) == ["Finished part 1.", "Finished part 2.", "Finished part 3."]
+    markers = [e for e in entries if e["type"] == "custom_message"]
+    assert [(m["customType"], m["display"]) for m in markers] == [("todo-loop:continue", False)] * 2
+    # each marker follows a final answer, and the model's next turn follows it
+    by_id = {e.get("id"): e for e in entries}
+    for marker in markers:
+        before = by_id[marker["parentId"]]["message"]
+        assert before["role"] == "assistant" and before["stopReason"] == "stop"
+    (last_state,) = [e for e in entries if e.get("customType") == "pi-todo:state"][-1:]
+    assert [task["status"] for task in last_state["data"]["tasks"]] == ["completed"] * 3
+
+
+def test_without_the_loop_the_same_run_stops_after_the_first_task(tmp_path, isolated_agent_dir):
+    done, entries = run_print(tmp_path, isolated_agent_dir, TAU_TODO_LOOP_DISABLED="1")
+    assert (done.returncode, done.stdout) == (0, "Finished part 1.\n")
+    assert [e for e in entries if e["type"] == "custom_message"] == []
