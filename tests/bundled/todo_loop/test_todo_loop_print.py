@@ -20,8 +20,17 @@ def run_print(tmp_path: Path, agent_dir: Path, **env: str) -> tuple[subprocess.C
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"factory": SPEC}]))
     done = subprocess.run(
-        [sys.executable, "-m", "tau", "-p", "--model", "faux/faux-1", "--faux-script", str(script)]
-        + ["Build the three parts"],
+        [
+            sys.executable,
+            "-m",
+            "tau",
+            "-p",
+            "--model",
+            "faux/faux-1",
+            "--faux-script",
+            str(script),
+            "Build the three parts",
+        ],
         cwd=project,
         env={**os.environ, "PYTHONPATH": str(REPO / "src"), **env},
         stdin=subprocess.DEVNULL,

@@ -57,7 +57,7 @@ def _answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
     text = _text(last)
     if last.get("isError"):
         return {"text": f"todo failed: {text}"}
-    previous = [b for b in messages[-2]["content"] if b.get("type") == "toolCall"][0]["arguments"]
+    previous = next(b for b in messages[-2]["content"] if b.get("type") == "toolCall")["arguments"]
     if previous["action"] == "add":
         revision = int(re.match(r"todo revision (\d+)", text).group(1))
         added = len(_todo_calls(messages, "add"))
