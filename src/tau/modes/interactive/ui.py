@@ -90,7 +90,8 @@ class InteractiveUI:
     # -- dialogs -----------------------------------------------------------------------------
 
     async def select(self, title: str, options: list[str], **extra: Any) -> str | None:
-        return await self._dialog(SelectDialog(title, list(options)), None, extra)
+        selected = int(extra.pop("selected", 0) or 0)
+        return await self._dialog(SelectDialog(title, list(options), selected=selected), None, extra)
 
     async def confirm(self, title: str, message: str, **extra: Any) -> bool:
         return bool(await self._dialog(ConfirmDialog(title, message), False, extra))
