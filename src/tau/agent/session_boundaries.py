@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.agent.compaction import estimate_projected_context_tokens
 from tau.session.errors import SessionError
 from tau.session.manager import SessionManager
 from tau.session.messages import convert_to_llm
@@ -36,6 +35,8 @@ def apply_drafts(manager: SessionManager, drafts: list[dict[str, Any]]) -> list[
             elif kind == "context_edit":
                 entry_id = manager.append_context_edit(draft["targetId"], draft.get("replacement"))
             elif kind == "compaction":
+                from tau.agent.compaction.estimate import estimate_projected_context_tokens
+
                 tokens = estimate_projected_context_tokens(
                     manager.build_session_projection(), manager.get_branch()
                 )

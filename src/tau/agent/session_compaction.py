@@ -10,19 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.agent.compaction import (
-    CompactionSettings,
-    SummarizationError,
-    calculate_context_tokens,
-    compact,
-    estimate_context_tokens,
-    estimate_messages_tokens,
-    estimate_projected_context_tokens,
-    prepare_compaction,
-    should_compact,
-    summary_complete,
-    summary_options,
-)
 from tau.agent.session_retry import retry_policy
 from tau.common.jsstr import ms_from_iso
 from tau.llm.overflow import is_context_overflow, is_recoverable_length
@@ -39,6 +26,25 @@ LENGTH_RETRY_FAILED = "Truncated response recovery failed after one compact-and-
 
 class CompactionCancelled(Exception):
     """A compaction stopped by an abort or by a ``session_before_compact`` handler."""
+
+
+def _estimate() -> Any:
+    # tau.agent.compaction loads every compaction module: only import it once a run needs it.
+    from tau.agent.compaction import estimate
+
+    return estimate
+
+
+def _settings_module() -> Any:
+    from tau.agent.compaction import settings
+
+    return settings
+
+
+def _summarization_error() -> type[Exception]:
+    from tau.agent.compaction.summary import SummarizationError
+
+    return SummarizationError
 
 
 def _latest_compaction(branch: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -74,12 +80,14 @@ class CompactionMixin:
             if signal is not None:
                 signal.abort()
 
-    def _compaction_settings(self: Any) -> CompactionSettings:
+    def _compaction_settings(self: Any) -> Any:
         model = self.agent.state.model
         key = f"{model.provider}/{model.id}" if model is not None else None
-        return CompactionSettings.from_settings(self._settings.effective, key)
+        return _settings_module().CompactionSettings.from_settings(self._settings.effective, key)
 
     def _summary_complete(self: Any, signal: AbortSignal, reason: str) -> Any:
+        from tau.agent.compaction.request import summary_complete, summary_options
+
         model = self.agent.state.model
         options = summary_options(model, signal=signal, thinking_level=self.agent.state.thinking_level)
 
@@ -102,6 +110,9 @@ class CompactionMixin:
         self: Any, reason: str, will_retry: bool, signal: AbortSignal, custom_instructions: str | None
     ) -> dict[str, Any] | None:
         """Prepare, ask extensions, summarize and append; the ``compaction_end`` result, or None."""
+        from tau.agent.compaction.prepare import prepare_compaction
+        from tau.agent.compaction.summary import compact
+
         branch = self._session_manager.get_branch()
         preparation = prepare_compaction(branch, self._compaction_settings())
         if preparation is None:
@@ -149,7 +160,7 @@ class CompactionMixin:
             "summary": supplied["summary"],
             "firstKeptEntryId": supplied["firstKeptEntryId"],
             "tokensBefore": supplied["tokensBefore"],
-            "estimatedTokensAfter": estimate_messages_tokens(projection["messages"]),
+            "estimatedTokensAfter": _estimate().estimate_messages_tokens(projection["messages"]),
             "usage": supplied.get("usage"),
             "details": supplied.get("details"),
         }
@@ -213,7 +224,7 @@ class CompactionMixin:
                 if branch and branch[-1].get("type") == "compaction":
                     raise RuntimeError("Already compacted")
                 raise RuntimeError("Nothing to compact (session too small)")
-        except (SummarizationError, CompactionCancelled, RuntimeError, ValueError) as exc:
+        except (_summarization_error(), CompactionCancelled, RuntimeError, ValueError) as exc:
             aborted = signal.aborted or isinstance(exc, CompactionCancelled)
             self._manual_compaction = None
             await self._compaction_failed("manual", exc, aborted)
@@ -240,7 +251,7 @@ class CompactionMixin:
         self._compaction_started = False
         try:
             result = await self._summarize(reason, will_retry, signal, None)
-        except (SummarizationError, CompactionCancelled, RuntimeError, ValueError) as exc:
+        except (_summarization_error(), CompactionCancelled, RuntimeError, ValueError) as exc:
             if self._compaction_started:
                 await self._compaction_failed(
                     reason, exc, signal.aborted or isinstance(exc, CompactionCancelled)
@@ -269,8 +280,8 @@ class CompactionMixin:
         model = self.agent.state.model
         if model is None or model.context_window <= 0:
             return projection["messages"]
-        tokens = estimate_projected_context_tokens(projection, manager.get_branch())["tokens"]
-        if not should_compact(tokens, model.context_window, self._compaction_settings()):
+        tokens = _estimate().estimate_projected_context_tokens(projection, manager.get_branch())["tokens"]
+        if not _settings_module().should_compact(tokens, model.context_window, self._compaction_settings()):
             return projection["messages"]
         await self._run_auto_compaction("threshold", False)
         return self._projection.get()["messages"]
@@ -318,7 +329,7 @@ class CompactionMixin:
         if overflow or length:
             return await self._recover_overflow(message, overflow)
         tokens = self._context_tokens_after(message, projection, branch, latest)
-        if tokens is not None and should_compact(tokens, window, settings):
+        if tokens is not None and _settings_module().should_compact(tokens, window, settings):
             return await self._run_auto_compaction("threshold", False)
         return False
 
@@ -363,12 +374,12 @@ class CompactionMixin:
         latest: dict[str, Any] | None,
     ) -> int | None:
         if any(item["sourceEntry"].get("type") == "context_edit" for item in projection["entries"]):
-            return estimate_projected_context_tokens(projection, branch)["tokens"]
-        direct = calculate_context_tokens(message["usage"]) if message.get("usage") else 0
+            return _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
+        direct = _estimate().calculate_context_tokens(message["usage"]) if message.get("usage") else 0
         if message.get("stopReason") != "error" and direct:
             return direct
         messages = self.agent.state.messages
-        estimate = estimate_context_tokens(messages)
+        estimate = _estimate().estimate_context_tokens(messages)
         index = estimate["lastUsageIndex"]
         if index is not None and latest is not None:
             used = messages[index]
@@ -394,7 +405,7 @@ def context_usage(session: Any) -> dict[str, Any] | None:
             if any(
                 m.get("role") == "assistant"
                 and m.get("stopReason") not in ("aborted", "error")
-                and calculate_context_tokens(m.get("usage") or {}) > 0
+                and _estimate().calculate_context_tokens(m.get("usage") or {}) > 0
                 for m in item["messages"]
             )
         }
@@ -403,5 +414,5 @@ def context_usage(session: Any) -> dict[str, Any] | None:
         )
         if not any(entry.get("id") in usable for entry in branch[position + 1 :]):
             return {"tokens": None, "contextWindow": window, "percent": None}
-    tokens = estimate_projected_context_tokens(projection, branch)["tokens"]
+    tokens = _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
     return {"tokens": tokens, "contextWindow": window, "percent": tokens / window * 100}

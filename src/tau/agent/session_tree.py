@@ -10,11 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.agent.compaction import (
-    BranchSummarySettings,
-    collect_entries_for_branch_summary,
-    generate_branch_summary,
-)
 from tau.llm.stream import AbortSignal
 from tau.llm.transcript import content_text
 from tau.session.manager import SessionManager
@@ -46,6 +41,8 @@ class TreeMixin:
             raise RuntimeError(
                 "Wait for the current compaction or tree navigation to finish before navigating the session tree."
             )
+        from tau.agent.compaction.branch_summary import collect_entries_for_branch_summary
+
         manager = self._session_manager
         old_leaf = manager.get_leaf_id()
         if target_id == old_leaf:
@@ -120,6 +117,9 @@ class TreeMixin:
     async def _branch_summary(
         self: Any, entries: Any, signal: AbortSignal, custom: Any, replace: bool
     ) -> dict[str, Any]:
+        from tau.agent.compaction.branch_summary import generate_branch_summary
+        from tau.agent.compaction.settings import BranchSummarySettings
+
         model = self.agent.state.model
         settings = BranchSummarySettings.from_settings(self._settings.effective)
         result = await generate_branch_summary(
