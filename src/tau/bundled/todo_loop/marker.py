@@ -89,7 +89,13 @@ def without_markers_next_to_human(messages: list[Any]) -> list[Any] | None:
     an abort, and a bash execution excluded from context, are dropped before sending and separate
     nothing; neither does another marker.
     """
-    markers = [index for index, message in enumerate(messages) if is_marker(message)]
+    try:  # one lookup per message: this runs on every request, over the whole context
+        markers = [
+            index for index, message in enumerate(messages) if message.get("customType") == MARKER_TYPE
+        ]
+    except AttributeError:  # something that is not a message dict: look closer
+        markers = [index for index, message in enumerate(messages) if is_marker(message)]
+    markers = [index for index in markers if is_marker(messages[index])]
     doomed = {
         index
         for index in markers
