@@ -155,3 +155,43 @@ def test_cli_print_subprocess(project, tmp_path):
         timeout=60,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "héllo from faux\n", "")
+
+
+def test_ctrl_c_during_bash_aborts_and_leaves_a_clean_session(project, tmp_path, isolated_agent_dir):
+    """SIGINT while a bash call runs: the run ends aborted, exit 130, the file checks clean."""
+    import signal
+    import time
+
+    script = _script(tmp_path, [{"bash": "sleep 30"}, {"text": "never"}])
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    command = [sys.executable, "-m", "tau", "--mode", "json", "-ne", "--model", "faux/faux-1"]
+    process = subprocess.Popen(
+        [*command, "--faux-script", str(script), "go"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    lines = []
+    deadline = time.monotonic() + 60
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(json.loads(line))
+        if lines[-1]["type"] == "tool_execution_start":
+            process.send_signal(signal.SIGINT)
+            break
+    out, err = process.communicate(timeout=60)
+    lines += [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert process.returncode == 130, err.decode()
+    assert lines[-1] == {"type": "agent_settled", "aborted": True}
+    ends = [event for event in lines if event["type"] == "tool_execution_end"]
+    assert ends and ends[0]["isError"] is True
+    files = list((isolated_agent_dir / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1
+    from tau.modes.inspect import main as inspect_main
+
+    assert inspect_main(["check", str(files[0])]) == 0

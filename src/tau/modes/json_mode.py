@@ -23,6 +23,14 @@ class JsonWriter:
 
     def __init__(self, out: BinaryIO) -> None:
         self._out = out
+        self.detach: Any = None
+
+    def attach(self, session: Any, runner: Any = None) -> None:
+        """Write the session header, then follow the session's events (before ``session_start``)."""
+        header = session.session_manager.get_header()
+        if header:
+            self.write(header)
+        self.detach = session.subscribe(self.event)
 
     def write(self, value: Any) -> None:
         self._out.write(jsjson.dumps(value) + b"\n")
@@ -47,14 +55,17 @@ async def run_json(
     images: Any = None,
     out: BinaryIO | None = None,
     err: Any = None,
+    writer: JsonWriter | None = None,
 ) -> int:
-    """The whole JSON mode; returns the process exit code (1 when a prompt was refused)."""
-    writer = JsonWriter(out or sys.stdout.buffer)
+    """The whole JSON mode; returns the process exit code (1 when a prompt was refused).
+
+    ``writer``: one already attached to the session (header written); else one is attached now.
+    """
+    if writer is None:
+        writer = JsonWriter(out or sys.stdout.buffer)
+        writer.attach(session)
     err = err or sys.stderr
-    header = session.session_manager.get_header()
-    if header:
-        writer.write(header)
-    unsubscribe = session.subscribe(writer.event)
+    unsubscribe = writer.detach
     state = install_abort_signals(session)
     code = 0
     try:

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,8 +141,13 @@ def _initial_messages(args: argparse.Namespace) -> tuple[str | None, list[str]]:
 
 
 async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, messages: list[str]) -> int:
+    writer = None
+    if mode == "json":
+        from tau.modes.json_mode import JsonWriter
+
+        writer = JsonWriter(sys.stdout.buffer)
     try:
-        runtime = await build_runtime(args, mode)
+        runtime = await build_runtime(args, mode, writer.attach if writer is not None else None)
     except (ValueError, RuntimeError, OSError) as exc:
         print(str(exc), file=sys.stderr)
         return 1
@@ -157,7 +163,7 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
         if mode == "json":
             from tau.modes.json_mode import run_json
 
-            return await run_json(session, initial, messages)
+            return await run_json(session, initial, messages, writer=writer)
         from tau.modes.print_mode import run_text
 
         return await run_text(session, initial, messages)
@@ -166,8 +172,14 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
         session.session_manager.close()
 
 
-async def build_runtime(args: argparse.Namespace, mode: str) -> Runtime:
-    """Settings, trust, models, the session file and the session, from the command line."""
+async def build_runtime(
+    args: argparse.Namespace, mode: str, before_start: Callable[[Any, Any], None] | None = None
+) -> Runtime:
+    """Settings, trust, models, the session file and the session, from the command line.
+
+    ``before_start(session, runner)`` runs once the extensions are bound and before
+    ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
+    """
     from tau.agent.session import AgentSession
     from tau.agent.session_setup import context_files, prompt_file_text, select_model, tool_selection
     from tau.agent.session_tools import PromptSettings
@@ -236,6 +248,8 @@ async def build_runtime(args: argparse.Namespace, mode: str) -> Runtime:
     if args.name:
         session.set_session_name(args.name)
     extensions = await load_extensions(session, args, mode, trusted)
+    if before_start is not None:
+        before_start(session, extensions)
     await session.start()
     return Runtime(session, extensions, warnings)
 
