@@ -329,3 +329,23 @@ def test_prompt_without_message_is_an_error(tmp_path, monkeypatch, field):
 
     response = asyncio.run(main())
     assert response["success"] is False and repr(field) in response["error"]
+
+
+@scenario
+async def test_long_bash_output_keeps_its_tail_and_the_whole_in_a_file(client):
+    result = (await client.request(id="b", type="bash", command="seq 1 30000"))["data"]
+    assert result["truncated"] is True and result["exitCode"] == 0
+    assert result["output"].endswith("29999\n30000") and not result["output"].startswith("1\n")
+    with open(result["fullOutputPath"]) as full:
+        assert full.read() == "".join(f"{n}\n" for n in range(1, 30001))
+
+
+@scenario
+async def test_bash_during_a_run_is_stored_after_the_run(client):
+    client.send(id="p", type="prompt", message="bash: sleep 1; echo slow")
+    await client.event("tool_execution_start")
+    done = await client.request(id="b", type="bash", command="echo side")
+    assert done["data"]["output"] == "side\n"
+    await client.settled()
+    roles = [m["role"] for m in (await client.request(type="get_messages"))["data"]["messages"]]
+    assert roles[-4:] == ["assistant", "toolResult", "assistant", "bashExecution"]
