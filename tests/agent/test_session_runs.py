@@ -262,3 +262,42 @@ def test_overflow_error_compacts_and_retries_once(tmp_path):
     end = next(e for e in h.events if e["type"] == "compaction_end")
     assert (end["reason"], end["willRetry"]) == ("overflow", True)
     assert h.session.messages[-1]["content"] == [{"type": "text", "text": "fits now"}]
+
+
+def test_session_before_compact_can_supply_or_cancel(tmp_path):
+    def supply(event):
+        prep = event["preparation"]
+        return {
+            "compaction": {
+                "summary": "from ext",
+                "firstKeptEntryId": prep.first_kept_entry_id,
+                "tokensBefore": 7,
+            }
+        }
+
+    steps = [{"text": "a" * 400}, {"text": "b" * 400}]
+    h = Harness(
+        tmp_path,
+        steps,
+        settings={"compaction": {"keepRecentTokens": 150}},
+        hooks=ScriptedHooks(session_before_compact=supply),
+    )
+    run(h.session.prompt("first " * 50))
+    run(h.session.prompt("second " * 50))
+    result = run(h.session.compact("focus"))
+    assert result["summary"] == "from ext" and result["tokensBefore"] == 7
+    entry = h.manager.get_entries()[-1]
+    assert entry["type"] == "compaction" and entry["fromHook"] is True
+
+    cancelled = Harness(
+        tmp_path / "c",
+        steps,
+        settings={"compaction": {"keepRecentTokens": 150}},
+        hooks=ScriptedHooks(session_before_compact=lambda event: {"cancel": True}),
+    )
+    run(cancelled.session.prompt("first " * 50))
+    run(cancelled.session.prompt("second " * 50))
+    with pytest.raises(RuntimeError, match="Compaction cancelled"):
+        run(cancelled.session.compact())
+    end = [e for e in cancelled.events if e["type"] == "compaction_end"][-1]
+    assert end["aborted"] is True and end["result"] is None

@@ -195,3 +195,29 @@ def test_ctrl_c_during_bash_aborts_and_leaves_a_clean_session(project, tmp_path,
     from tau.modes.inspect import main as inspect_main
 
     assert inspect_main(["check", str(files[0])]) == 0
+
+
+def test_api_key_flag_wins_for_the_selected_provider(project):
+    async def main():
+        args = parse_args(
+            ["-p", "-ne", "--no-session", "--model", "anthropic/claude-sonnet-4-5", "--api-key", "sk-x"]
+        )
+        runtime = await build_runtime(args, "print")
+        return runtime.session.model, runtime.session.model_registry.api_key("anthropic")
+
+    model, key = asyncio.run(main())
+    assert (model.provider, model.id) == ("anthropic", "claude-sonnet-4-5")
+    assert key == ("sk-x", "--api-key")
+
+
+def test_project_settings_load_only_when_trusted(project):
+    (project / ".tau").mkdir()
+    (project / ".tau" / "settings.json").write_text('{"defaultTools": ["read"]}')
+
+    async def tools(extra: list[str]) -> list[str]:
+        args = parse_args(["-p", "-ne", "--no-session", "--model", "faux/faux-1", *extra])
+        runtime = await build_runtime(args, "print")
+        return runtime.session.get_active_tool_names()
+
+    assert asyncio.run(tools([])) == ["read", "bash", "edit", "write"]
+    assert asyncio.run(tools(["--approve"])) == ["read"]
