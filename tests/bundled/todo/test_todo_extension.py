@@ -11,7 +11,7 @@ import pytest
 
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
-import planner  # noqa: E402
+import todo_planner as planner  # noqa: E402
 
 from tau.agent.settings import Settings  # noqa: E402
 from tau.bundled import todo  # noqa: E402

@@ -1,6 +1,6 @@
 """A faux "model" that plans three dependent tasks with the todo tool and completes them in order.
 
-Used as a faux factory (``{"factory": "planner.py:plan"}``): it reads the todo results in the
+Used as a faux factory (``{"factory": "todo_planner.py:plan"}``): it reads the todo results in the
 request, the way a model would, and answers with the next tool call.
 """
 
