@@ -106,3 +106,33 @@ def test_stray_prints_go_to_stderr(tau, tmp_path):
     assert [r.get("method") or r.get("command") for r in records] == ["notify", "prompt"]
     assert b"chatty extension output" in err
     assert proc.returncode == 0
+
+
+def test_the_minimal_client_of_pis_rpc_docs(tau):
+    """pi's docs/rpc.md "Minimal client", with ``tau`` for ``pi``: prompt, print deltas until settled, close."""
+    process = tau()
+    command = {"id": "prompt-1", "type": "prompt", "message": "Hello"}
+    process.stdin.write(json.dumps(command).encode("utf-8") + b"\n")
+    process.stdin.flush()
+    printed = []
+    while line := process.stdout.readline():
+        record = json.loads(line)
+        if record.get("type") == "message_update":
+            update = record["assistantMessageEvent"]
+            if update["type"] == "text_delta":
+                printed.append(update["delta"])
+        elif record.get("type") == "agent_settled":
+            break
+    process.stdin.close()
+    assert process.wait(timeout=30) == 0
+    assert "".join(printed) == "echo: Hello"
+
+
+def test_an_extension_that_fails_to_load_is_reported_on_stderr(tau, tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('cannot start')\n")
+    proc = tau("-e", str(broken))
+    out, err = proc.communicate(b'{"id":"s","type":"get_state"}\n', timeout=60)
+    assert [json.loads(line)["id"] for line in out.splitlines()] == ["s"]
+    assert b"broken.py" in err and b"cannot start" in err
+    assert proc.returncode == 0

@@ -70,6 +70,9 @@ async def _main(args: argparse.Namespace) -> int:
         return 1
     for warning in runtime.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
+    # Diagnostics go to stderr, never stdout (stdout is the protocol), as pi's RPC mode does.
+    for failure in getattr(runtime.extensions, "load_errors", None) or []:
+        print(f"Extension error ({failure['path']}): {failure['error']}", file=sys.stderr)
     mode = holder.get("mode") or RpcMode(runtime.session, runtime.extensions, out)
     try:
         return await mode.run(read_stdin_lines())
