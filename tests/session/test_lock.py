@@ -124,3 +124,18 @@ def test_failed_write_rolls_back_and_leaves_no_partial_line(session_file, monkey
     reread = SessionManager.open(session_file, read_only=True)
     assert [e["parentId"] for e in reread.get_entries()] == [None, leaf]
     assert reread.problems == []
+
+
+def test_a_file_that_cannot_be_written_opens_and_fails_on_append(session_file, monkeypatch):
+    from tau.session import lock
+
+    def refuse(cls, path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(lock.SessionWriter, "open", classmethod(refuse))
+    manager = SessionManager.open(session_file)  # pi opens it too, and fails only on append
+    assert len(manager.get_entries()) == 1
+    leaf = manager.get_leaf_id()
+    with pytest.raises(PermissionError):
+        manager.append_message(user("no"))
+    assert manager.get_leaf_id() == leaf and len(manager.get_entries()) == 1

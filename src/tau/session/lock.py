@@ -24,6 +24,7 @@ __all__ = ["SessionWriter", "lock_holder_pid"]
 
 _PROC_LOCKS = Path("/proc/locks")
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NO_LOCKING = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL}
 
 
 def lock_holder_pid(fd: int) -> int | None:
@@ -86,6 +87,8 @@ class SessionWriter:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            if exc.errno in _NO_LOCKING:
+                return cls(path, fd)  # a filesystem without flock: write unlocked, as pi always does
             holder = lock_holder_pid(fd) if exc.errno in (errno.EAGAIN, errno.EACCES) else None
             os.close(fd)
             if exc.errno not in (errno.EAGAIN, errno.EACCES):

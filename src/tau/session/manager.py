@@ -13,6 +13,7 @@ the dicts returned are the stored ones: do not mutate them.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -214,7 +215,7 @@ class SessionManager:
             self._file = path  # the explicit path wins over a generated name
             return
         if not self._read_only:
-            self._writer = SessionWriter.open(path)  # lock before reading: nobody else appends meanwhile
+            self._writer = _open_writer(path)  # lock before reading: nobody else appends meanwhile
         try:
             reader = LineReader(path)
             loaded = load(reader.fd, path)
@@ -232,8 +233,9 @@ class SessionManager:
     def _initialize_empty_file(self, path: Path) -> None:
         if self._read_only:
             raise NotASessionError(f"{str(path)!r} is empty: not a session file yet")
-        self.new_session()
+        self.new_session()  # (closes the writer of the empty file)
         self._file = path
+        self._writer = _open_writer(path)
         self._rewrite_file()
         self._flushed = True
 
@@ -249,8 +251,8 @@ class SessionManager:
             return
         if migrated:
             self._rewrite_file()
-        elif loaded.unterminated:
-            self._writer.append(b"\n")  # type: ignore[union-attr]  # the next entry starts on a fresh line
+        elif loaded.unterminated and self._writer is not None:
+            self._writer.append(b"\n")  # the next entry starts on a fresh line
             self._line_count += 1
 
     def _migrate(self) -> bool:
@@ -284,6 +286,8 @@ class SessionManager:
         """Write header and entries to a new file that replaces the session file (migration, empty file)."""
         if not self._persist or self._file is None or self._read_only:
             return
+        if self._writer is None and self._file.exists():
+            raise SessionError(f"cannot rewrite {str(self._file)!r}: the file is not writable")
         temporary = self._file.with_name(f".{self._file.name}.tau-{os.getpid()}.tmp")
         data, lines = self._file_bytes()
         writer = SessionWriter.create(temporary, data)
@@ -716,6 +720,22 @@ class SessionManager:
                 record.raw = raw_of.get(id(original))
             records.append(record)
         return records
+
+
+def _open_writer(path: Path) -> SessionWriter | None:
+    """The locked writer of an existing file, or ``None`` when the file cannot be written at all.
+
+    pi opens a file it may not write and fails only when it appends; so does tau (the next append
+    tries again and raises).
+    """
+    try:
+        return SessionWriter.open(path)
+    except PermissionError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.EROFS:
+            return None
+        raise
 
 
 def make_line(entry: Entry) -> bytes:
