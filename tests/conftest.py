@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def fixtures_dir() -> Path | None:
-    """The pi 1.6 golden fixtures: ``$TAU_FIXTURES`` or ``../shared/fixtures/pi`` beside the checkout."""
-    env = os.environ.get("TAU_FIXTURES")
-    candidates = [Path(env)] if env else []
-    candidates.append(REPO.parent / "shared" / "fixtures" / "pi")
-    for candidate in candidates:
-        if (candidate / "README.md").is_file():
-            return candidate
-    return None
+from fixture_paths import fixtures_dir
 
 
 @pytest.fixture

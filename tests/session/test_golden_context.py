@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import fixtures_dir
+from fixture_paths import fixtures_dir
 from tau.common import jsjson
 from tau.session import SessionManager
 from tau.session.projection import build_session_context, build_session_projection, convert_to_llm
