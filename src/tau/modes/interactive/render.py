@@ -152,12 +152,10 @@ def footer_lines(footer: FooterState, width: int, *, cwd: str = "") -> list[str]
         lines.append(_clip(f"⤷ follow-up: {text}", width))
     for widget in footer.widgets.values():
         lines.extend(_clip(line, width) for line in widget)
-    left = f"{footer.model} • {footer.thinking} • {_context_text(footer.context)}"
-    if footer.session_name:
-        left += f" • {footer.session_name}"
-    if cwd:
-        left = f"{cwd} • {left}"
-    lines.append(_clip(left, width))
+    place = " • ".join(part for part in (cwd, footer.session_name) if part)
+    if place:
+        lines.append(_clip(place, width))
+    lines.append(_clip(f"{footer.model} • {footer.thinking} • {_context_text(footer.context)}", width))
     if footer.statuses:
         lines.append(_clip(" • ".join(footer.statuses[key] for key in sorted(footer.statuses)), width))
     return lines

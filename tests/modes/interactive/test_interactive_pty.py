@@ -1,0 +1,163 @@
+"""``tau`` in a real pseudo-terminal (pexpect), its screen rendered by pyte, on the faux model.
+
+Waits are for screen content (generous timeouts for loaded CI machines), never fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+pyte = pytest.importorskip("pyte")
+
+ROWS, COLUMNS = 40, 100
+TIMEOUT = 60.0
+ENTER, ESC = "\r", "\x1b"
+
+
+class Terminal(pyte.Screen):
+    """A pyte screen that answers the application's cursor position requests, as a terminal does."""
+
+    child = None
+
+    def write_process_input(self, data: str) -> None:
+        if self.child is not None:
+            self.child.send(data)
+
+
+class Tau:
+    """One ``tau`` process on a pty."""
+
+    def __init__(self, cwd: Path, script: Path) -> None:
+        self.screen = Terminal(COLUMNS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(ROWS))
+        args = ["-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script)]
+        try:
+            self.child = pexpect.spawn(
+                sys.executable, args, cwd=str(cwd), env=env, dimensions=(ROWS, COLUMNS)
+            )
+        except (OSError, pexpect.ExceptionPexpect) as exc:
+            pytest.skip(f"cannot allocate a pseudo-terminal here ({exc}); the pty tests need one")
+        self.screen.child = self.child
+
+    def pump(self, seconds: float = 0.05) -> None:
+        try:
+            self.stream.feed(self.child.read_nonblocking(1 << 16, timeout=seconds))
+        except pexpect.TIMEOUT:
+            pass
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def wait(self, condition, what: str, timeout: float = TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.text()}")
+            if not self.child.isalive():
+                self.pump()
+                raise AssertionError(f"tau exited waiting for {what}; screen:\n{self.text()}")
+            self.pump()
+
+    def wait_text(self, text: str, timeout: float = TIMEOUT) -> None:
+        self.wait(lambda: text in self.text(), repr(text), timeout)
+
+    def send(self, data: str) -> None:
+        self.child.send(data)
+
+    def resize(self, rows: int, columns: int) -> None:
+        self.screen.resize(rows, columns)
+        self.child.setwinsize(rows, columns)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+
+
+@pytest.fixture
+def tau_pty(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"text": "This answer is **streamed** in pieces."},
+                {"bash": "printf 'clear\\033[2J\\033]0;pwned\\007 ok\\n'"},
+                {"text": "tool done"},
+                {"bash": "sleep 30"},
+                # the turn aborted during the tool call may still take a step: both answers read the same
+                {"text": "pasted ok"},
+                {"text": "pasted ok"},
+            ]
+        )
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    terminal = Tau(work, script)
+    yield terminal
+    terminal.close()
+
+
+def _session_lines() -> list[dict]:
+    agent_dir = Path(os.environ["TAU_AGENT_DIR"])
+    files = sorted(agent_dir.glob("sessions/**/*.jsonl"))
+    assert len(files) == 1, files
+    return [json.loads(line) for line in files[0].read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_session_in_a_terminal(tau_pty):
+    tau = tau_pty
+    tau.wait_text("faux/faux-1 • off • ctx")  # the footer: the editor is live
+
+    tau.send("hello" + ENTER)
+    tau.wait_text("This answer is streamed in pieces.")
+
+    tau.send("run the tool" + ENTER)
+    tau.wait_text("tool done")
+    text = tau.text()
+    assert "✓ $ printf" in text and "clear ok" in text
+    assert "This answer is streamed" in text  # the tool's clear-screen sequence did not clear it
+
+    tau.send("sleep please" + ENTER)
+    tau.wait_text("⋯ $ sleep 30")
+    started = time.monotonic()
+    tau.send(ESC)
+    tau.wait_text("Aborted: Request was aborted")
+    assert time.monotonic() - started < 20
+    assert "✗ $ sleep 30" in tau.text()
+
+    tau.resize(24, 60)
+    tau.wait(lambda: "─" * 60 in tau.text() and "faux/faux-1 • off" in tau.text(), "the narrow layout")
+    assert "─" * 61 not in tau.text()
+    tau.resize(ROWS, COLUMNS)
+    tau.wait(lambda: "─" * COLUMNS in tau.text(), "the wide layout")
+
+    tau.send("\x1b[200~pasted\x1b[2J\x1b]0;t\x07 \u202eright\x00\x1b[201~")
+    tau.wait_text("pasted right")
+    tau.send(ENTER)
+    tau.wait_text("pasted ok")
+
+    tau.send("/tree" + ENTER)
+    tau.wait_text("Session tree")
+    assert "user: sleep please" in tau.text()
+    tau.send(ESC)
+    tau.wait(lambda: "Session tree" not in tau.text(), "the tree to close")
+
+    tau.send("/quit" + ENTER)
+    tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
+    tau.child.close()
+    assert tau.child.exitstatus == 0
+
+    entries = _session_lines()  # every line is JSON: the file is intact
+    prompts = [
+        e["message"]["content"][0]["text"]
+        for e in entries
+        if e.get("type") == "message" and e["message"]["role"] == "user"
+    ]
+    assert prompts == ["hello", "run the tool", "sleep please", "pasted right"]
