@@ -232,3 +232,42 @@ def test_execute_tool_runs_a_nested_call_with_parent_id(tmp_path):
     ends = [e for e in h.events if e["type"] == "tool_execution_end"]
     assert ends[0]["parentToolCallId"] == "call_9"
     assert "toolResult" not in h.roles()[-1:]
+
+
+def test_nested_calls_are_recorded_on_the_calling_tools_result(tmp_path):
+    from tau.tools.base import ToolDefinition, ToolResult
+
+    holder: dict[str, Any] = {}
+
+    async def execute(call_id, params, signal, on_update, ctx) -> ToolResult:
+        first = await holder["session"].execute_tool(call_id, "bash", {"command": "echo one"})
+        second = await holder["session"].execute_tool(call_id, "nope", {})
+        return ToolResult.text(first["result"]["content"][0]["text"] + str(second["isError"]))
+
+    h = Harness(tmp_path, [{"tool": "combo", "args": {}}, {"text": "done"}])
+    holder["session"] = h.session
+    h.session.register_tool(
+        ToolDefinition(
+            name="combo",
+            description="calls bash",
+            parameters={"type": "object", "properties": {}},
+            execute=execute,
+        )
+    )
+    run(h.session.prompt("go"))
+    result = next(m for m in h.session.messages if m["role"] == "toolResult")
+    call_id = result["toolCallId"]
+    assert result["content"] == [{"type": "text", "text": "one\nTrue"}]
+    nested = result["nestedCalls"]
+    assert nested["complete"] is True
+    assert [(c["id"], c["name"], c["status"]) for c in nested["calls"]] == [
+        (f"{call_id}/1", "bash", "ok"),
+        (f"{call_id}/2", "nope", "error"),
+    ]
+    assert nested["calls"][1]["error"] == "Tool nope not found"
+    starts = [
+        e for e in h.events if e["type"] == "tool_execution_start" and e.get("parentToolCallId") == call_id
+    ]
+    assert [e["toolCallId"] for e in starts] == [f"{call_id}/1", f"{call_id}/2"]
+    persisted = json.loads(h.file_lines()[-2])["message"]
+    assert persisted["nestedCalls"] == nested

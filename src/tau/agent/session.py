@@ -29,6 +29,7 @@ from tau.agent.session_boundaries import BoundaryMixin
 from tau.agent.session_compaction import CompactionMixin
 from tau.agent.session_events import EventsMixin, ProjectionCache
 from tau.agent.session_hooks import NoHooks, SessionHooks
+from tau.agent.session_nested import NestedCallRunner
 from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
 from tau.agent.session_retry import RetryMixin
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch
@@ -97,6 +98,7 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
             tools = builtin_tools()
         self._tools = ToolSet(tools, allowed_tools)
         self._projection = ProjectionCache(session_manager)
+        self._nested = NestedCallRunner(self)
         self._listeners: list[SessionListener] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         self._init_run_state()
@@ -445,9 +447,7 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         ``tool_result`` hooks and emits ``tool_execution_*`` with ``parentToolCallId``; it is not a
         transcript entry. Returns ``{"toolCall", "result", "isError", "durationMs"?}``; never raises.
         """
-        from tau.agent.session_nested import run_nested_call
-
-        return await run_nested_call(self, caller_id, name, args, signal=signal, on_update=on_update)
+        return await self._nested.execute(caller_id, name, args, signal=signal, on_update=on_update)
 
     # -- usage -------------------------------------------------------------------------------
 

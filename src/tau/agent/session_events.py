@@ -18,6 +18,7 @@ from tau.agent.hooks import (
     TurnContext,
     TurnUpdate,
 )
+from tau.agent.session_nested import combine_usage
 from tau.common.jsstr import ms_now
 from tau.llm.stream import AbortSignal
 from tau.llm.transcript import content_text
@@ -148,6 +149,10 @@ class EventsMixin:
         kind = event["type"]
         if kind == "agent_start" and self._abort_requested:
             self.agent.abort()
+        if kind == "message_start" and event["message"].get("role") == "toolResult":
+            self._attach_nested_calls(event["message"])
+        elif kind == "agent_end":
+            self._nested.clear()
         if kind == "message_start" and event["message"].get("role") == "user":
             self._overflow_recovery_attempted = False
             self._dequeue_text(content_text(event["message"].get("content") or "", ""))
@@ -160,6 +165,17 @@ class EventsMixin:
             self._persist(event["message"])
         elif kind == "turn_end":
             self._flush_pending_custom()
+
+    def _attach_nested_calls(self: Any, message: dict[str, Any]) -> None:
+        """Record the calls the tool made through ``execute_tool`` on its result (pi: at ``message_start``)."""
+        taken = self._nested.take_record(message.get("toolCallId"))
+        if taken is None:
+            return
+        calls, usage = taken
+        if calls:
+            message["nestedCalls"] = calls
+        if usage:
+            message["usage"] = combine_usage(message["usage"], usage) if message.get("usage") else usage
 
     def _dequeue_text(self: Any, text: str) -> None:
         for texts in (self._steering_texts, self._follow_up_texts):

@@ -1,87 +1,237 @@
 """Tool calls made by a running tool (pi ``ctx.executeTool``): ids ``<parent>/<n>``, no transcript entries.
 
 The call goes through the same preparation, validation and ``tool_call`` / ``tool_result`` hooks as
-a model's call, with ``parentToolCallId`` on its ``tool_execution_*`` events and hook payloads.
+a model's call, with ``parentToolCallId`` on its ``tool_execution_*`` events and hook payloads. The
+calls below one model-issued call are recorded (bounded) and their usage summed; both land on that
+call's tool-result message as ``nestedCalls`` and ``usage`` (pi ``nested-tool-calls.ts``).
 """
 
 from __future__ import annotations
 
-import itertools
+import asyncio
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from tau.agent import events
 from tau.agent.hooks import AgentContext, LoopConfig
 from tau.agent.tool_execution import run_tool_call
+from tau.common import jsjson
 from tau.llm.stream import AbortSignal
 
-__all__ = ["run_nested_call"]
+__all__ = ["NESTED_CALL_LIMITS", "NestedCallRunner", "combine_usage"]
 
-_counters: dict[str, itertools.count[int]] = {}
+NESTED_CALL_LIMITS = {
+    "maxCalls": 256,
+    "maxArgumentBytesPerCall": 8 * 1024,
+    "maxArgumentBytesTotal": 32 * 1024,
+}
+MAX_ERROR_CHARS = 500
 
 
-async def run_nested_call(
-    session: Any,
-    caller_id: str,
-    name: str,
-    args: Any,
-    *,
-    signal: AbortSignal | None = None,
-    on_update: Callable[[Any], None] | None = None,
-) -> dict[str, Any]:
-    counter = _counters.setdefault(caller_id, itertools.count(1))
-    call = {"type": "toolCall", "id": f"{caller_id}/{next(counter)}", "name": name, "arguments": args}
-    tools = session.agent.state.tools
-    assistant = session._find_last_assistant()
-    await _emit(session, events.tool_execution_start(call["id"], name, args, caller_id))
-    if assistant is None:
-        text = "No assistant message issued this call"
-        result = {"content": [{"type": "text", "text": text}], "details": {}}
-        await _emit(session, events.tool_execution_end(call["id"], name, result, True, None, caller_id))
-        return {"toolCall": call, "result": result, "isError": True}
-
-    async def before(context: Any, sig: Any) -> Any:
-        return await session._tool_call_hook(context.tool_call, context.args, caller_id)
-
-    async def after(context: Any, sig: Any) -> Any:
-        return await session._tool_result_hook(context, caller_id)
-
-    config = LoopConfig(
-        model=session.agent.state.model,
-        stream_fn=session._stream_fn,
-        convert_to_llm=session._convert_to_llm,
-        before_tool_call=before,
-        after_tool_call=after,
-        tool_context=session._tool_context,
+def combine_usage(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """pi's ``combineUsage``: field-wise sums; the cost is provider-reported only if both are."""
+    combined = {key: first[key] + second[key] for key in ("input", "output", "cacheRead", "cacheWrite")}
+    for optional in ("cacheWrite1h", "reasoning"):
+        if optional in first or optional in second:
+            combined[optional] = first.get(optional, 0) + second.get(optional, 0)
+    combined["totalTokens"] = first["totalTokens"] + second["totalTokens"]
+    cost = {
+        key: first["cost"][key] + second["cost"][key]
+        for key in ("input", "output", "cacheRead", "cacheWrite")
+    }
+    cost["total"] = first["cost"]["total"] + second["cost"]["total"]
+    cost["totalFromProvider"] = bool(
+        first["cost"].get("totalFromProvider") is True and second["cost"].get("totalFromProvider") is True
     )
-
-    def updated(partial: Any) -> None:
-        payload = partial.to_json() if hasattr(partial, "to_json") else partial
-        session._emit(events.tool_execution_update(call["id"], name, args, payload, caller_id))
-        if on_update is not None:
-            on_update(partial)
-
-    outcome = await run_tool_call(
-        call,
-        tools=list(tools),
-        assistant_message=assistant,
-        context=AgentContext(list(session.agent.state.messages), list(tools)),
-        config=config,
-        signal=signal or session.agent.signal,
-        on_update=updated,
-    )
-    result = outcome.result.to_json()
-    await _emit(
-        session,
-        events.tool_execution_end(call["id"], name, result, outcome.is_error, outcome.duration_ms, caller_id),
-    )
-    answer: dict[str, Any] = {"toolCall": call, "result": result, "isError": outcome.is_error}
-    if outcome.duration_ms is not None:
-        answer["durationMs"] = outcome.duration_ms
-    return answer
+    combined["cost"] = cost
+    return combined
 
 
-async def _emit(session: Any, event: dict[str, Any]) -> None:
-    if session._hooks.has_handlers(event["type"]):
-        await session._hooks.emit(dict(event))
-    session._emit(event)
+@dataclass
+class _Recorder:
+    """The nested calls below one model-issued call."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    started: dict[int, float] = field(default_factory=dict)
+    complete: bool = True
+    argument_bytes: int = 0
+    usage: dict[str, Any] | None = None
+
+    def start(self, call: dict[str, Any]) -> dict[str, Any] | None:
+        if len(self.calls) >= NESTED_CALL_LIMITS["maxCalls"]:
+            self.complete = False
+            return None
+        record: dict[str, Any] = {"id": call["id"], "name": call["name"], "status": "unfinished"}
+        data = jsjson.dumps(call.get("arguments") or {})
+        size = len(data)
+        if (
+            size > NESTED_CALL_LIMITS["maxArgumentBytesPerCall"]
+            or self.argument_bytes + size > NESTED_CALL_LIMITS["maxArgumentBytesTotal"]
+        ):
+            record["argumentsBytes"] = size
+            self.complete = False
+        else:
+            record["arguments"] = jsjson.loads(data)
+            self.argument_bytes += size
+        self.calls.append(record)
+        self.started[id(record)] = time.perf_counter()
+        return record
+
+    def finish(self, record: dict[str, Any] | None, is_error: bool, error_text: str) -> None:
+        if record is None:
+            return
+        record["status"] = "error" if is_error else "ok"
+        started = self.started.pop(id(record), time.perf_counter())
+        record["durationMs"] = round((time.perf_counter() - started) * 1000)
+        if is_error and error_text:
+            record["error"] = error_text[:MAX_ERROR_CHARS]
+
+    def add_usage(self, usage: dict[str, Any]) -> None:
+        self.usage = combine_usage(self.usage, usage) if self.usage else usage
+
+    def snapshot(self) -> dict[str, Any] | None:
+        if not self.calls and self.complete:
+            return None
+        calls = [dict(call) for call in self.calls]
+        return {"calls": calls, "complete": self.complete and all(c["status"] != "unfinished" for c in calls)}
+
+
+@dataclass
+class _Scope:
+    recorder: _Recorder
+    next_id: int = 1
+    holds_queue: bool = False
+
+
+class NestedCallRunner:
+    """Runs ``ctx.execute_tool`` calls for one session (pi ``NestedToolCallRunner``)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._scopes: dict[str, _Scope] = {}
+        self._exclusive = asyncio.Lock()
+
+    def clear(self) -> None:
+        self._scopes.clear()
+
+    def take_record(self, tool_call_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
+        """``(nestedCalls, usage)`` of the calls ``tool_call_id`` made, removed; ``None`` if it made none."""
+        scope = self._scopes.pop(tool_call_id, None)
+        if scope is None:
+            return None
+        return scope.recorder.snapshot(), scope.recorder.usage
+
+    async def execute(
+        self,
+        caller_id: str,
+        name: str,
+        args: Any,
+        *,
+        signal: AbortSignal | None = None,
+        on_update: Callable[[Any], None] | None = None,
+    ) -> dict[str, Any]:
+        scope = self._scopes.setdefault(caller_id, _Scope(_Recorder()))
+        call = {
+            "type": "toolCall",
+            "id": f"{caller_id}/{scope.next_id}",
+            "name": name,
+            "arguments": args or {},
+        }
+        scope.next_id += 1
+        record = scope.recorder.start(call)
+        await self._emit(events.tool_execution_start(call["id"], name, call["arguments"], caller_id))
+        tool = next((t for t in self._session.agent.state.tools if t.name == name), None)
+        exclusive = not scope.holds_queue and (
+            self._session.agent.tool_execution == "sequential"
+            or (tool is not None and tool.execution_mode == "sequential")
+        )
+        if exclusive:
+            await self._exclusive.acquire()
+        self._scopes[call["id"]] = _Scope(scope.recorder, 1, scope.holds_queue or exclusive)
+        try:
+            outcome = await self._run(call, caller_id, signal, on_update)
+        finally:
+            self._scopes.pop(call["id"], None)
+            if exclusive:
+                self._exclusive.release()
+        result = outcome.result.to_json()
+        text = "\n".join(b.get("text", "") for b in result.get("content") or [] if b.get("type") == "text")
+        scope.recorder.finish(record, outcome.is_error, text)
+        if outcome.result.usage:
+            scope.recorder.add_usage(outcome.result.usage)
+        end = events.tool_execution_end(
+            call["id"], name, result, outcome.is_error, outcome.duration_ms, caller_id
+        )
+        await self._emit(end)
+        answer: dict[str, Any] = {"toolCall": call, "result": result, "isError": outcome.is_error}
+        if outcome.duration_ms is not None:
+            answer["durationMs"] = outcome.duration_ms
+        return answer
+
+    async def _run(self, call: dict[str, Any], caller_id: str, signal: Any, on_update: Any) -> Any:
+        session = self._session
+        assistant = session._find_last_assistant()
+        tools = list(session.agent.state.tools)
+        if assistant is None:
+            from tau.agent.hooks import ToolCallOutcome
+            from tau.tools.base import ToolResult
+
+            return ToolCallOutcome(call, ToolResult.from_error("No assistant message issued this call"), True)
+
+        async def before(context: Any, sig: Any) -> Any:
+            return await session._tool_call_hook(context.tool_call, context.args, caller_id)
+
+        async def after(context: Any, sig: Any) -> Any:
+            return await session._tool_result_hook(context, caller_id)
+
+        config = LoopConfig(
+            model=session.agent.state.model,
+            stream_fn=session._stream_fn,
+            convert_to_llm=session._convert_to_llm,
+            before_tool_call=before,
+            after_tool_call=after,
+            tool_context=session._tool_context,
+            tool_execution=session.agent.tool_execution,
+        )
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+
+        def updated(partial: Any) -> None:
+            if on_update is not None:
+                on_update(partial)
+            payload = partial.to_json() if hasattr(partial, "to_json") else partial
+            event = events.tool_execution_update(
+                call["id"], call["name"], call["arguments"], payload, caller_id
+            )
+            if threading.get_ident() == loop_thread:
+                self._emit_soon(event)
+            else:  # a tool reporting from a worker thread
+                loop.call_soon_threadsafe(self._emit_soon, event)
+
+        return await run_tool_call(
+            call,
+            tools=tools,
+            assistant_message=assistant,
+            context=AgentContext(list(session.agent.state.messages), tools),
+            config=config,
+            signal=signal or session.agent.signal,
+            on_update=updated,
+        )
+
+    def _emit_soon(self, event: dict[str, Any]) -> None:
+        """Listeners now (keeping the order of updates), extension handlers as a task."""
+        session = self._session
+        session._emit(event)
+        if session._hooks.has_handlers(event["type"]):
+            task = asyncio.get_running_loop().create_task(session._hooks.emit(dict(event)))
+            session._tasks.add(task)
+            task.add_done_callback(session._tasks.discard)
+
+    async def _emit(self, event: dict[str, Any]) -> None:
+        session = self._session
+        if session._hooks.has_handlers(event["type"]):
+            await session._hooks.emit(dict(event))
+        session._emit(event)
