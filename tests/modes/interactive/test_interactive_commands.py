@@ -1,0 +1,106 @@
+"""Slash commands and completion in the interactive mode (in process, faux session)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from interactive_support import Screen, faux_session
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+
+from tau.modes.interactive.commands import Command
+from tau.modes.interactive.editor import PromptCompleter
+
+ENTER = "\r"
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 120))
+
+
+def test_name_session_model_fork_and_new(tmp_path):
+    session = faux_session(tmp_path, [{"text": "first answer"}, {"text": "second answer"}])
+
+    async def scenario() -> None:
+        screen = Screen(session)
+        await screen.start()
+        for prompt, answer in (("one", "first answer"), ("two", "second answer")):
+            screen.send(prompt + ENTER)
+            await screen.wait_for(lambda answer=answer: session.is_idle() and answer in screen.text())
+
+        screen.send("/name my work" + ENTER)
+        await screen.wait_text("Session name set: my work")
+        assert session.get_session_name() == "my work"
+        await screen.wait_text("• my work")  # the footer names the session
+
+        screen.send("/session" + ENTER)
+        await screen.wait_text("Messages: 2 user, 2 assistant")
+
+        screen.send("/model faux-1" + ENTER)
+        await screen.wait_text("Model: faux/faux-1")
+
+        first_file = session.session_file
+        screen.send("/fork" + ENTER)
+        await screen.wait_text("Fork from message")
+        screen.send(ENTER)  # the last user message is preselected
+        await screen.wait_text("Forked to a new session")
+        assert session.session_file != first_file
+        assert screen.mode.editor.get_text() == "two"
+        assert [m["role"] for m in session.messages if m["role"] != "system"] == ["user", "assistant"]
+
+        screen.mode.editor.set_text("")
+        screen.send("/new" + ENTER)
+        await screen.wait_text("Started a new session")
+        assert [m for m in session.messages if m["role"] != "system"] == []
+        await screen.quit()
+
+    run(scenario())
+
+
+def test_quit_ends_the_mode(tmp_path):
+    session = faux_session(tmp_path, [])
+
+    async def scenario() -> int:
+        screen = Screen(session)
+        await screen.start()
+        screen.send("/quit" + ENTER)
+        return await asyncio.wait_for(screen.task, 30)
+
+    assert run(scenario()) == 0
+
+
+def test_a_refused_prompt_is_shown_and_kept_in_the_editor(tmp_path):
+    session = faux_session(tmp_path, [])
+    session.agent.state.model = None
+
+    async def scenario() -> None:
+        screen = Screen(session)
+        await screen.start()
+        screen.send("hello" + ENTER)
+        await screen.wait_text("No model selected")
+        assert screen.mode.editor.get_text() == "hello"
+        await screen.quit()
+
+    run(scenario())
+
+
+def _complete(completer: PromptCompleter, text: str) -> list[str]:
+    return [
+        c.text
+        for c in completer.get_completions(
+            Document(text, len(text)), CompleteEvent(completion_requested=True)
+        )
+    ]
+
+
+def test_completion_of_commands_and_paths(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("")
+    commands = [Command("tree", "Navigate"), Command("todo", "Checklist"), Command("model", "Select")]
+    completer = PromptCompleter(lambda: commands, str(tmp_path))
+    assert _complete(completer, "/t") == ["tree", "todo"]
+    assert _complete(completer, "/tree x") == []
+    assert _complete(completer, "look at ./sr") == ["c"]
+    assert _complete(completer, "look at @src/ma") == ["in.py"]
+    assert _complete(completer, "plain words") == []
