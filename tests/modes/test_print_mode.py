@@ -79,7 +79,8 @@ def test_several_messages_run_in_order_and_are_saved(project, tmp_path, isolated
     files = list((isolated_agent_dir / "sessions").rglob("*.jsonl"))
     assert len(files) == 1
     types = [json.loads(line)["type"] for line in files[0].read_text().splitlines()]
-    assert types[:4] == ["session", "model_change", "thinking_level_change", "session_info"]
+    # pi names the session before recording the model and thinking level
+    assert types[:4] == ["session", "session_info", "model_change", "thinking_level_change"]
 
 
 def test_continue_resumes_the_latest_session(project, tmp_path, isolated_agent_dir):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tau.common.jsstr import ms_now
+from tau.llm.registry import clamp_thinking_level
 
 __all__ = ["NO_MODEL_MESSAGE", "PromptMixin"]
 
@@ -233,6 +234,7 @@ class PromptMixin:
             raise
         self._flush_pending_custom()
         self._failed_response = None
+        self._record_thinking_level()
         try:
             await self.agent.prompt(messages)
             while not self._abort_requested:
@@ -253,6 +255,21 @@ class PromptMixin:
             self._forced_prompt = None
             self._flush_pending_custom()
             await self._emit_agent_settled()
+
+    def _record_thinking_level(self: Any) -> None:
+        """Record the live level when the branch implies another one (tree navigation can leave the
+        latest ``thinking_level_change`` on another branch), so a resume restores it (pi #11451)."""
+        branch = self._session_manager.get_branch()
+        recorded = next((e for e in reversed(branch) if e.get("type") == "thinking_level_change"), None)
+        if recorded is None:
+            return
+        model = self.agent.state.model
+        level = recorded.get("thinkingLevel")
+        effective = (
+            clamp_thinking_level(model, level) if model is not None and isinstance(level, str) else level
+        )
+        if effective != self.agent.state.thinking_level:
+            self._session_manager.append_thinking_level_change(self.agent.state.thinking_level)
 
     async def _prepare_run(self: Any, trigger: dict[str, Any]) -> list[dict[str, Any]]:
         last = self._find_last_assistant()

@@ -186,7 +186,7 @@ async def build_runtime(
     from tau.agent.settings import Settings
     from tau.agent.trust import resolve_trust
     from tau.common.paths import agent_dir, project_config_dir
-    from tau.llm.registry import ModelRegistry
+    from tau.llm.registry import THINKING_LEVELS, ModelRegistry
 
     if args.offline:
         os.environ["TAU_OFFLINE"] = "1"
@@ -206,6 +206,16 @@ async def build_runtime(
     if registry.error:
         warnings.append(registry.error)
     manager = _session_manager(args, cwd, settings)
+    if args.name is not None:
+        # pi names the session before the model and thinking level are recorded.
+        name = " ".join(args.name.split()).strip()
+        if not name:
+            raise ValueError("Error: --name requires a non-empty value")
+        manager.append_session_info(args.name)
+    thinking = args.thinking
+    if thinking is not None and thinking not in THINKING_LEVELS:
+        warnings.append(f'Invalid thinking level "{thinking}". Valid values: {", ".join(THINKING_LEVELS)}')
+        thinking = None
     selection = select_model(
         registry,
         settings,
@@ -238,15 +248,13 @@ async def build_runtime(
         registry,
         selection.model,
         cwd=manager.get_cwd(),
-        thinking_level=args.thinking or selection.thinking_level,
+        thinking_level=thinking or selection.thinking_level,
         active_tools=tools.active,
         tool_modifiers=tools.modifiers,
         restore_tools=tools.restore,
         allowed_tools=tools.allowed,
         prompt=prompt,
     )
-    if args.name:
-        session.set_session_name(args.name)
     extensions = await load_extensions(session, args, mode, trusted)
     if before_start is not None:
         before_start(session, extensions)
