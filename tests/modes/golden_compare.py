@@ -11,7 +11,16 @@ import json
 import re
 from typing import Any
 
-VOLATILE_KEYS = {"timestamp", "durationMs", "usage", "id", "cwd", "wall_time_seconds", "tokensBefore"}
+VOLATILE_KEYS = {
+    "timestamp",
+    "durationMs",
+    "usage",
+    "id",
+    "cwd",
+    "wall_time_seconds",
+    "tokensBefore",
+    "estimatedTokensAfter",
+}
 _CALL_ID = re.compile(r"^(call_\d+|tool:.*)$")
 
 

@@ -59,6 +59,7 @@ def test_c_turn_end_continue(pi_fixtures, tmp_path):
     replay = Replay(pi_fixtures, "c-turn-end-continue", tmp_path, hooks=ScriptedHooks(turn_end=turn_end))
     asyncio.run(_prompts(replay))
     _check(replay, pi_fixtures, "c-turn-end-continue")
+    _assert_events_match(replay, pi_fixtures, "c-turn-end-continue")
     assert [e["entry"]["type"] for e in replay.events if e["type"] == "entry_appended"] == ["custom_message"]
 
 
@@ -93,6 +94,7 @@ def test_d_threshold_compaction(pi_fixtures, tmp_path):
     kinds = [e["type"] for e in replay.events]
     assert "compaction_start" in kinds and kinds.index("compaction_start") > kinds.index("agent_end")
     _check(replay, pi_fixtures, "d-threshold-compaction")
+    _assert_events_match(replay, pi_fixtures, "d-threshold-compaction")
 
 
 def test_d2_compaction_split_turn_update(pi_fixtures, tmp_path):
@@ -102,6 +104,7 @@ def test_d2_compaction_split_turn_update(pi_fixtures, tmp_path):
     assert "**Turn Context (split turn):**" in compactions[0]["summary"]
     assert compactions[-1]["summary"].startswith("## Goal\nWrite an essay about testing, then save a report.")
     _check(replay, pi_fixtures, "d2-compaction-split-turn-update")
+    _assert_events_match(replay, pi_fixtures, "d2-compaction-split-turn-update")
 
 
 def test_e_tree_branch_summary(pi_fixtures, tmp_path):
@@ -119,6 +122,7 @@ def test_e_tree_branch_summary(pi_fixtures, tmp_path):
 
     asyncio.run(drive())
     _check(replay, pi_fixtures, "e-tree-branch-summary")
+    _assert_events_match(replay, pi_fixtures, "e-tree-branch-summary")
     assert replay.model.kinds == ["turn", "turn", "summary", "turn"]
 
 
@@ -138,6 +142,7 @@ def test_f_labels_and_session_names(pi_fixtures, tmp_path):
 
     asyncio.run(drive())
     _check(replay, pi_fixtures, "f-labels-session-info")
+    _assert_events_match(replay, pi_fixtures, "f-labels-session-info")
     types = [e["type"] for e in replay.manager.get_entries()]
     golden = [e["type"] for e in replay.entries[1:]]
     assert types == golden
@@ -168,6 +173,7 @@ def test_g_custom_entries_and_messages(pi_fixtures, tmp_path):
 
     asyncio.run(drive())
     _check(replay, pi_fixtures, "g-custom-entries")
+    _assert_events_match(replay, pi_fixtures, "g-custom-entries")
     types = [e["type"] for e in replay.manager.get_entries()]
     assert types == [e["type"] for e in replay.entries[1:]]
 
@@ -198,8 +204,8 @@ def test_j_rpiv_todo():
     pass
 
 
-def test_event_streams_match_pi(pi_fixtures, tmp_path):
-    """The public events of a, b, h and i equal pi's (golden_compare's notion of equal).
+def _assert_events_match(replay: Replay, fixtures: Path, name: str) -> None:
+    """The public events equal pi's (golden_compare's notion of equal).
 
     Parallel tool calls end in completion order, which is timing: runs of ``tool_execution_end``
     are compared as sets.
@@ -207,14 +213,18 @@ def test_event_streams_match_pi(pi_fixtures, tmp_path):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "modes"))
     from golden_compare import normalize_stream
 
+    golden = _unordered_ends(normalize_stream(_golden_events(fixtures, name)))
+    assert _unordered_ends(normalize_stream(replay.events)) == golden, name
+
+
+def test_event_streams_match_pi(pi_fixtures, tmp_path):
     settings = {"h-retry": {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 20}}}
     for name in ("a-plain-text", "b-parallel-tools", "h-retry", "i-edit-write"):
         cwd = tmp_path / name
         cwd.mkdir()
         replay = Replay(pi_fixtures, name, cwd, settings=settings.get(name), files=FILES.get(name))
         asyncio.run(_prompts(replay))
-        golden = _unordered_ends(normalize_stream(_golden_events(pi_fixtures, name)))
-        assert _unordered_ends(normalize_stream(replay.events)) == golden, name
+        _assert_events_match(replay, pi_fixtures, name)
 
 
 def _unordered_ends(events: list) -> list:

@@ -427,8 +427,12 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         self._session_manager.append_label_change(entry_id, label)
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
-        """Extension state (a ``custom`` entry, never sent to the model)."""
-        return self._session_manager.append_custom_entry(custom_type, data)
+        """Extension state (a ``custom`` entry, never sent to the model); announced with ``entry_appended``."""
+        entry_id = self._session_manager.append_custom_entry(custom_type, data)
+        entry = self._session_manager.get_entry(entry_id)
+        if entry is not None:
+            self._emit({"type": "entry_appended", "entry": entry})
+        return entry_id
 
     # -- nested tool calls (ctx.execute_tool) -------------------------------------------------
 
