@@ -349,3 +349,17 @@ async def test_bash_during_a_run_is_stored_after_the_run(client):
     await client.settled()
     roles = [m["role"] for m in (await client.request(type="get_messages"))["data"]["messages"]]
     assert roles[-4:] == ["assistant", "toolResult", "assistant", "bashExecution"]
+
+
+@scenario
+async def test_switch_session_resumes_a_file_or_says_it_cannot(client):
+    await prompt(client, "remember me")
+    first = (await client.request(type="get_state"))["data"]["sessionFile"]
+    await client.request(type="new_session")
+    switched = await client.request(id="sw", type="switch_session", sessionPath=first)
+    if not hasattr(client.runtime.session, "switch_session"):
+        assert switched["error"] == "not supported by tau: switch_session"
+        return
+    assert switched["data"] == {"cancelled": False}
+    state = (await client.request(type="get_state"))["data"]
+    assert state["sessionFile"] == first and state["messageCount"] > 0
