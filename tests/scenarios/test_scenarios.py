@@ -197,11 +197,38 @@ def _golden_events(fixtures: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-@pytest.mark.skip(
-    reason="j-rpiv-todo needs the third-party rpiv-todo 2.11.0 `todo` tool, which tau does not ship"
-)
-def test_j_rpiv_todo():
-    pass
+def test_j_rpiv_todo_with_a_stand_in_tool(pi_fixtures, tmp_path):
+    """rpiv-todo 2.11.0 is a third-party tool tau does not ship: a stand-in registered like an
+    extension tool (pi's declaration, replaying pi's recorded results) checks the session's side:
+    the extension tool is declared after the built-ins and its results persist with ``details``."""
+    from tau.tools.base import ToolDefinition, ToolResult
+
+    replay = Replay(pi_fixtures, "j-rpiv-todo", tmp_path)
+    system = next(e["message"] for e in replay.entries if e.get("message", {}).get("role") == "system")
+    declaration = next(tool for tool in system["toolsAdded"] if tool["name"] == "todo")
+    recorded = {
+        e["message"]["toolCallId"]: e["message"]
+        for e in replay.entries
+        if e.get("message", {}).get("role") == "toolResult"
+    }
+
+    async def execute(call_id, params, signal, on_update, ctx):
+        result = recorded[call_id]
+        return ToolResult(
+            content=result["content"], details=result.get("details"), is_error=result["isError"]
+        )
+
+    replay.session.register_tool(
+        ToolDefinition(
+            name="todo",
+            description=declaration["description"],
+            parameters=declaration["parameters"],
+            execute=execute,
+            constrained_sampling=declaration.get("constrainedSampling"),
+        )
+    )
+    asyncio.run(_prompts(replay))
+    _check(replay, pi_fixtures, "j-rpiv-todo")
 
 
 def _assert_events_match(replay: Replay, fixtures: Path, name: str) -> None:
