@@ -1,5 +1,5 @@
 """End to end: one ``tau -p`` run in which the model plans three tasks with ``todo``, stops after the
-first, and todo-loop carries it to the end (faux model, default bundled extensions)."""
+first, and todo-loop carries it to the end (faux model; the bundled ``todo`` and ``todo-loop``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,12 @@ from pathlib import Path
 from todo_loop_planner import SPEC
 
 REPO = Path(__file__).resolve().parents[3]
+# only the two extensions under test: the bundled todo (the real tool) and todo-loop
+OTHERS_OFF = [
+    arg
+    for name in ("action-fusion", "observation-pack", "evidence-reducer", "online-compact")
+    for arg in ("--disable-extension", name)
+]
 
 
 def run_print(tmp_path: Path, agent_dir: Path, **env: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
@@ -29,6 +35,7 @@ def run_print(tmp_path: Path, agent_dir: Path, **env: str) -> tuple[subprocess.C
             "faux/faux-1",
             "--faux-script",
             str(script),
+            *OTHERS_OFF,
             "Build the three parts",
         ],
         cwd=project,
