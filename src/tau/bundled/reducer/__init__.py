@@ -1,0 +1,34 @@
+"""The bundled ``evidence-reducer`` extension (SoL-Pi's Evidence-Preserving Reducer, extensions.md §5.5).
+
+Opt-in (``"sol": {"evidencePreservingReducer": true}``). A long test or build log (a ``bash`` result,
+or the command output of a fused ``edit``/``write``) is archived under
+``<sessionDir>/sol/<sessionId>/evidence-preserving-reducer/`` and replaced, in the tool result, by a
+receipt of verbatim quotes that a reducer model picked and tau verified against the log. Whenever
+a step cannot be verified the original result is kept, and the reason is journaled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.bundled.reducer.reducer import Reducer
+from tau.bundled.sol_common import load_sol_settings, watch_reachability
+
+__all__ = ["Reducer", "extension"]
+
+
+def extension(tau: Any) -> None:
+    """Read the ``sol`` settings at the first ``session_start`` and install the reducer if on."""
+    started = {"done": False}
+
+    def on_session_start(event: Any, ctx: Any) -> None:
+        if started["done"]:
+            return
+        started["done"] = True
+        settings = load_sol_settings(tau, ctx)
+        if not settings.evidence_preserving_reducer:
+            return
+        Reducer(tau, settings).install()
+        watch_reachability(tau, ctx, action_fusion=False, reducer=True)
+
+    tau.on("session_start", on_session_start)

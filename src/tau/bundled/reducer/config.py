@@ -1,0 +1,72 @@
+"""The reducer's constants and patterns (extensions.md §5.5, SoL-Pi's ``config.ts``).
+
+Persisted and model-visible identifiers (entry type, schemas, receipt prefix) keep SoL-Pi's names:
+they end up in session files and in the model's context.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = [
+    "DIAGNOSTIC_COMMAND",
+    "FAILURE_SIGNAL",
+    "LIKELY_SECRET",
+    "MAX_CHARS",
+    "MAX_EVIDENCE_ITEMS",
+    "MAX_OUTPUT_TOKENS",
+    "MAX_QUOTE_CHARS",
+    "MIN_BYTES",
+    "REDUCER_EVENT_SCHEMA",
+    "REDUCER_EVENT_TYPE",
+    "REDUCER_RECEIPT_PREFIX",
+    "REDUCER_RECEIPT_SCHEMA",
+    "TIMEOUT_SECONDS",
+    "sha256",
+    "utf8",
+]
+
+REDUCER_EVENT_TYPE = "sol-pi-evidence-preserving-reducer-v1"
+REDUCER_EVENT_SCHEMA = "sol-pi-evidence-preserving-reducer/1"
+REDUCER_RECEIPT_SCHEMA = "sol-pi-evidence-receipt/1"
+REDUCER_RECEIPT_PREFIX = "sol_pi_evidence_receipt_v1"
+
+MAX_EVIDENCE_ITEMS = 12
+MAX_QUOTE_CHARS = 600  # UTF-16 code units, as JavaScript's length
+MIN_BYTES = 4096  # UTF-8 bytes of the log body
+MAX_CHARS = 600_000  # UTF-16 code units
+MAX_OUTPUT_TOKENS = 2048
+TIMEOUT_SECONDS = 90.0
+
+# A test or build command: one of these tokens after the start, whitespace or a shell separator,
+# followed by whitespace or the end (``pytest -q`` matches, ``rg test src`` does not).
+DIAGNOSTIC_COMMAND = re.compile(
+    r"(?:^|[;&|()\s])(?:lake\s+build|lake\s+env\s+lean|lean|coq|cargo(?:\s+(?:build|test|check))?"
+    r"|zig\s+build|pytest|python(?:3)?\s+-m\s+(?:pytest|unittest|py_compile)|ctest|cmake\s+--build"
+    r"|ninja|make|npm\s+test|pnpm\s+test|yarn\s+test|go\s+test|bazel\s+test)(?:\s|$)",
+    re.IGNORECASE,
+)
+FAILURE_SIGNAL = re.compile(
+    r"error|failed|failure|fatal|exception|panic|timeout|unsolved|type mismatch|assert", re.IGNORECASE
+)
+# A precaution, not a secret scanner: a credential-looking name, a short gap, then an assignment.
+LIKELY_SECRET = re.compile(
+    r"(?:api[_-]?key|authorization|bearer|access[_-]?token|secret)[^\n]{0,32}[:=][^\n]+", re.IGNORECASE
+)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 (a lone surrogate becomes U+FFFD, as Node's encoder does)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def sha256(text: str) -> str:
+    """Hex SHA-256 of ``text``'s UTF-8 bytes."""
+    return hashlib.sha256(utf8(text)).hexdigest()
