@@ -1,0 +1,231 @@
+"""``tau savings FILE...``: what tau's context-economy mechanisms would have saved on existing sessions.
+
+Each file (a pi or tau session; a directory is searched for ``*.jsonl``) is opened read-only, its
+active branch replayed request by request as stock pi sent it (the baseline) and with each
+mechanism of the profile alone and all together, then priced at the session's model prices with
+a cache-aware cost model (:mod:`tau.modes.savings.cost_model`). Files are never written
+(decisions.md "Inspection never writes").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from tau.modes.savings.cost_model import PriceBook, Prices, add_figures, empty_figures
+from tau.modes.savings.progress import Progress
+from tau.modes.savings.replay import (
+    MECHANISMS,
+    replay_branch,
+    request_positions,
+    summary_figures,
+)
+from tau.modes.savings.report import render_table
+
+__all__ = ["PROFILES", "build_parser", "main", "savings_for_branch", "savings_for_file"]
+
+PROG = "tau savings"
+PROFILES = {
+    "default": ("actionFusion", "observationPack"),
+    "full": MECHANISMS,
+}
+# Mechanisms a replay cannot measure yet, and why (reported, never estimated).
+NOT_MEASURED = {
+    "evidencePreservingReducer": "a receipt needs the reducer model's answer, which a replay does not have",
+    "onlineContextCompact": "its economic decisions are not available to the replay in this version",
+}
+
+
+class SavingsError(Exception):
+    """A file that cannot be replayed; the message names it and the fix."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Replay pi/tau session files request by request and report what tau's context-economy "
+        "mechanisms would have saved (tokens and cache-aware cost), per mechanism and combined. "
+        "Never writes the files.",
+    )
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="session file (.jsonl) or a directory of them"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object per file")
+    parser.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default="default",
+        help="mechanisms to combine (default: default)",
+    )
+    parser.add_argument(
+        "--price", metavar="PROVIDER/MODEL", help="price every request at this model's prices"
+    )
+    parser.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr"
+    )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Run ``tau savings`` with ``argv``; returns the exit code (2: a file could not be replayed)."""
+    args = build_parser().parse_args(argv)
+    try:
+        files = _collect(args.files)
+        override = _override(args.price) if args.price else None
+    except SavingsError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    status = 0
+    for file in files:
+        try:
+            report = savings_for_file(file, profile=args.profile, override=override, progress=args.progress)
+        except SavingsError as exc:
+            print(f"{PROG}: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        if args.json:
+            from tau.common import jsjson
+
+            sys.stdout.write(jsjson.dumps_str(report) + "\n")
+        else:
+            print(render_table(report) + "\n")
+        sys.stdout.flush()
+    return status
+
+
+def _collect(names: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(path.rglob("*.jsonl"))
+            if not found:
+                raise SavingsError(f"no .jsonl session files under {name!r}")
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise SavingsError(
+                f"no such file or directory: {name!r}; pass session files (.jsonl) or directories"
+            )
+    return files
+
+
+def _override(spec: str) -> Prices:
+    from tau.llm.registry import ModelRegistry
+
+    provider, _, model_id = spec.partition("/")
+    model = ModelRegistry().find(provider, model_id) if model_id else None
+    if model is None:
+        raise SavingsError(
+            f"unknown model {spec!r} for --price; pass PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-6"
+        )
+    return Prices(model.cost.input, model.cost.output, f"--price {spec}")
+
+
+def _open_branch(path: Path) -> list[dict[str, Any]]:
+    from tau.session import SessionError, SessionManager
+
+    try:
+        manager = SessionManager.open(path, read_only=True)
+    except SessionError as exc:
+        raise SavingsError(str(exc)) from exc
+    except OSError as exc:
+        raise SavingsError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
+    try:
+        return manager.get_branch()
+    finally:
+        manager.close()
+
+
+def _price_book(branch: list[dict[str, Any]], override: Prices | None) -> PriceBook:
+    from tau.llm.registry import ModelRegistry
+
+    registry = ModelRegistry()
+    book = PriceBook(lookup=registry.find, override=override)
+    for entry in branch:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            book.learn(message)
+    return book
+
+
+def savings_for_file(
+    path: Path, *, profile: str = "default", override: Prices | None = None, progress: bool | None = None
+) -> dict[str, Any]:
+    """The savings report of one session file (the ``--json`` object)."""
+    branch = _open_branch(path)
+    return savings_for_branch(branch, str(path), profile=profile, override=override, progress=progress)
+
+
+def savings_for_branch(
+    branch: list[dict[str, Any]],
+    name: str,
+    *,
+    profile: str = "default",
+    override: Prices | None = None,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """The savings report of one branch (root→leaf entries)."""
+    book = _price_book(branch, override)
+    enabled = PROFILES[profile]
+    measurable = [m for m in enabled if m not in NOT_MEASURED]
+    runs = 1 + len(measurable) + (1 if len(measurable) > 1 else 0)
+    bar = Progress(len(request_positions(branch)) * runs, name, enabled=progress)
+    try:
+        baseline = replay_branch(branch, book, on_request=bar.step)
+        mechanisms: dict[str, Any] = {}
+        for mechanism in enabled:
+            if mechanism in NOT_MEASURED:
+                mechanisms[mechanism] = {"measured": False, "reason": NOT_MEASURED[mechanism]}
+                continue
+            alone = replay_branch(branch, book, (mechanism,), on_request=bar.step)
+            mechanisms[mechanism] = {"measured": True, **alone.figures, **_details(mechanism, alone)}
+        combined = (
+            replay_branch(branch, book, measurable, on_request=bar.step) if len(measurable) > 1 else None
+        )
+    finally:
+        bar.close()
+    tau = combined.figures if combined is not None else _only(mechanisms, measurable, baseline.figures)
+    summaries = summary_figures(branch, book)
+    return {
+        "file": name,
+        "profile": profile,
+        "requests": baseline.figures["requests"],
+        "baseline": baseline.figures,
+        "tau": tau,
+        "mechanisms": mechanisms,
+        "summaries": {"baseline": summaries, "tau": add_figures(empty_figures(), summaries)},
+        "prices": _prices_used(branch, book),
+    }
+
+
+def _details(mechanism: str, result: Any) -> dict[str, Any]:
+    if mechanism == "actionFusion":
+        return {"merged": result.merged}
+    if mechanism == "observationPack":
+        return {"placeholders": result.placeholders, "recallable": result.recallable}
+    return {}
+
+
+def _only(mechanisms: dict[str, Any], measurable: list[str], baseline: dict[str, Any]) -> dict[str, Any]:
+    if not measurable:
+        return dict(baseline)
+    data = mechanisms[measurable[0]]
+    return {key: data[key] for key in baseline}
+
+
+def _prices_used(branch: list[dict[str, Any]], book: PriceBook) -> dict[str, Any]:
+    used: dict[str, Any] = {}
+    for position in request_positions(branch):
+        message = branch[position]["message"]
+        provider, model_id = str(message.get("provider", "")), str(message.get("model", ""))
+        prices = book.prices(provider, model_id)
+        used[f"{provider}/{model_id}"] = {
+            "input": prices.input,
+            "output": prices.output,
+            "source": prices.source,
+        }
+    return used

@@ -1,0 +1,171 @@
+"""Request-by-request replay of a session file, as stock pi sent it and as tau would have.
+
+A request is an assistant message on the active branch (error and aborted ones included); its
+context is the branch up to that message, projected as pi 1.6 projects it
+(:func:`tau.session.projection.build_session_context`). Compaction and branch-summary calls are
+not requests: they are counted apart (:func:`summary_figures`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.agent.compaction.estimate import estimate_tokens
+from tau.common import jsjson
+from tau.common.jsstr import ms_from_iso
+from tau.modes.savings.cost_model import CacheModel, Figures, PriceBook, empty_figures
+from tau.modes.savings.mechanisms import PackState, fuse_branch
+from tau.session import projection
+
+__all__ = ["MECHANISMS", "ReplayResult", "replay_branch", "request_positions", "summary_figures"]
+
+Entry = dict[str, Any]
+MECHANISMS = ("actionFusion", "observationPack", "evidencePreservingReducer", "onlineContextCompact")
+
+
+def _assistant(entry: Entry) -> dict[str, Any] | None:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message if isinstance(message, dict) and message.get("role") == "assistant" else None
+
+
+def request_positions(branch: list[Entry]) -> list[int]:
+    """Positions of the requests (assistant messages) on ``branch``."""
+    return [index for index, entry in enumerate(branch) if _assistant(entry) is not None]
+
+
+def request_time(entry: Entry) -> int | None:
+    """When the request was made: the message's ``timestamp`` (ms), else the entry's ISO time."""
+    message = entry.get("message") or {}
+    stamp = message.get("timestamp")
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+        return int(stamp)
+    try:
+        return ms_from_iso(str(entry.get("timestamp")))
+    except (TypeError, ValueError):
+        return None
+
+
+def model_of(message: dict[str, Any]) -> tuple[str, str]:
+    return str(message.get("provider", "")), str(message.get("model", ""))
+
+
+@dataclass
+class ReplayResult:
+    """One replay of one branch: the request figures and what the mechanisms did."""
+
+    figures: Figures
+    merged: int = 0
+    placeholders: int = 0
+    recallable: int = 0
+
+
+@dataclass
+class _Sizes:
+    """Cache keys and token estimates per message; the branch's stored dicts are memoised by identity."""
+
+    stable: dict[int, tuple[Any, int]] = field(default_factory=dict)
+
+    def of(self, message: dict[str, Any]) -> tuple[Any, int]:
+        known = self.stable.get(id(message))
+        if known is not None:
+            return known
+        digest = hashlib.blake2b(jsjson.dumps(message), digest_size=16).digest()
+        return digest, estimate_tokens(message)
+
+    def remember(self, branch: Iterable[Entry]) -> None:
+        for entry in branch:
+            message = entry.get("message") if entry.get("type") == "message" else None
+            if isinstance(message, dict):
+                self.stable[id(message)] = (("entry", id(message)), estimate_tokens(message))
+
+
+def replay_branch(
+    branch: list[Entry],
+    prices: PriceBook,
+    mechanisms: Iterable[str] = (),
+    *,
+    head_bytes: int = 512,
+    tail_bytes: int = 512,
+    on_request: Callable[[], None] | None = None,
+) -> ReplayResult:
+    """Replay every request of ``branch`` with the given mechanisms (none: stock pi)."""
+    enabled = set(mechanisms)
+    result = ReplayResult(empty_figures())
+    if "actionFusion" in enabled:
+        fusion = fuse_branch(branch)
+        branch, result.merged = fusion.branch, len(fusion.merged)
+    pack = PackState(head_bytes, tail_bytes) if "observationPack" in enabled else None
+    sizes = _Sizes()
+    sizes.remember(branch)
+    cache = CacheModel()
+    figures = result.figures
+    for position in request_positions(branch):
+        message = branch[position]["message"]
+        messages = projection.build_session_context(branch[:position])["messages"]
+        if pack is not None:
+            messages = pack.project(messages, branch, position)
+        measured = [sizes.of(m) for m in messages]
+        keys, tokens = [key for key, _ in measured], [count for _, count in measured]
+        model = model_of(message)
+        read, write = cache.request(keys, tokens, request_time(branch[position]), model)
+        output = estimate_tokens(message)
+        figures["requests"] += 1
+        figures["inputTokens"] += read + write
+        figures["cacheRead"] += read
+        figures["cacheWrite"] += write
+        figures["outputTokens"] += output
+        figures["cost"] += prices.prices(*model).cost(read, write, output)
+        if on_request is not None:
+            on_request()
+    if pack is not None:
+        result.placeholders = len(pack.placeholders)
+        result.recallable = _recallable(pack, branch)
+    return result
+
+
+def _recallable(pack: PackState, branch: list[Entry]) -> int:
+    """How many replaced results ``obs_recall`` can restore byte for byte from the branch."""
+    from tau.bundled.obspack.observation import observation_of
+
+    restorable: dict[str, bytes] = {}
+    for entry in branch:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "toolResult":
+            observation = observation_of(message)
+            if observation is not None and observation.id in pack.placeholders:
+                restorable[observation.id] = observation.data
+    return sum(1 for obs_id in pack.placeholders if restorable.get(obs_id) == pack.originals.get(obs_id))
+
+
+def summary_figures(branch: list[Entry], prices: PriceBook) -> Figures:
+    """The summary calls the file records (compactions, branch summaries), counted apart.
+
+    A compaction's input is the context it replaced (pi's estimate of the projection just before
+    it), its output the stored summary; a branch summary's input (the abandoned branch) is not on
+    this branch, so only its output is counted.
+    """
+    figures = empty_figures()
+    model: tuple[str, str] = ("", "")
+    for position, entry in enumerate(branch):
+        message = _assistant(entry)
+        if message is not None:
+            model = model_of(message)
+            continue
+        kind = entry.get("type")
+        if kind not in ("compaction", "branch_summary"):
+            continue
+        summary = entry.get("summary")
+        output = -(-len(summary.encode("utf-16-le")) // 8) if isinstance(summary, str) else 0
+        prompt = 0
+        if kind == "compaction":
+            before = projection.build_session_context(branch[:position])["messages"]
+            prompt = sum(estimate_tokens(m) for m in before)
+        figures["requests"] += 1
+        figures["inputTokens"] += prompt
+        figures["cacheWrite"] += prompt
+        figures["outputTokens"] += output
+        figures["cost"] += prices.prices(*model).cost(0, prompt, output)
+    return figures
