@@ -324,3 +324,18 @@ def test_a_branch_switch_changes_the_list(tmp_path):
         "marker",
         "say:and on",
     ]
+
+
+def test_a_model_that_changes_nothing_is_stopped_after_max_stalls_rounds(tmp_path):
+    steps = [plan_step("pending"), {"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}]
+    harness = Harness(steps, tmp_path)
+
+    async def scenario():
+        await harness.load()
+        await harness.session.prompt("go")
+        status = (await harness.command("/todoloop"))[0].splitlines()
+        assert status[0] == "state: stopped: stalled (3 rounds without progress)"
+        assert status[2:4] == ["rounds: 3/∞", "stalls: 3/3"]
+
+    harness.run_more(lambda: scenario())
+    assert harness.kinds()[4:] == ["say:a", "marker", "say:b", "marker", "say:c", "marker", "say:d"]

@@ -73,26 +73,34 @@ def test_a_zero_cap_never_continues():
     assert LoopState().settle(scan(tasks("pending")), Limits(max_rounds=0)) is False
 
 
-def test_stalls_stop_after_max_stalls_unchanged_continuations():
+def test_stalls_stop_at_the_max_stalls_th_round_without_progress():
     state = LoopState()
     same = tasks("pending", "pending")
     results = [state.settle(scan(same), Limits(max_stalls=3)) for _ in range(6)]
-    # the first continuation, then three stalls, then the stop (latched)
-    assert results == [True, True, True, True, False, False]
+    # the first continuation, two rounds without progress continued, the third stops (latched)
+    assert results == [True, True, True, False, False, False]
+    assert state.rounds == 3
     assert state.stalls == 3
     assert state.state_line(disabled=False) == "state: stopped: stalled (3 rounds without progress)"
 
 
 def test_progress_resets_the_stall_count():
     state = LoopState()
-    limits = Limits(max_stalls=1)
+    limits = Limits(max_stalls=2)
     assert state.settle(scan(tasks("pending", "pending")), limits)
     assert state.settle(scan(tasks("pending", "pending")), limits)  # stall 1
     assert state.stalls == 1
     assert state.settle(scan(tasks("completed", "pending")), limits)  # progress
     assert state.stalls == 0
     assert state.settle(scan(tasks("completed", "pending")), limits)  # stall 1 again
-    assert not state.settle(scan(tasks("completed", "pending")), limits)
+    assert not state.settle(scan(tasks("completed", "pending")), limits)  # stall 2: stop
+    assert state.state_line(disabled=False) == "state: stopped: stalled (2 rounds without progress)"
+
+
+def test_one_allowed_stall_stops_at_the_first_round_without_progress():
+    state = LoopState()
+    assert state.settle(scan(tasks("pending")), Limits(max_stalls=1))
+    assert not state.settle(scan(tasks("pending")), Limits(max_stalls=1))
 
 
 def test_a_stall_latch_clears_on_a_new_human_message():
@@ -181,6 +189,8 @@ def test_status_shows_the_budget_re_armed_once_a_human_wrote():
         ({"todoLoop": {"maxRounds": "10"}}, Limits(None, 3), 1),
         ({"todoLoop": {"maxRounds": -1, "maxStalls": True}}, Limits(None, 3), 2),
         ({"todoLoop": {"maxStalls": 2.5}}, Limits(None, 3), 1),
+        ({"todoLoop": {"maxStalls": 0}}, Limits(None, 3), 1),
+        ({"todoLoop": {"maxRounds": 0, "maxStalls": 1}}, Limits(0, 1), 0),
         ({"todoLoop": []}, Limits(None, 3), 1),
     ],
 )

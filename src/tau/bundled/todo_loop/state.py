@@ -12,9 +12,10 @@ At a settle (the run would otherwise end) :meth:`LoopState.settle` decides, in t
 4. no list → ``no list``; no open task → ``all tasks closed`` (both describe this settle only and
    are evaluated again at the next one, like ``aborted``);
 5. ``maxRounds`` continuations already made for this anchor → ``round cap (N)``, latched;
-6. the snapshot equals the previous continuation's and ``maxStalls`` stalls happened in a row →
-   ``stalled (N rounds without progress)``, latched;
-7. otherwise continue: one more round, and a stall when the snapshot did not change.
+6. a stall: the task snapshot equals the one the previous continuation was made with (the round it
+   started changed nothing). The ``maxStalls``-th stall in a row stops the loop:
+   ``stalled (N rounds without progress)``, latched; a change resets the count;
+7. otherwise continue: one more round.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ def one_line(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _integer(value: Any, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
 @dataclass(frozen=True)
@@ -85,16 +86,16 @@ class Limits:
             return cls(), [f"settings.json: todoLoop must be an object, got {block!r}; using the defaults"]
         problems = []
         max_rounds = block.get("maxRounds")
-        if max_rounds is not None and not _count(max_rounds):
+        if max_rounds is not None and not _integer(max_rounds, 0):
             problems.append(
                 f"settings.json: todoLoop.maxRounds must be a non-negative integer or null, "
                 f"got {max_rounds!r}; using no cap"
             )
             max_rounds = None
         max_stalls = block.get("maxStalls", DEFAULT_MAX_STALLS)
-        if not _count(max_stalls):
+        if not _integer(max_stalls, 1):
             problems.append(
-                f"settings.json: todoLoop.maxStalls must be a non-negative integer, "
+                f"settings.json: todoLoop.maxStalls must be a positive integer, "
                 f"got {max_stalls!r}; using {DEFAULT_MAX_STALLS}"
             )
             max_stalls = DEFAULT_MAX_STALLS
@@ -142,10 +143,10 @@ class LoopState:
             return False
         snapshot = tasks.snapshot
         stall = self._last_snapshot is not None and snapshot == self._last_snapshot
-        if stall and self.stalls >= limits.max_stalls:
+        self.stalls = self.stalls + 1 if stall else 0
+        if self.stalls >= limits.max_stalls:
             self.latched = stalled(limits.max_stalls)
             return False
-        self.stalls = self.stalls + 1 if stall else 0
         self.rounds += 1
         self._last_snapshot = snapshot
         self.last_stop = None
