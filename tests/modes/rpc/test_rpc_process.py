@@ -136,3 +136,17 @@ def test_an_extension_that_fails_to_load_is_reported_on_stderr(tau, tmp_path):
     assert [json.loads(line)["id"] for line in out.splitlines()] == ["s"]
     assert b"broken.py" in err and b"cannot start" in err
     assert proc.returncode == 0
+
+
+def test_a_prompt_followed_by_end_of_input_is_answered_then_aborted(tau):
+    proc = tau()
+    out, err = proc.communicate(b'{"id":"p","type":"prompt","message":"bash: sleep 30"}\n', timeout=60)
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0] == {
+        "id": "p",
+        "type": "response",
+        "command": "prompt",
+        "success": True,
+        "data": {"disposition": "started"},
+    }
+    assert (proc.returncode, err) == (0, b"")

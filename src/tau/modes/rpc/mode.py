@@ -115,12 +115,15 @@ class RpcMode:
 
     def start_prompt(self, request_id: Any, text: str, images: Any, behavior: str | None) -> None:
         """Run ``prompt`` in the background; the response is written once the prompt is accepted."""
-        self._spawn(self._run_prompt(request_id, text, images, behavior))
-
-    async def _run_prompt(self, request_id: Any, text: str, images: Any, behavior: str | None) -> None:
         was_streaming = bool(self.session.is_streaming)
         preflight = _Preflight(request_id, eligible=not was_streaming and not self._prompt_reports)
-        self._preflights.append(preflight)
+        self._preflights.append(preflight)  # at once: end of input waits for this answer
+        self._spawn(self._run_prompt(preflight, text, images, behavior, was_streaming))
+
+    async def _run_prompt(
+        self, preflight: _Preflight, text: str, images: Any, behavior: str | None, was_streaming: bool
+    ) -> None:
+        request_id = preflight.request_id
         options: dict[str, Any] = {"images": images, "streaming_behavior": behavior, "source": "rpc"}
         if self._prompt_reports:
             options["preflight_result"] = lambda disposition: self._answer(preflight, disposition)
