@@ -251,16 +251,26 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--keep", type=Path, help="write the session here (and reuse it if present)")
     parser.add_argument("--memory-only", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--generate-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_only:
         print(measure_memory(args.memory_only))
         return
-    workdir = Path(tempfile.mkdtemp(prefix="tau-bench-"))
+    if args.generate_only:
+        generate(args.generate_only)
+        return
+    with tempfile.TemporaryDirectory(prefix="tau-bench-") as directory:
+        run(args, Path(directory))
+
+
+def run(args: argparse.Namespace, workdir: Path) -> None:
     path = args.keep or workdir / "bench.jsonl"
     if not path.exists():
-        generate(path)
+        # In a child process: Linux keeps a process's peak RSS across fork and exec, so a big
+        # parent would hand its peak to the memory probe below.
+        subprocess.check_call([sys.executable, __file__, "--generate-only", str(path)])
     size = path.stat().st_size
-    # Memory first, in a fresh interpreter: the generator's own allocations would hide the peak.
+    # Memory first, in a fresh interpreter.
     memory = int(subprocess.check_output([sys.executable, __file__, "--memory-only", str(path)]).split()[-1])
     copy = workdir / "timed.jsonl"
     copy.write_bytes(path.read_bytes())
