@@ -180,6 +180,9 @@ async def test_models_and_thinking_levels(client):
     assert chosen["data"]["id"] == "faux-1" and chosen["data"]["contextWindow"] == 128000
     missing = await client.request(type="set_model", provider="faux", modelId="nope")
     assert (missing["success"], missing["error"]) == (False, "Model not found: faux/nope")
+    if [m["id"] for m in models] == ["faux-1"]:
+        only = await client.request(type="cycle_model")
+        assert only["success"] is True and only["data"] is None  # one model: nothing to cycle to
     cycled = await client.request(type="cycle_thinking_level")
     assert cycled["success"] is True and cycled["data"] is None
     level = await client.request(type="set_thinking_level", level="high")
