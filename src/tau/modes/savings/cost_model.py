@@ -20,8 +20,8 @@ __all__ = [
     "CACHE_WRITE",
     "CacheModel",
     "Figures",
-    "Prices",
     "PriceBook",
+    "Prices",
     "add_figures",
     "empty_figures",
 ]

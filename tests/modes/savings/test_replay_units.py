@@ -1,0 +1,135 @@
+"""The cost model and the Action Fusion merge on small hand-made branches."""
+
+from __future__ import annotations
+
+from tau.modes.savings import savings_for_branch
+from tau.modes.savings.cost_model import CACHE_TTL_MS, CacheModel, PriceBook, Prices
+from tau.modes.savings.mechanisms import fuse_branch
+from tau.modes.savings.report import render_table
+
+MODEL = ("anthropic", "claude-test")
+
+
+def test_a_shared_prefix_is_read_until_the_cache_expires_or_the_model_changes():
+    cache = CacheModel()
+    assert cache.request(["a"], [100], 0, MODEL) == (0, 100)
+    assert cache.request(["a", "b"], [100, 10], 60_000, MODEL) == (100, 10)
+    assert cache.request(["a", "b", "c"], [100, 10, 5], 60_000 + CACHE_TTL_MS + 1, MODEL) == (0, 115)
+    assert cache.request(["a", "b", "c"], [100, 10, 5], 60_000 + CACHE_TTL_MS + 2, ("openai", "x")) == (
+        0,
+        115,
+    )
+    assert cache.request(["a", "x"], [100, 7], 60_000 + CACHE_TTL_MS + 3, ("openai", "x")) == (100, 7)
+
+
+def test_prices_read_write_and_output():
+    prices = Prices(input=10.0, output=20.0, source="override")
+    # 1M read at 0.1x, 1M written at 1.25x, 1M output
+    assert prices.cost(1_000_000, 1_000_000, 1_000_000) == 10.0 * 0.1 + 10.0 * 1.25 + 20.0
+
+
+def test_recorded_costs_give_the_prices_of_a_model_the_catalogue_lacks():
+    book = PriceBook(lookup=lambda provider, model: None)
+    book.learn(
+        {
+            "provider": "anthropic",
+            "model": "claude-old",
+            "usage": {
+                "input": 2000,
+                "output": 100,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "cost": {"input": 0.01, "output": 0.0025},
+            },
+        }
+    )
+    assert book.prices("anthropic", "claude-old") == Prices(5.0, 25.0, "recorded")
+    assert book.prices("anthropic", "unknown").source == "none"
+
+
+def _entry(n: int, message: dict) -> dict:
+    return {
+        "type": "message",
+        "id": f"e{n:07d}",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": message,
+    }
+
+
+def _assistant(calls: list[tuple[str, str, dict]], n: int) -> dict:
+    content = [{"type": "toolCall", "id": cid, "name": name, "arguments": args} for cid, name, args in calls]
+    return _entry(
+        n,
+        {
+            "role": "assistant",
+            "content": content,
+            "stopReason": "toolUse",
+            "provider": "anthropic",
+            "model": "m",
+            "timestamp": n * 1000,
+        },
+    )
+
+
+def _result(n: int, call_id: str, name: str, text: str, error: bool = False) -> dict:
+    return _entry(
+        n,
+        {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": name,
+            "content": [{"type": "text", "text": text}],
+            "isError": error,
+            "timestamp": n * 1000,
+        },
+    )
+
+
+def _branch() -> list[dict]:
+    edit = {"path": "a.py", "edits": [{"oldText": "x", "newText": "y"}]}
+    return [
+        _entry(0, {"role": "user", "content": "fix it", "timestamp": 0}),
+        _assistant([("c1", "edit", edit)], 1),
+        _result(2, "c1", "edit", "Successfully replaced 1 block(s) in a.py."),
+        _assistant([("c2", "bash", {"command": "python3 test_a.py"})], 3),
+        _result(4, "c2", "bash", "ok"),
+        _entry(
+            5,
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "done"}],
+                "stopReason": "stop",
+                "provider": "anthropic",
+                "model": "m",
+                "timestamp": 5000,
+            },
+        ),
+    ]
+
+
+def test_an_edit_followed_by_a_lone_command_is_one_fused_request():
+    fused = fuse_branch(_branch())
+    assert fused.merged == [("c1", "python3 test_a.py")]
+    roles = [e["message"]["role"] for e in fused.branch]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    call = fused.branch[1]["message"]["content"][0]
+    assert call["arguments"]["then_run"] == {"command": "python3 test_a.py"}
+    assert [b["text"] for b in fused.branch[2]["message"]["content"]] == [
+        "Successfully replaced 1 block(s) in a.py.",
+        "[then_run:succeeded]\nok",
+    ]
+
+
+def test_a_failed_edit_is_not_fused():
+    branch = _branch()
+    branch[2] = _result(2, "c1", "edit", "Could not find the text", error=True)
+    assert fuse_branch(branch).merged == []
+
+
+def test_the_full_profile_reports_what_it_cannot_measure():
+    report = savings_for_branch(_branch(), "t.jsonl", profile="full", override=Prices(1.0, 1.0, "test"))
+    assert report["requests"] == 3 and report["tau"]["requests"] == 2
+    assert report["mechanisms"]["evidencePreservingReducer"]["measured"] is False
+    table = render_table(report)
+    assert "not measured" in table and "1 edit→command round trips merged" in table

@@ -1,0 +1,141 @@
+"""``tau savings``: the baseline is stock pi's projection of the file, counted independently here
+from the raw JSON lines; the mechanisms save; the files are never written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tau.modes.savings import savings_for_file
+
+REPO = Path(__file__).resolve().parents[3]
+REAL = ("before-compaction.v3.jsonl", "large-session.v3.jsonl")
+
+
+def js_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def message_chars(message: dict) -> int:
+    """pi's characters of one agent message (text, thinking, tool-call name and JSON arguments)."""
+    role = message["role"]
+    if role == "bashExecution":
+        return js_len(message["command"]) + js_len(message.get("output") or "")
+    if role == "compactionSummary":
+        return js_len(message["summary"])
+    content = message["content"]
+    if isinstance(content, str):
+        return js_len(content)
+    chars = 0
+    for block in content:
+        if block["type"] == "text":
+            chars += js_len(block["text"])
+        elif block["type"] == "thinking":
+            chars += js_len(block["thinking"])
+        elif block["type"] == "image":
+            chars += 4800
+        elif block["type"] == "toolCall":
+            arguments = json.dumps(block["arguments"], separators=(",", ":"), ensure_ascii=False)
+            chars += js_len(block["name"]) + js_len(arguments)
+    return chars
+
+
+def independent_count(path: Path) -> tuple[int, int]:
+    """Requests and input tokens of a linear session file, straight from its lines.
+
+    Every assistant message is a request; it is sent every message before it, except what a
+    compaction replaced: after a compaction, the context is its summary, the messages from
+    ``firstKeptEntryId`` on, and everything after it. Tokens: ceil(characters / 4) per message.
+    """
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    context: list[tuple[str, int]] = []  # (entry id, tokens)
+    requests = tokens = 0
+    for entry in lines:
+        if entry["type"] == "compaction":
+            ids = [entry_id for entry_id, _ in context]
+            kept = context[ids.index(entry["firstKeptEntryId"]) :] if entry["firstKeptEntryId"] in ids else []
+            summary = {"role": "compactionSummary", "summary": entry["summary"]}
+            context = [("summary", math.ceil(message_chars(summary) / 4)), *kept]
+        if entry["type"] != "message":
+            continue
+        message = entry["message"]
+        if message["role"] == "assistant":
+            requests += 1
+            tokens += sum(count for _, count in context)
+        context.append((entry["id"], math.ceil(message_chars(message) / 4)))
+    return requests, tokens
+
+
+@pytest.fixture(scope="module")
+def reports(request) -> dict[str, dict]:
+    from fixture_paths import fixtures_dir
+
+    found = fixtures_dir()
+    if found is None:
+        pytest.skip("pi golden fixtures not found: set TAU_FIXTURES")
+    return {name: savings_for_file(found / "real" / name) for name in REAL}
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_baseline_is_an_independent_count_of_requests_and_input(name, reports, pi_fixtures):
+    requests, tokens = independent_count(pi_fixtures / "real" / name)
+    report = reports[name]
+    assert (report["requests"], report["baseline"]["inputTokens"]) == (requests, tokens)
+    baseline = report["baseline"]
+    assert baseline["cacheRead"] + baseline["cacheWrite"] == baseline["inputTokens"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_the_default_profile_saves_and_keeps_every_replaced_byte_recallable(name, reports):
+    report = reports[name]
+    baseline, tau, mechanisms = report["baseline"], report["tau"], report["mechanisms"]
+    assert tau["cost"] < min(mechanisms["actionFusion"]["cost"], mechanisms["observationPack"]["cost"])
+    assert mechanisms["actionFusion"]["cost"] < baseline["cost"]
+    assert mechanisms["observationPack"]["cost"] < baseline["cost"]
+    fusion = mechanisms["actionFusion"]
+    assert fusion["requests"] == baseline["requests"] - fusion["merged"] and fusion["merged"] > 0
+    pack = mechanisms["observationPack"]
+    assert pack["placeholders"] > 0 and pack["recallable"] == pack["placeholders"]
+    assert pack["requests"] == baseline["requests"]
+
+
+def test_json_has_one_object_per_file_and_the_files_are_not_written(tmp_path, pi_fixtures):
+    legacy = tmp_path / "sessions" / "legacy.jsonl"
+    legacy.parent.mkdir()
+    legacy.write_bytes((pi_fixtures / "real" / "large-session.jsonl").read_bytes())  # version 1
+    before = hashlib.sha256(legacy.read_bytes()).hexdigest(), legacy.stat().st_mtime_ns
+    done = subprocess.run(
+        [sys.executable, "-m", "tau.modes.savings", "--json", str(legacy.parent)],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    report = json.loads(line)
+    assert report["file"] == str(legacy) and report["requests"] == 453
+    for side in ("baseline", "tau"):
+        assert set(report[side]) >= {"inputTokens", "cacheRead", "cacheWrite", "outputTokens", "cost"}
+    assert set(report["mechanisms"]) == {"actionFusion", "observationPack"}
+    assert (hashlib.sha256(legacy.read_bytes()).hexdigest(), legacy.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in legacy.parent.iterdir()) == ["legacy.jsonl"]
+
+
+def test_a_missing_file_is_named_with_the_fix(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "tau.modes.savings", str(tmp_path / "nope.jsonl")],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "no such file or directory" in done.stderr and "nope.jsonl" in done.stderr
