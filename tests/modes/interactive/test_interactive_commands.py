@@ -104,3 +104,24 @@ def test_completion_of_commands_and_paths(tmp_path):
     assert _complete(completer, "look at ./sr") == ["c"]
     assert _complete(completer, "look at @src/ma") == ["in.py"]
     assert _complete(completer, "plain words") == []
+
+
+def test_stray_prints_become_notices_instead_of_breaking_the_screen(tmp_path):
+    session = faux_session(tmp_path, [])
+
+    async def scenario() -> str:
+        screen = Screen(session)
+        await screen.start()
+        screen.mode.spawn(_print_later())
+        await screen.wait_text("printed by a library")
+        await screen.quit()
+        return screen.stdout.getvalue()
+
+    async def _print_later() -> None:
+        import sys
+
+        print("printed by a library \x1b[2J")
+        sys.stderr.write("and a warning\n")
+
+    raw = run(scenario())
+    assert "\x1b[2J" not in raw and "and a warning" in raw

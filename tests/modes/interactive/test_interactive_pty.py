@@ -121,7 +121,7 @@ def test_a_session_in_a_terminal(tau_pty):
     tau.send("run the tool" + ENTER)
     tau.wait_text("tool done")
     text = tau.text()
-    assert "✓ $ printf" in text and "clear ok" in text
+    assert "✓ $ printf" in text and "clear ok" in text, text
     assert "This answer is streamed" in text  # the tool's clear-screen sequence did not clear it
 
     tau.send("sleep please" + ENTER)

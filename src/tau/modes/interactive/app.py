@@ -52,6 +52,30 @@ def _shortcut_keys(key: str) -> tuple[str, ...] | None:
     return None
 
 
+class _StrayOutput:
+    """A text stream whose complete lines are shown as notices."""
+
+    encoding = "utf-8"
+
+    def __init__(self, controller: ChatController) -> None:
+        self._controller = controller
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            if line.strip():
+                self._controller.notice(line, "warning")
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
 class InteractiveMode:
     """One interactive conversation over a session.
 
@@ -405,6 +429,10 @@ class InteractiveMode:
         model = self.session.model
         name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
         self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
+        for failure in getattr(self.runner, "load_errors", None) or []:
+            self.controller.notice(
+                f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
+            )
         self.controller.load_messages(self.session.messages)
         prompts = [p for p in ([initial] if initial else []) + list(messages) if p.strip()]
         self._pending_prompts = prompts[1:]
@@ -415,7 +443,10 @@ class InteractiveMode:
                 self.spawn(self._submit(prompts[0]))
 
         try:
-            await self.app.run_async(pre_run=started)
+            # Stray prints (extensions, libraries) become notices: sanitized, and never mid-frame.
+            stray = _StrayOutput(self.controller)
+            with contextlib.redirect_stdout(stray), contextlib.redirect_stderr(stray):  # type: ignore[type-var]
+                await self.app.run_async(pre_run=started)
         finally:
             self._unsubscribe()
             for task in list(self._tasks):
