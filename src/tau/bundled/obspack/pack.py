@@ -9,6 +9,7 @@ from typing import Any
 
 from tau.bundled.obspack.ledger import ledger_bytes, recall_record
 from tau.bundled.obspack.observation import Observation, is_observation_id, observation_of
+from tau.bundled.obspack.placeholder import placeholder_for
 from tau.bundled.obspack.projection import ROOT_LEAF, SendCounts, plan_projection
 from tau.bundled.obspack.recall import read_page, render_page, search
 from tau.bundled.obspack.store import ObservationStore
@@ -64,6 +65,7 @@ class ObservationPack:
         self.tail_bytes = settings.observation_pack_tail_bytes
         self.roots: dict[str, RootState] = {}
         self._observed: dict[str, tuple[str, str, Observation | None]] = {}
+        self._placeholders: dict[tuple[str, int, int], str] = {}
 
     def install(self) -> None:
         self.tau.register_tool(self.recall_tool())
@@ -98,12 +100,18 @@ class ObservationPack:
             self._observed[key] = (text, str(message.get("toolName")), observation)
         return observation
 
+    def placeholder(self, observation: Observation, head_bytes: int, tail_bytes: int) -> str:
+        """:func:`placeholder_for`, computed once per observation (its bytes never change)."""
+        key = (observation.id, head_bytes, tail_bytes)
+        text = self._placeholders.get(key)
+        if text is None:
+            text = self._placeholders[key] = placeholder_for(observation, head_bytes, tail_bytes)
+        return text
+
     # -- projection ------------------------------------------------------------------------------
 
     async def on_context(self, event: Any, ctx: Any) -> None:
         messages = event.messages
-        if not any(message.get("role") == "toolResult" for message in messages):
-            return None
         try:
             state = self.state_for(ctx)
         except Exception as exc:  # an unsafe session id: every message passes through
@@ -130,6 +138,7 @@ class ObservationPack:
             head_bytes=self.head_bytes,
             tail_bytes=self.tail_bytes,
             observe=self.observe,
+            placeholder=self.placeholder,
         )
         if not plan.records:
             return None

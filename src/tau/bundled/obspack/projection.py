@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.bundled.obspack.ledger import full_record, placeholder_record
-from tau.bundled.obspack.observation import FULL_SENDS, Observation, observation_of
+from tau.bundled.obspack.observation import FULL_SENDS, THRESHOLD_BYTES, Observation, observation_of
 from tau.bundled.obspack.placeholder import placeholder_for
 
 __all__ = ["ProjectionPlan", "SendCounts", "plan_projection"]
@@ -62,15 +62,30 @@ class ProjectionPlan:
             send_counts.record(leaf, obs_id, count)
 
 
-def _sends_before(messages: list[dict[str, Any]]) -> list[int]:
-    """For each message, the number of assistant messages after it."""
-    after = [0] * len(messages)
-    seen = 0
-    for index in range(len(messages) - 1, -1, -1):
-        after[index] = seen
-        if messages[index].get("role") == "assistant":
-            seen += 1
-    return after
+def _candidates(messages: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], int]], int]:
+    """The tool results that may be large, each with the number of assistant messages after it,
+    and the request number. One pass touching each message once: this runs on every request, so a
+    result is dismissed by its length alone when even 4 UTF-8 bytes per character stay under the
+    threshold."""
+    found: list[tuple[dict[str, Any], int]] = []
+    after = 0
+    limit = THRESHOLD_BYTES // 4
+    for message in reversed(messages):
+        role = message.get("role")
+        if role == "assistant":
+            after += 1
+        elif role == "toolResult":
+            content = message.get("content")
+            if isinstance(content, list):
+                size = len(content)
+                for block in content:
+                    text = block.get("text") if isinstance(block, dict) else None
+                    if isinstance(text, str):
+                        size += len(text)
+                if size > limit:
+                    found.append((message, after))
+    found.reverse()
+    return found, after + 1
 
 
 def plan_projection(
@@ -82,18 +97,13 @@ def plan_projection(
     head_bytes: int,
     tail_bytes: int,
     observe: Callable[[dict[str, Any]], Observation | None] = observation_of,
+    placeholder: Callable[[Observation, int, int], str] = placeholder_for,
 ) -> ProjectionPlan:
     """Decide every eligible message of ``messages``; nothing is changed yet."""
     plan = ProjectionPlan()
-    candidates = [
-        (index, message) for index, message in enumerate(messages) if message.get("role") == "toolResult"
-    ]
-    if not candidates:
-        return plan
-    history = _sends_before(messages)
-    request = sum(1 for message in messages if message.get("role") == "assistant") + 1
+    candidates, request = _candidates(messages)
     pending: dict[str, int] = {}
-    for index, message in candidates:
+    for message, sends in candidates:
         try:
             observation = observe(message)
             if observation is None:
@@ -102,7 +112,6 @@ def plan_projection(
         except Exception as exc:  # fail open: a packing failure never costs the agent its observation
             sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
             continue
-        sends = history[index]
         previous = max(
             sends, pending.get(observation.id, 0), send_counts.on_branch(observation.id, sends, branch_ids)
         )
@@ -110,7 +119,7 @@ def plan_projection(
             plan.records.append(full_record(observation, request))
             advanced = previous + 1
         else:
-            text = placeholder_for(observation, head_bytes, tail_bytes)
+            text = placeholder(observation, head_bytes, tail_bytes)
             record = placeholder_record(observation, request, previous + 1, text)
             plan.records.append(record)
             plan.edits.append((message, text))
