@@ -66,10 +66,10 @@ class Screen:
         self.mode = InteractiveMode(session, runner, input=self.pipe, output=self.output)
         self.task: Any = None
 
-    async def start(self) -> None:
+    async def start(self, initial: str | None = None, messages: tuple[str, ...] = ()) -> None:
         import asyncio
 
-        self.task = asyncio.ensure_future(self.mode.run())
+        self.task = asyncio.ensure_future(self.mode.run(initial, messages))
         await self.wait_for(lambda: self.mode.app.is_running and "ctx " in self.text())
 
     def text(self) -> str:

@@ -167,3 +167,28 @@ def test_pasted_control_characters_and_bidi_never_reach_screen_or_file(tmp_path)
     lines = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
     users = [e["message"] for e in lines if e.get("type") == "message" and e["message"]["role"] == "user"]
     assert users[0]["content"][0]["text"] == "safe txt"
+
+
+def test_command_line_messages_run_in_order_and_a_resumed_session_is_shown(tmp_path):
+    session = faux_session(tmp_path, [{"text": "answer one"}, {"text": "answer two"}])
+
+    async def first_run() -> None:
+        screen = Screen(session)
+        await screen.start("message one", ("message two",))
+        await screen.wait_for(lambda: session.is_idle() and "answer two" in screen.text())
+        await screen.quit()
+
+    run(first_run())
+    texts = [m["content"][0]["text"] for m in session.messages if m["role"] == "user"]
+    assert texts == ["message one", "message two"]
+
+    async def second_run() -> str:
+        screen = Screen(session)
+        await screen.start()
+        await screen.wait_text("answer two")
+        text = screen.text()
+        await screen.quit()
+        return text
+
+    text = run(second_run())
+    assert text.index("message one") < text.index("answer one") < text.index("message two")

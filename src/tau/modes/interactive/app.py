@@ -103,11 +103,22 @@ class InteractiveMode:
         self._version = 0
         self._pending_prompts: list[str] = []
         self.app: Application[Any] = self._build_app(input, output)
+        self._show_start()
         self._unsubscribe = session.subscribe(self._on_event)
         if runner is not None:
             runner.set_ui(self.ui, "tui")
             runner.set_shutdown_handler(self.exit)
         self.refresh_footer()
+
+    def _show_start(self) -> None:
+        model = self.session.model
+        name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
+        self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
+        for failure in getattr(self.runner, "load_errors", None) or []:
+            self.controller.notice(
+                f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
+            )
+        self.controller.load_messages(self.session.messages)
 
     # -- session data -------------------------------------------------------------------------
 
@@ -426,14 +437,6 @@ class InteractiveMode:
 
     async def run(self, initial: str | None = None, messages: Iterable[str] = ()) -> int:
         """Run until the user quits; ``initial`` and ``messages`` are sent first, one after another."""
-        model = self.session.model
-        name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
-        self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
-        for failure in getattr(self.runner, "load_errors", None) or []:
-            self.controller.notice(
-                f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
-            )
-        self.controller.load_messages(self.session.messages)
         prompts = [p for p in ([initial] if initial else []) + list(messages) if p.strip()]
         self._pending_prompts = prompts[1:]
 
