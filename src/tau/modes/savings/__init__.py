@@ -100,7 +100,7 @@ def _collect(names: list[str]) -> list[Path]:
     for name in names:
         path = Path(name)
         if path.is_dir():
-            found = sorted(path.rglob("*.jsonl"))
+            found = [file for file in sorted(path.rglob("*.jsonl")) if _is_session_file(file)]
             if not found:
                 raise SavingsError(f"no .jsonl session files under {name!r}")
             files += found
@@ -111,6 +111,16 @@ def _collect(names: list[str]) -> list[Path]:
                 f"no such file or directory: {name!r}; pass session files (.jsonl) or directories"
             )
     return files
+
+
+def _is_session_file(path: Path) -> bool:
+    """Whether the first line is a session header (a directory also holds ledgers and other JSONL)."""
+    try:
+        with path.open("rb") as stream:
+            first = stream.readline(64 * 1024)
+    except OSError:
+        return False
+    return first.lstrip().startswith(b'{"type":"session"')
 
 
 def _override(spec: str) -> Prices:
@@ -204,7 +214,7 @@ def savings_for_branch(
 
 def _details(mechanism: str, result: Any) -> dict[str, Any]:
     if mechanism == "actionFusion":
-        return {"merged": result.merged}
+        return {"merged": result.merged, "alreadyFused": result.already_fused}
     if mechanism == "observationPack":
         return {"placeholders": result.placeholders, "recallable": result.recallable}
     return {}

@@ -19,7 +19,7 @@ from tau.bundled.fusion.markers import failed_block, succeeded_block
 from tau.bundled.obspack.observation import Observation, observation_of
 from tau.bundled.obspack.projection import ROOT_LEAF, SendCounts, plan_projection
 
-__all__ = ["FusionResult", "PackState", "fuse_branch"]
+__all__ = ["FusionResult", "PackState", "count_fused", "fuse_branch"]
 
 Entry = dict[str, Any]
 MUTATIONS = ("edit", "write")
@@ -149,6 +149,17 @@ def fuse_branch(branch: list[Entry]) -> FusionResult:
         del fused[bash_at : bash_result_at + 1]
         index = bash_at
     return FusionResult(_relinked(fused, successor), merged)
+
+
+def count_fused(branch: list[Entry]) -> int:
+    """Calls in ``branch`` that already carried ``then_run`` (a session tau wrote with Action Fusion on)."""
+    return sum(
+        1
+        for entry in branch
+        if (message := _message(entry, "assistant")) is not None
+        for call in _tool_calls(message)
+        if call.get("name") in MUTATIONS and isinstance((call.get("arguments") or {}).get("then_run"), dict)
+    )
 
 
 def _relinked(branch: list[Entry], successor: dict[str, str | None]) -> list[Entry]:

@@ -17,7 +17,7 @@ from tau.agent.compaction.estimate import estimate_tokens
 from tau.common import jsjson
 from tau.common.jsstr import ms_from_iso
 from tau.modes.savings.cost_model import CacheModel, Figures, PriceBook, empty_figures
-from tau.modes.savings.mechanisms import PackState, fuse_branch
+from tau.modes.savings.mechanisms import PackState, count_fused, fuse_branch
 from tau.session import projection
 
 __all__ = ["MECHANISMS", "ReplayResult", "replay_branch", "request_positions", "summary_figures"]
@@ -58,6 +58,7 @@ class ReplayResult:
 
     figures: Figures
     merged: int = 0
+    already_fused: int = 0
     placeholders: int = 0
     recallable: int = 0
 
@@ -95,6 +96,7 @@ def replay_branch(
     enabled = set(mechanisms)
     result = ReplayResult(empty_figures())
     if "actionFusion" in enabled:
+        result.already_fused = count_fused(branch)
         fusion = fuse_branch(branch)
         branch, result.merged = fusion.branch, len(fusion.merged)
     pack = PackState(head_bytes, tail_bytes) if "observationPack" in enabled else None

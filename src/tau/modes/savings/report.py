@@ -32,7 +32,10 @@ def _money(value: float) -> str:
 
 def _mechanism_note(name: str, data: dict[str, Any]) -> str:
     if name == "actionFusion":
-        return f"{data['merged']} edit→command round trips merged"
+        note = f"{data['merged']} edit→command round trips merged"
+        if data.get("alreadyFused"):
+            note += f" (+{data['alreadyFused']} already fused in this session)"
+        return note
     if name == "observationPack":
         return (
             f"{data['placeholders']} results packed, {data['recallable']}/{data['placeholders']} recallable"
