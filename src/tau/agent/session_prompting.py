@@ -34,10 +34,14 @@ class PromptMixin:
         *,
         images: Sequence[dict[str, Any]] | None = None,
         streaming_behavior: str | None = None,
-        source: str = "user",
+        source: str = "interactive",
         expand_commands: bool = True,
     ) -> None:
-        """Send a prompt: run it, or queue it while streaming (``streaming_behavior`` steer/followUp)."""
+        """Send a prompt: run it, or queue it while streaming (``streaming_behavior`` steer/followUp).
+
+        ``source`` (``interactive``, ``rpc``, ``extension``) reaches ``input`` handlers. A text that
+        starts with ``/`` and names an extension command runs the command instead.
+        """
         if self._emitting_settled:
             self._deferred_settled.append(
                 lambda: self.prompt(text, images=images, streaming_behavior=streaming_behavior, source=source)
@@ -114,16 +118,28 @@ class PromptMixin:
             self._emit_queue_update()
             self.agent.steer(message)
 
-    async def steer(self: Any, text: str, images: Sequence[dict[str, Any]] | None = None) -> str:
+    async def steer(
+        self: Any, text: str, images: Sequence[dict[str, Any]] | None = None, *, source: str = "interactive"
+    ) -> str:
         """Queue a message delivered after the current turn's tool calls; returns the disposition."""
-        return await self._queue_input(text, images, "steer")
+        return await self._queue_input(text, images, "steer", source)
 
-    async def follow_up(self: Any, text: str, images: Sequence[dict[str, Any]] | None = None) -> str:
+    async def follow_up(
+        self: Any, text: str, images: Sequence[dict[str, Any]] | None = None, *, source: str = "interactive"
+    ) -> str:
         """Queue a message delivered when the agent would otherwise stop."""
-        return await self._queue_input(text, images, "followUp")
+        return await self._queue_input(text, images, "followUp", source)
 
-    async def _queue_input(self: Any, text: str, images: Any, behavior: str) -> str:
-        processed = await self._run_input(text, images, "user", behavior if self.is_streaming else None)
+    async def _queue_input(self: Any, text: str, images: Any, behavior: str, source: str) -> str:
+        get_command = getattr(self._hooks, "get_command", None)
+        if text.startswith("/") and get_command is not None:
+            name = text[1:].split(" ", 1)[0]
+            if get_command(name) is not None:
+                raise RuntimeError(
+                    f'Extension command "/{name}" cannot be queued. Use prompt() or execute the command '
+                    "when not streaming."
+                )
+        processed = await self._run_input(text, images, source, behavior if self.is_streaming else None)
         if processed is None:
             return "handled"
         self._queue(processed[0], processed[1], behavior)
