@@ -203,3 +203,60 @@ def test_a_bad_sol_setting_is_reported_and_nothing_is_installed(tmp_path):
     assert any("SoL-Pi config observationPack must be boolean: settings.json" in m for m in messages)
     tools = {definition.name for definition in harness.session.get_all_tools()}
     assert "obs_recall" not in tools
+
+
+def test_an_earlier_extension_owning_edit_makes_action_fusion_unreachable(tmp_path):
+    """reachability: a third-party ``edit`` without then_run (loaded first, so it keeps the name)."""
+    own = tmp_path / "own_edit.py"
+    own.write_text(
+        "from tau.extension import ToolDefinition, ToolResult\n\n"
+        "SCHEMA = {'type': 'object', 'properties': {'path': {'type': 'string'}}, 'required': ['path']}\n\n"
+        "async def execute(call_id, params, signal, on_update, ctx):\n"
+        "    return ToolResult.text('edited elsewhere')\n\n"
+        "def extension(tau):\n"
+        "    for name in ('edit', 'write'):\n"
+        "        tau.register_tool(ToolDefinition(name=name, description='x', parameters=SCHEMA, execute=execute))\n"
+    )
+    harness = Harness([{"text": "hi"}], tmp_path)
+
+    async def scenario():
+        await load_extensions(harness.session, cli_paths=[str(own)], cwd=str(tmp_path), mode="json")
+        await harness.session.start()
+        await harness.session.prompt("hello")
+
+    asyncio.run(scenario())
+    warnings = [e for e in harness.manager.get_entries() if e.get("customType") == "sol-pi-reachability-v1"]
+    assert len(warnings) == 1
+    data = warnings[0]["data"]
+    assert data["reason"] == "then_run-not-on-active-tools" and data["mechanism"] == "actionFusion"
+    assert "edit" in data["activeTools"] and data["schema"] == "sol-pi-reachability/1"
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_all_mechanisms_register_at_session_start_only_when_on(tmp_path, enabled):
+    """all-mechanisms: nothing before session_start; with the switches off nothing at all."""
+    sol = {"actionFusion": enabled, "observationPack": enabled}
+    harness = Harness([{"text": "hi"}], tmp_path, {"sol": sol})
+
+    async def scenario():
+        runner = await load_extensions(harness.session, cwd=str(tmp_path), mode="json")
+        ours = [
+            ext
+            for ext in runner.extensions
+            if ext.path in ("bundled:action-fusion", "bundled:observation-pack")
+        ]
+        before = [(sorted(ext.handlers), sorted(ext.tools)) for ext in ours]
+        await harness.session.start()
+        await harness.session.start("reload")  # a second session_start registers nothing new
+        after = [({k: len(v) for k, v in ext.handlers.items() if v}, sorted(ext.tools)) for ext in ours]
+        return before, after
+
+    before, after = asyncio.run(scenario())
+    assert before == [(["session_start"], []), (["session_start"], [])]
+    if enabled:
+        assert after == [
+            ({"session_start": 1, "before_agent_start": 1}, ["edit", "write"]),
+            ({"session_start": 1, "context": 1, "session_shutdown": 1}, ["obs_recall"]),
+        ]
+    else:
+        assert after == [({"session_start": 1}, []), ({"session_start": 1}, [])]
