@@ -397,3 +397,12 @@ def test_a_bad_sol_setting_stops_initialisation(tmp_path):
     with pytest.raises(ValueError, match=r"SoL-Pi config actionFusion must be boolean: settings\.json"):
         start(tau, Ctx(tmp_path))
     assert tau.tools == {}
+
+
+def test_the_shell_settings_of_the_session_reach_the_command(tmp_path):
+    ctx = Ctx(tmp_path)
+    ctx.tool_context = ToolContext(cwd=str(tmp_path), shell_command_prefix="export GREETING=from-settings")
+    result = call(
+        fused(), "write", {"path": "a", "content": "x", "then_run": {"command": "echo $GREETING"}}, ctx
+    )
+    assert result.content[-1]["text"] == "[then_run:succeeded]\nfrom-settings\n"

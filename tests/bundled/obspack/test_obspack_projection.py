@@ -428,3 +428,18 @@ def test_a_corrupt_object_appearing_during_restoration_is_not_overwritten(tmp_pa
     with pytest.raises(OSError, match="hash mismatch"):
         run(tau.call("obs_recall", {"id": obs_id}, ctx))
     assert path.read_text() == corrupt
+
+
+def test_a_large_fused_result_keeps_its_confirmation_and_marker_in_the_placeholder(tmp_path):
+    tau, ctx = started(tmp_path)
+    fused = tool_result("", "write-1", tool="write", details={"patch": "preserved"})
+    fused["content"] = [
+        {"type": "text", "text": "Successfully wrote to target.py"},
+        {"type": "text", "text": "[then_run:succeeded]\n" + "builder output\n" * 1000},
+    ]
+    projected = [run(tau.context([fused], ctx))[0] for _ in range(3)][2]
+    text = text_of(projected)
+    assert text.startswith("[large tool result replaced") and "tool: write" in text
+    head = text.split("[first complete lines, up to 512 bytes]\n")[1]
+    assert head.startswith("Successfully wrote to target.py\n[then_run:succeeded]\nbuilder output\n")
+    assert projected["details"] == {"patch": "preserved"} and projected["isError"] is False
