@@ -301,3 +301,33 @@ def test_session_before_compact_can_supply_or_cancel(tmp_path):
         run(cancelled.session.compact())
     end = [e for e in cancelled.events if e["type"] == "compaction_end"][-1]
     assert end["aborted"] is True and end["result"] is None
+
+
+def test_before_agent_start_edits_system_prompt_options(tmp_path):
+    def edit(event):
+        options = event["systemPromptOptions"]
+        options["promptGuidelines"].append("Always be kind")
+        options["sections"]["plan"] = "step one"
+        options["selectedTools"] = ["read", "bash"]
+        return None
+
+    h = Harness(tmp_path, [{"text": "ok"}], hooks=ScriptedHooks(before_agent_start=edit))
+    run(h.session.prompt("hello"))
+    system = h.session.messages[0]
+    assert "- Always be kind" in system["sections"]["rules"]
+    assert system["sections"]["plan"] == "<plan>\nstep one\n</plan>"
+    assert [tool["name"] for tool in system["toolsAdded"]] == ["read", "bash"]
+    assert h.session.get_active_tool_names() == ["read", "bash"]
+
+
+def test_before_agent_start_forced_prompt_is_sent_not_stored(tmp_path):
+    h = Harness(
+        tmp_path,
+        [{"text": "ok"}],
+        hooks=ScriptedHooks(before_agent_start=lambda e: {"systemPrompt": "FORCED"}),
+    )
+    run(h.session.prompt("hello"))
+    sent = h.provider.requests[0]["messages"][0]
+    assert sent["role"] == "system" and sent["content"] == "FORCED" and "sections" not in sent
+    stored = h.session.messages[0]
+    assert stored["content"] == "" and "preamble" in stored["sections"]

@@ -22,6 +22,7 @@ import asyncio
 import inspect
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from tau.agent.agent import Agent
@@ -132,6 +133,7 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         self._emitting_settled = False
         self._deferred_settled: list[Callable[[], Any]] = []
         self._forced_prompt: str | None = None
+        self._run_prompt_options: Any = None
         self._prompt_preflight = 0
 
     def _create_agent(self, model: Model | None, thinking_level: str | None) -> Agent:
@@ -357,7 +359,17 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         self._tools.restore_from_transcript(systems, modifiers)
 
     def _prompt_options(self) -> Any:
-        return self._tools.prompt_options(self._cwd, self._prompt)
+        base = self._tools.prompt_options(self._cwd, self._prompt)
+        run = self._run_prompt_options
+        if run is None:
+            return base
+        # A run's options (edited by before_agent_start handlers) follow the live tool loadout.
+        return replace(
+            run,
+            selected_tools=list(self._tools.active),
+            tool_snippets={**base.tool_snippets, **run.tool_snippets},
+            tool_guidelines={**base.tool_guidelines, **run.tool_guidelines},
+        )
 
     def get_system_prompt(self) -> str:
         """The current system prompt text (changes not yet sent included)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tau.agent.session_tools import options_from_json, options_to_json
 from tau.common.jsstr import ms_now
 from tau.llm.registry import clamp_thinking_level
 
@@ -269,6 +270,7 @@ class PromptMixin:
                 self._finish_cancelled_retry()
             self._failed_response = None
             self._forced_prompt = None
+            self._run_prompt_options = None
             self._flush_pending_custom()
             await self._emit_agent_settled()
 
@@ -319,12 +321,23 @@ class PromptMixin:
         return messages
 
     async def _before_agent_start(self: Any, trigger: dict[str, Any]) -> dict[str, Any]:
+        """``before_agent_start``: handlers may add custom messages, force a prompt for this run, or
+        edit ``systemPromptOptions`` in place (an edited ``selectedTools`` changes the active tools)."""
         if not self._hooks.has_handlers("before_agent_start"):
             return {}
+        base = self._prompt_options()
+        options = options_to_json(base)
+        selected_before = list(options["selectedTools"])
         event = dict(trigger)
         event["type"] = "before_agent_start"
         event["systemPrompt"] = self.get_system_prompt()
-        return await self._hooks.emit_before_agent_start(event) or {}
+        event["systemPromptOptions"] = options
+        result = await self._hooks.emit_before_agent_start(event) or {}
+        edited = options_from_json(options, base)
+        if edited.selected_tools != selected_before:
+            self._tools.set_active(edited.selected_tools)
+        self._run_prompt_options = edited
+        return result
 
     async def _emit_agent_settled(self: Any) -> None:
         self._run_active = False

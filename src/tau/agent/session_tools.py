@@ -19,7 +19,14 @@ from tau.common.jsstr import ms_now
 from tau.llm.transcript import current_system_message, current_tools
 from tau.tools.base import ToolDefinition
 
-__all__ = ["PromptSettings", "ToolSet", "name_matcher"]
+__all__ = [
+    "PromptSettings",
+    "ToolSet",
+    "name_matcher",
+    "options_from_json",
+    "options_to_json",
+    "system_patch",
+]
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -153,6 +160,53 @@ class ToolSet:
             context_files=list(prompt.context_files),
             sections=dict(prompt.sections),
         )
+
+
+def options_to_json(options: PromptOptions) -> dict[str, Any]:
+    """``systemPromptOptions`` as ``before_agent_start`` handlers see (and may edit) them, pi's keys."""
+    return {
+        "customPrompt": options.custom_prompt,
+        "selectedTools": list(options.selected_tools),
+        "hiddenTools": list(options.hidden_tools),
+        "toolSnippets": dict(options.tool_snippets),
+        "toolGuidelines": {name: list(lines) for name, lines in options.tool_guidelines.items()},
+        "promptGuidelines": list(options.prompt_guidelines),
+        "sections": dict(options.sections),
+        "appendSystemPrompt": options.append_prompt,
+        "cwd": options.cwd,
+        "contextFiles": [{"path": path, "content": content} for path, content in options.context_files],
+        "skills": [],
+    }
+
+
+def options_from_json(data: dict[str, Any], base: PromptOptions) -> PromptOptions:
+    """Prompt options after handlers edited ``systemPromptOptions`` (missing or mistyped keys keep ``base``)."""
+
+    def pick(key: str, kind: type, default: Any) -> Any:
+        value = data.get(key, default)
+        return value if isinstance(value, kind) else default
+
+    files = pick("contextFiles", list, None)
+    return PromptOptions(
+        cwd=pick("cwd", str, base.cwd),
+        selected_tools=[n for n in pick("selectedTools", list, base.selected_tools) if isinstance(n, str)],
+        hidden_tools=[n for n in pick("hiddenTools", list, base.hidden_tools) if isinstance(n, str)],
+        tool_snippets=dict(pick("toolSnippets", dict, base.tool_snippets)),
+        tool_guidelines=dict(pick("toolGuidelines", dict, base.tool_guidelines)),
+        prompt_guidelines=[
+            g for g in pick("promptGuidelines", list, base.prompt_guidelines) if isinstance(g, str)
+        ],
+        custom_prompt=data.get("customPrompt")
+        if isinstance(data.get("customPrompt"), str)
+        else base.custom_prompt,
+        append_prompt=pick("appendSystemPrompt", str, base.append_prompt),
+        context_files=(
+            [(f.get("path", ""), f.get("content", "")) for f in files if isinstance(f, dict)]
+            if files is not None
+            else list(base.context_files)
+        ),
+        sections=dict(pick("sections", dict, base.sections)),
+    )
 
 
 def system_patch(messages: Sequence[dict[str, Any]], options: PromptOptions) -> dict[str, Any] | None:
