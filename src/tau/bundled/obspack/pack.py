@@ -66,6 +66,7 @@ class ObservationPack:
         self.roots: dict[str, RootState] = {}
         self._observed: dict[str, tuple[str, str, Observation | None]] = {}
         self._placeholders: dict[tuple[str, int, int], str] = {}
+        self._seen: set[str] = set()
 
     def install(self) -> None:
         self.tau.register_tool(self.recall_tool())
@@ -85,6 +86,7 @@ class ObservationPack:
     def observe(self, message: dict[str, Any]) -> Observation | None:
         """:func:`observation_of`, remembered per tool call while the text stays the same."""
         key = str(message.get("toolCallId", ""))
+        self._seen.add(key)
         content = message.get("content")
         text = content[0].get("text") if isinstance(content, list) and len(content) == 1 else None
         cached = self._observed.get(key)
@@ -140,6 +142,9 @@ class ObservationPack:
             observe=self.observe,
             placeholder=self.placeholder,
         )
+        # Remember only the results of this context: the cache never outgrows the conversation.
+        self._observed = {key: value for key, value in self._observed.items() if key in self._seen}
+        self._seen = set()
         if not plan.records:
             return None
         try:
