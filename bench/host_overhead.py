@@ -25,7 +25,6 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from session_open import generate  # noqa: E402
-
 from tau.agent.hooks import AgentContext, RequestContext  # noqa: E402
 from tau.agent.session import AgentSession  # noqa: E402
 from tau.agent.settings import Settings  # noqa: E402
@@ -36,7 +35,7 @@ from tau.session.manager import SessionManager  # noqa: E402
 TARGET_MS = 20.0
 
 
-async def measure(path: Path, runs: int, extensions: bool) -> tuple[list[float], int, int]:
+async def measure(path: Path, runs: int, extensions: bool) -> tuple[list[float], list[float], int, int]:
     manager = SessionManager.open(path)
     registry = ModelRegistry()
     model = registry.find("faux", "faux-1")
@@ -47,7 +46,8 @@ async def measure(path: Path, runs: int, extensions: bool) -> tuple[list[float],
 
         runner = await load_extensions(session, cwd=session.cwd, trusted=False, mode="json")
         handlers = sum(len(getattr(ext, "handlers", {}) or {}) for ext in getattr(runner, "extensions", []))
-    times = []
+    times: list[float] = []
+    between: list[float] = []
     for index in range(runs + 1):
         manager.append_message(
             {"role": "user", "content": [{"type": "text", "text": f"q{index}"}], "timestamp": ms_now()}
@@ -74,6 +74,9 @@ async def measure(path: Path, runs: int, extensions: bool) -> tuple[list[float],
         manager.append_message(
             {"role": "user", "content": [{"type": "text", "text": "next"}], "timestamp": ms_now()}
         )
+        turn_started = time.perf_counter()
+        await session._prepare_next_turn(None, None)
+        turn_ms = (time.perf_counter() - turn_started) * 1000
         started = time.perf_counter()
         request = RequestContext(AgentContext([], []), model, "off")
         update = await session._prepare_request(request, None)
@@ -82,9 +85,10 @@ async def measure(path: Path, runs: int, extensions: bool) -> tuple[list[float],
         elapsed = (time.perf_counter() - started) * 1000
         if index:  # the first request is the warm-up
             times.append(elapsed)
+            between.append(turn_ms)
     count = len(llm)
     manager.close()
-    return times, count, handlers
+    return times, between, count, handlers
 
 
 def main() -> int:
@@ -96,13 +100,18 @@ def main() -> int:
         os.environ.setdefault("TAU_AGENT_DIR", str(Path(tmp) / "agent"))
         path = Path(tmp) / "bench.jsonl"
         entries = generate(path)
-        times, count, handlers = asyncio.run(measure(path, max(5, args.runs), not args.no_extensions))
+        times, between, count, handlers = asyncio.run(
+            measure(path, max(5, args.runs), not args.no_extensions)
+        )
     median = statistics.median(times)
     verdict = "ok" if median <= TARGET_MS else "MISSED"
     print(f"session: {entries} entries, {count} model messages per request, {handlers} extension handler(s)")
     print(
         f"host overhead per request: median {median:.1f} ms (min {min(times):.1f}, max {max(times):.1f}) "
         f"target <= {TARGET_MS:.0f} ms  {verdict}"
+    )
+    print(
+        f"between turns (threshold check, prompt diff): median {statistics.median(between):.1f} ms (no target)"
     )
     return 0
 
