@@ -271,3 +271,19 @@ def test_nested_calls_are_recorded_on_the_calling_tools_result(tmp_path):
     assert [e["toolCallId"] for e in starts] == [f"{call_id}/1", f"{call_id}/2"]
     persisted = json.loads(h.file_lines()[-2])["message"]
     assert persisted["nestedCalls"] == nested
+
+
+def test_custom_message_while_streaming_is_steered_by_default(tmp_path):
+    h = Harness(tmp_path, [{"bash": "sleep 0.3"}, {"text": "saw it"}])
+
+    async def scenario():
+        task = asyncio.create_task(h.session.prompt("go"))
+        while not any(e["type"] == "tool_execution_start" for e in h.events):
+            await asyncio.sleep(0.01)
+        await h.session.send_custom_message({"customType": "hint", "content": "look here"})
+        await task
+
+    run(scenario())
+    kinds = h.entry_types()
+    assert kinds[-3:] == ["message:toolResult", "custom_message", "message:assistant"]
+    assert h.provider.requests[1]["messages"][-1]["content"] == [{"type": "text", "text": "look here"}]

@@ -160,13 +160,13 @@ class PromptMixin:
         )
 
     async def send_custom_message(
-        self, message: dict[str, Any], *, trigger_turn: bool = False, deliver_as: str | None = None
+        self, message: dict[str, Any], *, trigger_turn: bool | None = None, deliver_as: str | None = None
     ) -> None:
         """An extension message that reaches the model as a user message (pi ``sendCustomMessage``).
 
         ``deliver_as="nextTurn"`` holds it for the next prompt; while streaming it is steered (or
-        queued as a follow-up), or with ``trigger_turn=False`` appended after the current turn; when
-        idle ``trigger_turn=True`` starts a run with it, otherwise it is appended at once.
+        queued as a follow-up) unless ``trigger_turn=False``, which appends it after the current turn;
+        when idle ``trigger_turn=True`` starts a run with it, otherwise it is appended at once.
         """
         custom = {
             "role": "custom",
