@@ -304,8 +304,10 @@ def _resolve_session(value: str, cwd: str, session_dir: str | None) -> str:
 async def load_extensions(session: Any, args: argparse.Namespace, mode: str, trusted: bool) -> Any:
     """Load the extensions (``-e``, project, user, entry points, bundled) and bind them to ``session``.
 
-    Returns the runner (``None`` when the extension layer is missing from this build).
+    Returns the runner (``None`` when nothing is to be loaded, or the extension layer is missing).
     """
+    if args.no_extensions and not args.extension:
+        return None  # nothing to load: keep the extension layer out of the import time
     try:
         from tau.extension.loader import load_extensions as load
     except ImportError:
