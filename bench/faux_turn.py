@@ -43,6 +43,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--no-session", action="store_true", help="keep the session in memory")
+    parser.add_argument("--no-extensions", action="store_true", help="-ne: without the bundled extensions")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -52,13 +53,16 @@ def main() -> int:
         command = [sys.executable, "-m", "tau", "-p", "--model", "faux/faux-1", "--faux-script", str(script)]
         if args.no_session:
             command.append("--no-session")
+        if args.no_extensions:
+            command.append("-ne")
         command.append("hello")
         once(command, work, env)  # warm-up
         times = [once(command, work, env) for _ in range(max(5, args.runs))]
     median = statistics.median(times)
     verdict = "ok" if median <= TARGET_MS else "MISSED"
+    label = "tau -p" + (" --no-session" if args.no_session else "") + (" -ne" if args.no_extensions else "")
     print(
-        f"one faux turn (tau -p): median {median:.0f} ms (min {min(times):.0f}, max {max(times):.0f})  "
+        f"one faux turn ({label}): median {median:.0f} ms (min {min(times):.0f}, max {max(times):.0f})  "
         f"target <= {TARGET_MS:.0f} ms  {verdict}"
     )
     return 0
