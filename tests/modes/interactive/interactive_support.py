@@ -14,11 +14,14 @@ from tau.modes.interactive.render import BlockRenderer
 from tau.session.manager import SessionManager
 
 
-def faux_session(cwd: Path, steps: list[dict[str, Any]], **options: Any) -> AgentSession:
+def faux_session(
+    cwd: Path, steps: list[dict[str, Any]], *, compaction: dict[str, Any] | None = None, **options: Any
+) -> AgentSession:
     """An AgentSession on faux-1 answering ``steps``, its file under ``cwd/sessions``."""
     faux.use_script(steps)
     registry = ModelRegistry()
-    settings = Settings.in_memory({"retry": {"enabled": False}, "compaction": {"enabled": False}})
+    values = {"retry": {"enabled": False}, "compaction": {"enabled": False, **(compaction or {})}}
+    settings = Settings.in_memory(values)
     manager = SessionManager.create(cwd, cwd / "sessions")
     return AgentSession(manager, settings, registry, registry.find("faux", "faux-1"), cwd=cwd, **options)
 

@@ -125,3 +125,25 @@ def test_stray_prints_become_notices_instead_of_breaking_the_screen(tmp_path):
 
     raw = run(scenario())
     assert "\x1b[2J" not in raw and "and a warning" in raw
+
+
+def test_compact_command_summarizes_and_reports(tmp_path):
+    steps = [
+        {"text": "answer one"},
+        {"text": "answer two"},
+        {"text": "## Goal\nsummary"},
+        {"text": "prefix summary"},
+    ]
+    session = faux_session(tmp_path, steps, compaction={"keepRecentTokens": 1})
+
+    async def scenario() -> None:
+        screen = Screen(session)
+        await screen.start("one", ("two",))
+        await screen.wait_for(lambda: session.is_idle() and "answer two" in screen.text())
+        screen.send("/compact keep it short" + ENTER)
+        await screen.wait_text("Compacted context")
+        await screen.quit()
+
+    run(scenario())
+    kinds = [e["type"] for e in session.session_manager.get_entries()]
+    assert "compaction" in kinds

@@ -104,6 +104,19 @@ def tau_pty(tmp_path):
     terminal.close()
 
 
+def _running(token: str) -> bool:
+    """Whether a process whose command line holds ``token`` is alive (zombies excluded)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if token in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    return True
+        except (OSError, IndexError):
+            continue
+    return False
+
+
 def _session_lines() -> list[dict]:
     agent_dir = Path(os.environ["TAU_AGENT_DIR"])
     files = sorted(agent_dir.glob("sessions/**/*.jsonl"))
@@ -161,3 +174,32 @@ def test_a_session_in_a_terminal(tau_pty):
         if e.get("type") == "message" and e["message"]["role"] == "user"
     ]
     assert prompts == ["hello", "run the tool", "sleep please", "pasted right"]
+
+
+def test_sigterm_during_a_tool_call_ends_tau_and_its_command(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"bash": "sleep 30.4321"}, {"text": "never"}]))
+    work = tmp_path / "work"
+    work.mkdir()
+    tau = Tau(work, script)
+    try:
+        tau.wait_text("faux/faux-1 • off • ctx")
+        tau.send("sleep" + ENTER)
+        tau.wait_text("⋯ $ sleep 30.4321")
+        if not Path("/proc").is_dir():
+            pytest.skip("needs /proc to see the command's process")
+        assert _running("30.4321")
+        started = time.monotonic()
+        tau.child.kill(15)
+        tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
+        tau.child.close()
+        assert time.monotonic() - started < 20
+        assert tau.child.exitstatus == 0
+        deadline = time.monotonic() + TIMEOUT
+        while _running("30.4321") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _running("30.4321")  # the command's process group went with tau
+        entries = _session_lines()
+        assert entries[0]["type"] == "session"
+    finally:
+        tau.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -107,7 +108,7 @@ class InteractiveMode:
         self._unsubscribe = session.subscribe(self._on_event)
         if runner is not None:
             runner.set_ui(self.ui, "tui")
-            runner.set_shutdown_handler(self.exit)
+            runner.set_shutdown_handler(self.request_shutdown)
         self.refresh_footer()
 
     def _show_start(self) -> None:
@@ -427,6 +428,21 @@ class InteractiveMode:
     def _component_failed(self, component: Any, exc: BaseException) -> None:
         self.controller.notice(f"Overlay {type(component).__name__} failed: {exc}", "error")
 
+    def request_shutdown(self) -> None:
+        """``ctx.shutdown()``: leave once the agent is idle."""
+
+        async def when_idle() -> None:
+            await self.session.wait_for_idle()
+            self.exit()
+
+        self.spawn(when_idle())
+
+    def _on_signal(self) -> None:
+        from tau.tools.shell import kill_tracked_groups
+
+        kill_tracked_groups()
+        self.exit()
+
     def exit(self) -> None:
         """Leave the mode (``/quit``, Ctrl+D, ``ctx.shutdown()``)."""
         self.overlays.close_all()
@@ -445,12 +461,19 @@ class InteractiveMode:
             if prompts:
                 self.spawn(self._submit(prompts[0]))
 
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(number, self._on_signal)
         try:
             # Stray prints (extensions, libraries) become notices: sanitized, and never mid-frame.
             stray = _StrayOutput(self.controller)
             with contextlib.redirect_stdout(stray), contextlib.redirect_stderr(stray):  # type: ignore[type-var]
                 await self.app.run_async(pre_run=started)
         finally:
+            for number in (signal.SIGTERM, signal.SIGHUP):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(number)
             self._unsubscribe()
             for task in list(self._tasks):
                 task.cancel()

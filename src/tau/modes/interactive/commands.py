@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tau.modes.interactive.model import content_text
+from tau.modes.interactive.model import NoticeBlock, content_text
 from tau.modes.interactive.tree import TreeSelector
 
 if TYPE_CHECKING:
@@ -33,8 +33,10 @@ class Command:
 async def _compact(mode: InteractiveMode, args: str) -> None:
     try:
         await mode.session.compact(args.strip() or None)
-    except Exception as exc:  # boundary: the reason goes on screen
-        mode.controller.notice(f"Compaction failed: {exc}", "error")
+    except Exception as exc:  # boundary: the reason goes on screen (once: compaction_end may have said it)
+        shown = [b.text for b in mode.controller.blocks[-3:] if isinstance(b, NoticeBlock)]
+        if not any(str(exc) in text for text in shown):
+            mode.controller.notice(f"Compaction failed: {exc}", "error")
 
 
 async def _tree(mode: InteractiveMode, args: str) -> None:
