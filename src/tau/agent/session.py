@@ -125,8 +125,8 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         self._follow_up_texts: list[str] = []
         self._pending_next_turn: list[dict[str, Any]] = []
         self._pending_custom: list[dict[str, Any]] = []
-        self._entry_ids: dict[int, str] = {}
-        self._entry_refs: list[Any] = []
+        # id(message) -> (message, entry id); holding the message keeps its id() from being reused.
+        self._entry_ids: dict[int, tuple[Any, str]] = {}
         self._turn_index = 0
         self._last_assistant: dict[str, Any] | None = None
         self._last_outcome = "completed"

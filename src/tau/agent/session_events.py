@@ -207,13 +207,12 @@ class EventsMixin:
                 self._retry_attempt = 0
 
     def _remember_entry(self: Any, message: Any, entry_id: str) -> None:
-        self._entry_ids[id(message)] = entry_id
-        self._entry_refs.append(message)  # keeps id() unique while it is mapped
+        self._entry_ids[id(message)] = (message, entry_id)
 
     def _entry_id_of(self: Any, message: Any) -> str | None:
         found = self._entry_ids.get(id(message))
-        if found is not None:
-            return found
+        if found is not None and found[0] is message:
+            return found[1]
         for entry in reversed(self._session_manager.get_branch()):
             if entry.get("type") == "message" and entry.get("message") is message:
                 return entry["id"]

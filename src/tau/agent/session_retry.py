@@ -117,7 +117,7 @@ class RetryMixin:
             (
                 i
                 for i, item in enumerate(messages)
-                if item is message or (entry_id is not None and self._entry_ids.get(id(item)) == entry_id)
+                if item is message or (entry_id is not None and _mapped(self._entry_ids, item) == entry_id)
             ),
             -1,
         )
@@ -167,6 +167,12 @@ class RetryMixin:
         if await self._check_compaction(message):
             return not self._abort_requested
         return not self._abort_requested and self.agent.has_queued_messages()
+
+
+def _mapped(entry_ids: dict[int, tuple[Any, str]], message: Any) -> str | None:
+    """The entry id remembered for this very message object (no search)."""
+    found = entry_ids.get(id(message))
+    return found[1] if found is not None and found[0] is message else None
 
 
 async def _sleep_aborted(ms: int, signal: AbortSignal) -> bool:

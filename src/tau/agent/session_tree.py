@@ -245,7 +245,6 @@ class TreeMixin:
     async def _restart(self: Any, reason: str, previous: str | None) -> None:
         self._projection.invalidate()
         self._entry_ids.clear()
-        self._entry_refs.clear()
         self._pending_next_turn.clear()
         self._pending_custom.clear()
         self.agent.clear_queues()
