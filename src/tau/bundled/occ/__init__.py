@@ -1,11 +1,35 @@
-"""The bundled ``online-compact`` extension (SoL-Pi's Online Context Compact, extensions.md §5.6)."""
+"""The bundled ``online-compact`` extension (SoL-Pi's Online Context Compact, extensions.md §5.6).
+
+Opt-in (``"sol": {"onlineContextCompact": true}``). At a plan boundary (a ``todo`` task, or an
+``update_plan`` step, that becomes completed) it compacts the context when the prompt-cache
+economics say it pays, then continues the task with a hidden reminder, without a human. With
+``todo`` among the active tools the plan comes from ``todo`` and ``update_plan`` is not registered.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["extension"]
+from tau.bundled.occ.compact import OnlineContextCompact
+from tau.bundled.sol_common import load_sol_settings
+
+__all__ = ["OnlineContextCompact", "extension"]
 
 
 def extension(tau: Any) -> None:
-    """Online Context Compact is opt-in (``sol.onlineContextCompact``); the wiring lands next."""
+    """Read the ``sol`` settings at the first ``session_start`` and install OCC if on."""
+    started = {"done": False}
+
+    def on_session_start(event: Any, ctx: Any) -> None:
+        if started["done"]:
+            return
+        started["done"] = True
+        settings = load_sol_settings(tau, ctx)
+        if not settings.online_context_compact:
+            return
+        source = "todo" if "todo" in tau.get_active_tools() else "update_plan"
+        occ = OnlineContextCompact(tau, settings, source)
+        occ.install()
+        occ.restore(ctx)
+
+    tau.on("session_start", on_session_start)

@@ -1,0 +1,105 @@
+"""End to end: one ``tau -p`` run, three ``todo`` tasks, and an economical compaction at the second
+completion, after which the run continues by itself and finishes every task (faux model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from occ_planner import FINAL, SPEC, SUMMARY
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def run_print(
+    tmp_path: Path, agent_dir: Path, settings: dict
+) -> tuple[subprocess.CompletedProcess, list[dict], list[dict]]:
+    project = tmp_path / "proj"
+    project.mkdir(exist_ok=True)
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "settings.json").write_text(json.dumps(settings))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"factory": SPEC}]))
+    trace = tmp_path / "trace.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau",
+            "-p",
+            "--model",
+            "faux/faux-1",
+            "--faux-script",
+            str(script),
+            "Build the three parts",
+        ],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "OCC_PLANNER_TRACE": str(trace)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    (session_file,) = (agent_dir / "sessions").rglob("*.jsonl")
+    entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+    requests = [json.loads(line) for line in trace.read_text().splitlines()]
+    return done, entries, requests
+
+
+SETTINGS = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 100}}
+
+
+def test_a_boundary_compaction_continues_by_itself_to_the_end(tmp_path, isolated_agent_dir):
+    done, entries, requests = run_print(tmp_path, isolated_agent_dir, SETTINGS)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{FINAL}\n", "")
+    (compaction,) = [e for e in entries if e["type"] == "compaction"]
+    assert compaction["summary"].startswith(SUMMARY.rstrip())
+    reminders = [
+        e
+        for e in entries
+        if e["type"] == "custom_message" and e["customType"] == "sol-pi-online-context-compact"
+    ]
+    assert [(r["content"], r["display"]) for r in reminders] == [
+        (
+            "Online context compaction finished. The parent task is still active. Continue the remaining work "
+            "from the current plan. Preserve existing step IDs when updating progress.",
+            False,
+        )
+    ]
+    # the reminder follows the compaction (only OCC's state snapshot between them)
+    index = {e["id"]: n for n, e in enumerate(entries) if "id" in e}
+    between = entries[index[compaction["id"]] + 1 : index[reminders[0]["id"]]]
+    assert [e.get("customType") for e in between] == ["sol-pi-online-context-state-v1"]
+    # the compaction came at the second completion: part 1 and part 2 done before it, part 3 after
+    states = [e for e in entries if e.get("customType") == "pi-todo:state"]
+    done_before = [s for s in states if index[s["id"]] < index[compaction["id"]]][-1]["data"]["tasks"]
+    assert [t["status"] for t in done_before] == ["completed", "completed", "pending"]
+    assert [t["status"] for t in states[-1]["data"]["tasks"]] == ["completed"] * 3
+    # the stopped run: the update's result, the aborted request, then the compaction
+    messages = [e for e in entries[: index[compaction["id"]]] if e["type"] == "message"]
+    assert messages[-2]["message"]["role"] == "toolResult" and messages[-2]["message"]["toolName"] == "todo"
+    assert (messages[-1]["message"]["stopReason"], messages[-1]["message"]["content"]) == ("aborted", [])
+    # the compaction's cache debt is recorded, and paid back by the requests after it
+    (recorded,) = [e["data"] for e in between]
+    assert recorded["nativeCompactionCount"] == 1 and recorded["epoch"] == 1
+    assert recorded["cacheDebtTokens"] > 0 and recorded["cacheDebtRepaymentTokens"] >= 1000
+    final_state = [e["data"] for e in entries if e.get("customType") == "sol-pi-online-context-state-v1"][-1]
+    assert final_state["cacheDebtTokens"] < recorded["cacheDebtTokens"]
+    # the summarizer got the progress of part 2 as untrusted evidence
+    summarizers = [r for r in requests if "summarization assistant" in r["systemPrompt"]]
+    prompt = json.dumps(summarizers[0]["messages"])
+    assert "untrusted-progress-evidence" in prompt and "part 2 step 4" in prompt
+    # after the compaction the model no longer sees part 2's output
+    after = requests[requests.index(summarizers[-1]) + 1 :]
+    before = requests[: requests.index(summarizers[0])]
+    assert "1" * 9000 in json.dumps(before[-1]["messages"])
+    assert after and all("1" * 1000 not in json.dumps(r["messages"]) for r in after)
+
+
+def test_without_online_compact_the_same_run_never_compacts(tmp_path, isolated_agent_dir):
+    done, entries, _ = run_print(tmp_path, isolated_agent_dir, {"compaction": {"keepRecentTokens": 100}})
+    assert (done.returncode, done.stdout) == (0, f"{FINAL}\n")
+    assert [e for e in entries if e["type"] == "compaction"] == []
