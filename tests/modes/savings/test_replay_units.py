@@ -133,3 +133,33 @@ def test_the_full_profile_reports_what_it_cannot_measure():
     assert report["mechanisms"]["evidencePreservingReducer"]["measured"] is False
     table = render_table(report)
     assert "not measured" in table and "1 edit→command round trips merged" in table
+
+
+def _todo_result(n: int, call_id: str, statuses: list[str]) -> dict:
+    tasks = [{"id": f"t{i}", "title": f"task {i}", "status": status} for i, status in enumerate(statuses)]
+    entry = _result(n, call_id, "todo", f"todo revision {n}")
+    entry["message"]["details"] = {"schemaVersion": 1, "revision": n, "tasks": tasks}
+    return entry
+
+
+def test_occ_boundaries_come_from_the_plan_when_the_session_has_one():
+    from tau.modes.savings.occ import boundaries
+
+    branch = [
+        _entry(0, {"role": "user", "content": "go", "timestamp": 0}),
+        _assistant([("c1", "todo", {"action": "add"})], 1),
+        _todo_result(2, "c1", ["pending", "pending"]),
+        _assistant([("c2", "todo", {"action": "update"})], 3),
+        _todo_result(4, "c2", ["completed", "pending"]),
+        {"type": "custom", "id": "state", "customType": "pi-todo:state", "data": {}},
+        _assistant([("c3", "todo", {"action": "add"})], 5),
+        _todo_result(6, "c3", ["completed", "pending", "completed"]),  # new and completed: history
+    ]
+    assert boundaries(branch) == ({"state": 1}, "plan")
+
+
+def test_without_a_plan_each_run_end_is_a_boundary():
+    from tau.modes.savings.occ import boundaries
+
+    branch = [*_branch(), _entry(6, {"role": "user", "content": "next", "timestamp": 6000})]
+    assert boundaries(branch) == ({"e0000005": 1}, "run ends")

@@ -139,3 +139,26 @@ def test_a_missing_file_is_named_with_the_fix(tmp_path):
     )
     assert done.returncode == 2
     assert "no such file or directory" in done.stderr and "nope.jsonl" in done.stderr
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_the_full_profile_adds_online_context_compact_and_names_what_it_cannot_measure(
+    name, reports, pi_fixtures
+):
+    full = savings_for_file(pi_fixtures / "real" / name, profile="full")
+    default = reports[name]
+    assert full["baseline"] == default["baseline"]
+    assert full["mechanisms"]["evidencePreservingReducer"]["measured"] is False
+    occ = full["mechanisms"]["onlineContextCompact"]
+    if not occ["measured"]:
+        pytest.skip(f"Online Context Compact not measured: {occ['reason']}")
+    assert occ["boundaries"] == "run ends" and occ["compactions"] > 0
+    assert occ["summaryCalls"]["requests"] == occ["compactions"]
+    assert sum(occ["decisions"].values()) >= occ["compactions"]
+    assert full["tau"]["inputCost"] < default["tau"]["inputCost"] < default["baseline"]["inputCost"]
+    extra = full["summaries"]["tau"]["requests"] - full["summaries"]["baseline"]["requests"]
+    assert extra == full["combined"]["onlineContextCompact"]["compactions"] > 0
+    assert (
+        full["combined"]["observationPack"]["recallable"]
+        == full["combined"]["observationPack"]["placeholders"]
+    )

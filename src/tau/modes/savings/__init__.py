@@ -18,6 +18,7 @@ from tau.modes.savings.cost_model import PriceBook, Prices, add_figures, empty_f
 from tau.modes.savings.progress import Progress
 from tau.modes.savings.replay import (
     MECHANISMS,
+    occ_summary_figures,
     replay_branch,
     request_positions,
     summary_figures,
@@ -31,11 +32,21 @@ PROFILES = {
     "default": ("actionFusion", "observationPack"),
     "full": MECHANISMS,
 }
-# Mechanisms a replay cannot measure yet, and why (reported, never estimated).
+# Mechanisms a replay cannot measure, and why (reported, never estimated).
 NOT_MEASURED = {
-    "evidencePreservingReducer": "a receipt needs the reducer model's answer, which a replay does not have",
-    "onlineContextCompact": "its economic decisions are not available to the replay in this version",
+    "evidencePreservingReducer": "a receipt is the reducer model's answer, which a replay does not have",
 }
+
+
+def _not_measured() -> dict[str, str]:
+    reasons = dict(NOT_MEASURED)
+    try:
+        import tau.bundled.occ.economics
+        import tau.bundled.occ.estimate
+        import tau.bundled.occ.state  # noqa: F401
+    except ImportError as exc:
+        reasons["onlineContextCompact"] = f"its economics are not available ({exc})"
+    return reasons
 
 
 class SavingsError(Exception):
@@ -181,25 +192,30 @@ def savings_for_branch(
     """The savings report of one branch (root→leaf entries)."""
     book = _price_book(branch, override)
     enabled = PROFILES[profile]
-    measurable = [m for m in enabled if m not in NOT_MEASURED]
+    not_measured = _not_measured()
+    measurable = [m for m in enabled if m not in not_measured]
     runs = 1 + len(measurable) + (1 if len(measurable) > 1 else 0)
     bar = Progress(len(request_positions(branch)) * runs, name, enabled=progress)
     try:
         baseline = replay_branch(branch, book, on_request=bar.step)
         mechanisms: dict[str, Any] = {}
         for mechanism in enabled:
-            if mechanism in NOT_MEASURED:
-                mechanisms[mechanism] = {"measured": False, "reason": NOT_MEASURED[mechanism]}
+            if mechanism in not_measured:
+                mechanisms[mechanism] = {"measured": False, "reason": not_measured[mechanism]}
                 continue
             alone = replay_branch(branch, book, (mechanism,), on_request=bar.step)
-            mechanisms[mechanism] = {"measured": True, **alone.figures, **_details(mechanism, alone)}
+            mechanisms[mechanism] = {"measured": True, **alone.figures, **_details(mechanism, alone, book)}
         combined = (
             replay_branch(branch, book, measurable, on_request=bar.step) if len(measurable) > 1 else None
         )
     finally:
         bar.close()
-    tau = combined.figures if combined is not None else _only(mechanisms, measurable, baseline.figures)
+    final = combined if combined is not None else (alone if measurable else baseline)
+    tau = final.figures
     summaries = summary_figures(branch, book)
+    tau_summaries = add_figures(empty_figures(), summaries)
+    if final.occ is not None:
+        add_figures(tau_summaries, occ_summary_figures(final.occ, book))
     return {
         "file": name,
         "profile": profile,
@@ -207,24 +223,26 @@ def savings_for_branch(
         "baseline": baseline.figures,
         "tau": tau,
         "mechanisms": mechanisms,
-        "summaries": {"baseline": summaries, "tau": add_figures(empty_figures(), summaries)},
+        "combined": {m: _details(m, final, book) for m in measurable},
+        "summaries": {"baseline": summaries, "tau": tau_summaries},
         "prices": _prices_used(branch, book),
     }
 
 
-def _details(mechanism: str, result: Any) -> dict[str, Any]:
+def _details(mechanism: str, result: Any, book: PriceBook) -> dict[str, Any]:
     if mechanism == "actionFusion":
         return {"merged": result.merged, "alreadyFused": result.already_fused}
     if mechanism == "observationPack":
         return {"placeholders": result.placeholders, "recallable": result.recallable}
+    if mechanism == "onlineContextCompact":
+        occ = result.occ
+        return {
+            "boundaries": occ.source,
+            "compactions": len(occ.summaries),
+            "decisions": dict(sorted(occ.reasons.items())),
+            "summaryCalls": occ_summary_figures(occ, book),
+        }
     return {}
-
-
-def _only(mechanisms: dict[str, Any], measurable: list[str], baseline: dict[str, Any]) -> dict[str, Any]:
-    if not measurable:
-        return dict(baseline)
-    data = mechanisms[measurable[0]]
-    return {key: data[key] for key in baseline}
 
 
 def _prices_used(branch: list[dict[str, Any]], book: PriceBook) -> dict[str, Any]:

@@ -33,7 +33,8 @@ _PER_MILLION = 1_000_000
 
 
 class Figures(TypedDict):
-    """What a set of requests sends and costs. ``inputTokens`` = ``cacheRead`` + ``cacheWrite``."""
+    """What a set of requests sends and costs. ``inputTokens`` = ``cacheRead`` + ``cacheWrite``;
+    ``cost`` is input and output, ``inputCost`` the cache-aware input part alone (USD)."""
 
     requests: int
     inputTokens: int
@@ -41,15 +42,24 @@ class Figures(TypedDict):
     cacheWrite: int
     outputTokens: int
     cost: float
+    inputCost: float
 
 
 def empty_figures() -> Figures:
-    return {"requests": 0, "inputTokens": 0, "cacheRead": 0, "cacheWrite": 0, "outputTokens": 0, "cost": 0.0}
+    return {
+        "requests": 0,
+        "inputTokens": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "outputTokens": 0,
+        "cost": 0.0,
+        "inputCost": 0.0,
+    }
 
 
 def add_figures(total: Figures, part: Figures) -> Figures:
     """Add ``part`` into ``total`` in place; returns ``total``."""
-    for key in ("requests", "inputTokens", "cacheRead", "cacheWrite", "outputTokens", "cost"):
+    for key in ("requests", "inputTokens", "cacheRead", "cacheWrite", "outputTokens", "cost", "inputCost"):
         total[key] += part[key]  # type: ignore[literal-required]
     return total
 

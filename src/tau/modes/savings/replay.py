@@ -20,7 +20,14 @@ from tau.modes.savings.cost_model import CacheModel, Figures, PriceBook, empty_f
 from tau.modes.savings.mechanisms import PackState, count_fused, fuse_branch
 from tau.session import projection
 
-__all__ = ["MECHANISMS", "ReplayResult", "replay_branch", "request_positions", "summary_figures"]
+__all__ = [
+    "MECHANISMS",
+    "ReplayResult",
+    "occ_summary_figures",
+    "replay_branch",
+    "request_positions",
+    "summary_figures",
+]
 
 Entry = dict[str, Any]
 MECHANISMS = ("actionFusion", "observationPack", "evidencePreservingReducer", "onlineContextCompact")
@@ -61,6 +68,7 @@ class ReplayResult:
     already_fused: int = 0
     placeholders: int = 0
     recallable: int = 0
+    occ: Any = None
 
 
 @dataclass
@@ -100,32 +108,81 @@ def replay_branch(
         fusion = fuse_branch(branch)
         branch, result.merged = fusion.branch, len(fusion.merged)
     pack = PackState(head_bytes, tail_bytes) if "observationPack" in enabled else None
+    occ = _occ_for(branch, prices) if "onlineContextCompact" in enabled else None
     sizes = _Sizes()
     sizes.remember(branch)
     cache = CacheModel()
-    figures = result.figures
-    for position in request_positions(branch):
-        message = branch[position]["message"]
-        messages = projection.build_session_context(branch[:position])["messages"]
-        if pack is not None:
-            messages = pack.project(messages, branch, position)
-        measured = [sizes.of(m) for m in messages]
-        keys, tokens = [key for key, _ in measured], [count for _, count in measured]
-        model = model_of(message)
-        read, write = cache.request(keys, tokens, request_time(branch[position]), model)
-        output = estimate_tokens(message)
-        figures["requests"] += 1
-        figures["inputTokens"] += read + write
-        figures["cacheRead"] += read
-        figures["cacheWrite"] += write
-        figures["outputTokens"] += output
-        figures["cost"] += prices.prices(*model).cost(read, write, output)
-        if on_request is not None:
-            on_request()
+    work = list(branch)
+    last: list[dict[str, Any]] = []
+    last_at = 0
+    model: tuple[str, str] = ("", "")
+    index = 0
+    while index < len(work):
+        message = _assistant(work[index])
+        if message is not None:
+            model = model_of(message)
+            last, prompt = _request(result.figures, work, index, pack, sizes, cache, prices)
+            last_at = index
+            if occ is not None:
+                occ.request(prompt)
+            if on_request is not None:
+                on_request()
+        if occ is not None:
+            observed = last + [m for e in work[last_at : index + 1] if (m := _stored(e)) is not None]
+            compaction = occ.at(work, index, observed, model)
+            if compaction is not None:
+                work.insert(index + 1, compaction)
+                index += 1
+        index += 1
     if pack is not None:
         result.placeholders = len(pack.placeholders)
         result.recallable = _recallable(pack, branch)
+    if occ is not None:
+        result.occ = occ
     return result
+
+
+def _stored(entry: Entry) -> dict[str, Any] | None:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message if isinstance(message, dict) else None
+
+
+def _occ_for(branch: list[Entry], prices: PriceBook) -> Any:
+    from tau.modes.savings.occ import OccReplay
+
+    first = next((m for e in branch if (m := _assistant(e)) is not None), None)
+    model = prices.lookup(*model_of(first)) if first is not None and prices.lookup is not None else None
+    return OccReplay.for_branch(branch, getattr(model, "context_window", None))
+
+
+def _request(
+    figures: Figures,
+    work: list[Entry],
+    index: int,
+    pack: PackState | None,
+    sizes: _Sizes,
+    cache: CacheModel,
+    prices: PriceBook,
+) -> tuple[list[dict[str, Any]], int]:
+    """Count the request made for ``work[index]``; returns its messages as sent and their tokens."""
+    message = work[index]["message"]
+    messages = projection.build_session_context(work[:index])["messages"]
+    if pack is not None:
+        messages = pack.project(messages, work, index)
+    measured = [sizes.of(m) for m in messages]
+    keys, tokens = [key for key, _ in measured], [count for _, count in measured]
+    model = model_of(message)
+    read, write = cache.request(keys, tokens, request_time(work[index]), model)
+    output = estimate_tokens(message)
+    figures["requests"] += 1
+    figures["inputTokens"] += read + write
+    figures["cacheRead"] += read
+    figures["cacheWrite"] += write
+    figures["outputTokens"] += output
+    rates = prices.prices(*model)
+    figures["cost"] += rates.cost(read, write, output)
+    figures["inputCost"] += rates.cost(read, write, 0)
+    return messages, read + write
 
 
 def _recallable(pack: PackState, branch: list[Entry]) -> int:
@@ -170,4 +227,21 @@ def summary_figures(branch: list[Entry], prices: PriceBook) -> Figures:
         figures["cacheWrite"] += prompt
         figures["outputTokens"] += output
         figures["cost"] += prices.prices(*model).cost(0, prompt, output)
+        figures["inputCost"] += prices.prices(*model).cost(0, prompt, 0)
+    return figures
+
+
+def occ_summary_figures(occ: Any, prices: PriceBook) -> Figures:
+    """The summary calls Online Context Compact added: input the removed history, output 1,000 tokens."""
+    from tau.modes.savings.occ import SUMMARY_TOKENS
+
+    figures = empty_figures()
+    for archive, model in occ.summaries:
+        rates = prices.prices(*model)
+        figures["requests"] += 1
+        figures["inputTokens"] += archive
+        figures["cacheWrite"] += archive
+        figures["outputTokens"] += SUMMARY_TOKENS
+        figures["cost"] += rates.cost(0, archive, SUMMARY_TOKENS)
+        figures["inputCost"] += rates.cost(0, archive, 0)
     return figures

@@ -40,6 +40,13 @@ def _mechanism_note(name: str, data: dict[str, Any]) -> str:
         return (
             f"{data['placeholders']} results packed, {data['recallable']}/{data['placeholders']} recallable"
         )
+    if name == "onlineContextCompact":
+        decisions = ", ".join(f"{reason} {count}" for reason, count in data["decisions"].items())
+        calls = data["summaryCalls"]
+        return (
+            f"{data['compactions']} compactions at {data['boundaries']} ({decisions}); "
+            f"+{calls['requests']} summary calls, {_money(calls['cost'])}"
+        )
     return ""
 
 
@@ -68,17 +75,26 @@ def render_table(report: dict[str, Any]) -> str:
     lines.append(_row(f"tau ({report['profile']})", report["tau"], baseline))
     summaries = report["summaries"]
     if summaries["baseline"]["requests"] or summaries["tau"]["requests"]:
-        lines.append(_row("summary calls (apart)", summaries["baseline"], None))
+        lines.append(_row("summary calls, pi (apart)", summaries["baseline"], None))
+        lines.append(_row("summary calls, tau (apart)", summaries["tau"], summaries["baseline"]))
+    tau = report["tau"]
     lines.append(
-        f"cache-aware cost: {_money(report['tau']['cost'])} instead of {_money(baseline['cost'])} "
-        f"({_ratio(report['tau'], baseline)} of stock pi); cache write 1.25x, read 0.1x, 5-minute TTL"
+        f"cache-aware input cost: {_money(tau['inputCost'])} instead of {_money(baseline['inputCost'])} "
+        f"({_ratio(tau, baseline, 'inputCost')} of stock pi); with output "
+        f"{_money(tau['cost'])} instead of {_money(baseline['cost'])} ({_ratio(tau, baseline, 'cost')})"
     )
+    pi_all = baseline["cost"] + summaries["baseline"]["cost"]
+    tau_all = tau["cost"] + summaries["tau"]["cost"]
+    if summaries["baseline"]["requests"] or summaries["tau"]["requests"]:
+        share = f" ({tau_all / pi_all:.2f}x)" if pi_all > 0 else ""
+        lines.append(f"with summary calls: {_money(tau_all)} instead of {_money(pi_all)}{share}")
+    lines.append("cache write 1.25x, read 0.1x of the input price, 5-minute TTL; tokens = characters / 4")
     return "\n".join(lines)
 
 
-def _ratio(figures: dict[str, Any], baseline: dict[str, Any]) -> str:
-    if baseline["cost"] > 0:
-        return f"{figures['cost'] / baseline['cost']:.2f}x"
+def _ratio(figures: dict[str, Any], baseline: dict[str, Any], key: str = "cost") -> str:
+    if baseline[key] > 0:
+        return f"{figures[key] / baseline[key]:.2f}x"
     if baseline["inputTokens"] > 0:
         return f"{figures['inputTokens'] / baseline['inputTokens']:.2f}x of the input tokens"
     return "n/a"

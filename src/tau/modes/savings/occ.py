@@ -1,0 +1,184 @@
+"""Online Context Compact in a replay: its economic decision at every plan boundary.
+
+OCC compacts only at a plan boundary, a step of the plan that becomes completed. A session that
+used a plan tool has them: a ``todo`` result where a task moved from pending or in progress to
+completed, or an ``update_plan`` result with ``details.boundary``. A session without one (every pi
+session so far) gets a stand-in: the end of each run, a final answer (``stopReason: "stop"``)
+followed by the user's next prompt, is a completed step, with one step assumed to remain.
+
+At each boundary the replay asks OCC's own economics (:func:`tau.bundled.occ.economics.decide`)
+with OCC's own figures: the context tokens ``W`` of the last request as sent (ObservationPack
+placeholders at their small size), the removable history ``A`` before pi's cut point
+(``keepRecentTokens`` 20,000; :func:`tau.bundled.occ.estimate.removable_tokens`), a summary of
+1,000 tokens, the cache write/read ratio 12.5, the request samples, growth, debt and cooldown of
+OCC's state (:mod:`tau.bundled.occ.state`). When it compacts, a compaction entry with a 1,000-token
+summary is placed on the replayed branch after the boundary turn, keeping from pi's cut point;
+the summary call (input ``A``, output 1,000 tokens) is counted with the other summary calls.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.agent.compaction.cut_point import find_cut_point
+from tau.bundled.occ import economics
+from tau.bundled.occ import state as occ_state
+from tau.session import projection
+
+__all__ = ["SUMMARY_TOKENS", "OccReplay", "boundaries"]
+
+Entry = dict[str, Any]
+SUMMARY_TOKENS = 1000
+KEEP_RECENT_TOKENS = 20_000
+RATIO = 12.5
+DEFAULT_WINDOW = 200_000
+_SUMMARY = ("[Online Context Compact summary, 1,000 tokens in the replay]\n" + "." * 4000)[:4000]
+_UNFINISHED = ("pending", "in_progress")
+
+
+def _message(entry: Entry) -> dict[str, Any] | None:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message if isinstance(message, dict) else None
+
+
+def _turn_end(branch: list[Entry], index: int) -> int:
+    """The last entry of the turn holding ``branch[index]`` (its tool results and custom entries)."""
+    while index + 1 < len(branch):
+        following = branch[index + 1]
+        message = _message(following)
+        if not (
+            following.get("type") == "custom" or (message is not None and message.get("role") == "toolResult")
+        ):
+            break
+        index += 1
+    return index
+
+
+def _plan_boundaries(branch: list[Entry]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    statuses: dict[str, str] = {}
+    for index, entry in enumerate(branch):
+        message = _message(entry)
+        if message is None or message.get("role") != "toolResult" or message.get("isError"):
+            continue
+        details = message.get("details") if isinstance(message.get("details"), dict) else {}
+        if message.get("toolName") == "todo" and isinstance(details.get("tasks"), list):
+            tasks = [t for t in details["tasks"] if isinstance(t, dict)]
+            done = any(
+                statuses.get(str(t.get("id"))) in _UNFINISHED and t.get("status") == "completed"
+                for t in tasks
+            )
+            statuses = {str(t.get("id")): str(t.get("status")) for t in tasks}
+            if done:
+                found[_turn_end(branch, index)] = sum(1 for t in tasks if t.get("status") != "completed")
+        elif message.get("toolName") == "update_plan" and details.get("boundary"):
+            plan = details.get("plan") if isinstance(details.get("plan"), list) else []
+            found[_turn_end(branch, index)] = sum(
+                1 for s in plan if isinstance(s, dict) and s.get("status") != "completed"
+            )
+    return found
+
+
+def _run_ends(branch: list[Entry]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for index, entry in enumerate(branch[:-1]):
+        message = _message(entry)
+        if message is None or message.get("role") != "assistant" or message.get("stopReason") != "stop":
+            continue
+        following = next((_message(e) for e in branch[index + 1 :] if _message(e) is not None), None)
+        if following is not None and following.get("role") == "user":
+            found[index] = 1
+    return found
+
+
+def boundaries(branch: list[Entry]) -> tuple[dict[str, int], str]:
+    """``{id of the boundary turn's last entry: steps left}`` and where they come from."""
+    plan = _plan_boundaries(branch)
+    source = "plan" if plan else "run ends"
+    chosen = plan or _run_ends(branch)
+    return {str(branch[index].get("id")): left for index, left in chosen.items()}, source
+
+
+@dataclass
+class OccReplay:
+    """OCC's state across one replay, and what it decided."""
+
+    after: dict[str, int]
+    source: str
+    window: int = DEFAULT_WINDOW
+    state: dict[str, Any] = field(default_factory=occ_state.initial_state)
+    reasons: Counter[str] = field(default_factory=Counter)
+    summaries: list[tuple[int, tuple[str, str]]] = field(default_factory=list)
+
+    @classmethod
+    def for_branch(cls, branch: list[Entry], window: int | None) -> OccReplay:
+        after, source = boundaries(branch)
+        return cls(after, source, window or DEFAULT_WINDOW)
+
+    def request(self, tokens: int) -> None:
+        self.state = occ_state.record_provider_request(self.state, tokens)
+
+    def at(
+        self, work: list[Entry], index: int, observed: list[dict[str, Any]], model: tuple[str, str]
+    ) -> Entry | None:
+        """The compaction to place after ``work[index]`` when it ends a boundary turn and compacting pays."""
+        left = self.after.get(str(work[index].get("id")))
+        if left is None:
+            return None
+        from tau.agent.compaction.estimate import estimate_tokens
+        from tau.bundled.occ.estimate import removable_tokens
+
+        self.state = occ_state.record_boundary(self.state, self.state["plan"], None)
+        branch = work[: index + 1]
+        write = sum(estimate_tokens(message) for message in observed)
+        archive = removable_tokens(
+            branch, projection.build_session_projection(branch), observed, KEEP_RECENT_TOKENS
+        )
+        decision = economics.decide(
+            write_tokens=write,
+            archive_tokens=archive,
+            samples=self.state["completedBoundaryRequestCounts"],
+            remaining_boundaries=left,
+            average_increment=occ_state.average_increment(self.state),
+            context_window=self.window,
+            cache_write_read_ratio=RATIO,
+            prior_compaction_count=self.state["nativeCompactionCount"],
+            requests_since_compaction=occ_state.requests_since_compaction(self.state),
+            debt_tokens=self.state["cacheDebtTokens"],
+            repayment_tokens=self.state["cacheDebtRepaymentTokens"],
+            memo_tokens=SUMMARY_TOKENS,
+        )
+        kept = _first_kept(branch) if decision.compact else None
+        if kept is None:
+            self.reasons[decision.reason if not decision.compact else "native_not_compactable"] += 1
+            return None
+        self.reasons[decision.reason] += 1
+        self.state = occ_state.record_compaction(
+            self.state, decision.new_debt_tokens, max(0.0, archive - SUMMARY_TOKENS)
+        )
+        self.summaries.append((archive, model))
+        return {
+            "type": "compaction",
+            "id": f"occ{len(self.summaries):05d}",
+            "parentId": work[index].get("id"),
+            "timestamp": work[index].get("timestamp"),
+            "summary": _SUMMARY,
+            "firstKeptEntryId": kept,
+            "tokensBefore": int(write),
+        }
+
+
+def _first_kept(branch: list[Entry]) -> str | None:
+    """pi's cut point for the next compaction of ``branch`` (``keepRecentTokens`` 20,000)."""
+    last = next((i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"), -1)
+    start = 0
+    if last >= 0:
+        kept = branch[last].get("firstKeptEntryId")
+        start = next((i for i, e in enumerate(branch) if e.get("id") == kept), last + 1)
+    cut = find_cut_point(branch, start, len(branch), KEEP_RECENT_TOKENS)
+    index = cut.first_kept_entry_index
+    if index <= start or index >= len(branch):
+        return None
+    return str(branch[index].get("id"))
