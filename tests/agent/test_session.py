@@ -287,3 +287,11 @@ def test_custom_message_while_streaming_is_steered_by_default(tmp_path):
     kinds = h.entry_types()
     assert kinds[-3:] == ["message:toolResult", "custom_message", "message:assistant"]
     assert h.provider.requests[1]["messages"][-1]["content"] == [{"type": "text", "text": "look here"}]
+
+
+def test_last_assistant_text_skips_replies_without_text_that_did_not_stop(tmp_path):
+    h = Harness(tmp_path, [{"text": " answer "}, {"bash": "true"}, {"error": "boom"}])
+    run(h.session.prompt("a"))
+    assert h.session.get_last_assistant_text() == "answer"
+    run(h.session.prompt("b"))  # a tool call, then a failed reply: neither has text
+    assert h.session.get_last_assistant_text() == "answer"

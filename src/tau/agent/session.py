@@ -36,9 +36,9 @@ from tau.agent.session_retry import RetryMixin
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch
 from tau.agent.session_tree import TreeMixin
 from tau.agent.settings import Settings
+from tau.common.jsstr import js_trim
 from tau.llm.registry import ModelRegistry, clamp_thinking_level, supported_thinking_levels
 from tau.llm.stream import AbortSignal, StreamFunction, StreamOptions
-from tau.llm.transcript import content_text
 from tau.llm.types import Model
 from tau.session.manager import SessionManager
 from tau.tools.base import ToolDefinition
@@ -279,11 +279,14 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         return self._session_manager.get_session_name()
 
     def get_last_assistant_text(self) -> str | None:
+        """The text of the last reply (pi: replies without text that did not end with ``stop`` are skipped)."""
         for message in reversed(self.messages):
-            if message.get("role") == "assistant":
-                if message.get("stopReason") == "aborted" and not message.get("content"):
-                    continue
-                return content_text(message.get("content") or [], "").strip() or None
+            if message.get("role") != "assistant":
+                continue
+            texts = [b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text"]
+            if message.get("stopReason") != "stop" and not any(js_trim(text) for text in texts):
+                continue
+            return js_trim("".join(texts)) or None
         return None
 
     # -- events ------------------------------------------------------------------------------
