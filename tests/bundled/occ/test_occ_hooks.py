@@ -1,0 +1,525 @@
+"""OCC's handlers on fakes: hooks, request counting, update_plan, the boundary decision, the
+compaction and its continuation, the guards, and the estimates on the observed projection."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+
+import pytest
+from occ_fakes import FakeCtx, FakeModel, FakeTau, assistant_call, message_entry, tool_result, user
+
+from tau.bundled.occ.compact import (
+    REMINDER_FAILED,
+    REMINDER_FINISHED,
+    REMINDER_SKIPPED,
+    OnlineContextCompact,
+)
+from tau.bundled.occ.estimate import compaction_settings, context_tokens, removable_tokens
+from tau.bundled.occ.state import initial_state
+from tau.bundled.sol_common import SolSettings
+from tau.extension import (
+    AbortSignal,
+    ContextEvent,
+    InputEvent,
+    MessageEndEvent,
+    SessionBeforeCompactEvent,
+    SessionBeforeTreeEvent,
+    SessionCompactEvent,
+    ToolError,
+    ToolResultEvent,
+    TurnEndEvent,
+)
+
+SETTINGS = SolSettings(online_context_compact=True)
+BIG = "x" * 16_000  # 4,000 tokens
+
+
+def history() -> list[dict]:
+    """Turn 1 (a large command output, now done), then turn 2 ending in a plan update."""
+    messages = [
+        user("build it", 1),
+        assistant_call("c1", "bash", {"command": "cat big.log"}, 2),
+        tool_result("c1", "bash", BIG, 3),
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "done"}],
+            "stopReason": "stop",
+            "timestamp": 4,
+        },
+        user("next", 5),
+        assistant_call("c3", "bash", {"command": "ls"}, 6),
+        tool_result("c3", "bash", "z" * 800, 6),
+        assistant_call("c2", "update_plan", {"steps": []}, 7),
+        tool_result("c2", "update_plan", "plan", 8),
+    ]
+    entries, parent = [], None
+    for n, message in enumerate(messages):
+        entries.append(message_entry(f"e{n}", message, parent))
+        parent = f"e{n}"
+    return entries
+
+
+def make(entries=None, *, source="update_plan", settings=None, **ctx_kw):
+    tau = FakeTau(settings if settings is not None else {"compaction": {"keepRecentTokens": 100}})
+    occ = OnlineContextCompact(tau, SETTINGS, source)
+    occ.install()
+    ctx = FakeCtx(entries if entries is not None else history(), **ctx_kw)
+    occ.restore(ctx)
+    return tau, occ, ctx
+
+
+def observe(occ, ctx):
+    projection = ctx.session_manager.build_session_projection()
+    occ.on_context(ContextEvent(messages=copy.deepcopy(projection["messages"])), ctx)
+
+
+def plan_update(occ, call_id, steps, progress=None, ctx=None):
+    params = {"steps": steps, **({"progress": progress} if progress else {})}
+    return asyncio.run(occ.execute_update_plan(call_id, params, None, None, ctx))
+
+
+def step(id, status):
+    return {"id": id, "goal": f"do {id}", "status": status}
+
+
+def test_the_hook_set_and_the_plan_tool():
+    tau, _, _ = make()
+    assert set(tau.handlers) == {
+        "session_start",
+        "session_tree",
+        "context",
+        "before_provider_request",
+        "message_end",
+        "tool_result",
+        "input",
+        "turn_end",
+        "agent_settled",
+        "session_before_compact",
+        "session_compact",
+        "session_before_tree",
+        "session_shutdown",
+    }
+    tool = tau.tools["update_plan"]
+    assert tool.execution_mode == "sequential" and tool.prompt_snippet == "Keep the working plan current"
+    assert tool.description.startswith("Replace the complete working plan.")
+    todo_tau, _, _ = make(source="todo")
+    assert "update_plan" not in todo_tau.tools
+
+
+def test_context_is_observed_never_changed():
+    _, occ, ctx = make()
+    messages = [user("hi", 1)]
+    event = ContextEvent(messages=messages)
+    assert occ.on_context(event, ctx) is None and event.messages == [user("hi", 1)]
+    assert occ.observed is messages
+
+
+def test_a_request_counts_once_and_only_after_a_context_event():
+    tau, occ, ctx = make()
+    occ.on_before_provider_request(None, ctx)  # a cache-warming replay: no context event
+    assert occ.state["requestCount"] == 0
+    observe(occ, ctx)
+    occ.on_before_provider_request(None, ctx)
+    occ.on_before_provider_request(None, ctx)
+    assert occ.state["requestCount"] == 1 and tau.states()[-1]["requestCount"] == 1
+    observe(occ, ctx)
+    occ.on_message_end(MessageEndEvent(message={"role": "assistant", "content": []}), ctx)
+    occ.on_before_provider_request(None, ctx)  # the answer ended that request's mark
+    assert occ.state["requestCount"] == 1
+    aborted = AbortSignal()
+    aborted.abort()
+    ctx.signal = aborted
+    observe(occ, ctx)  # a build the host will not send
+    occ.on_before_provider_request(None, ctx)
+    assert occ.state["requestCount"] == 1
+    ctx.signal = None
+    observe(occ, ctx)
+    occ.on_before_provider_request(None, ctx)
+    assert occ.state["requestCount"] == 2 and occ.state["lastContextTokens"] > 4000
+
+
+def test_update_plan_boundaries_and_text(tmp_path):
+    _tau, occ, ctx = make()
+    first = plan_update(occ, "p1", [step("a", "in_progress"), step("b", "pending"), step("old", "completed")])
+    assert first.details == {
+        "boundary": False,
+        "completed_step_ids": [],
+        "progress_recorded": False,
+        "task_status": "active",
+        "plan": [step("a", "in_progress"), step("b", "pending"), step("old", "completed")],
+    }
+    assert first.content[0]["text"].startswith('<sol-pi-plan task_status="active">{"steps":[{"id":"a"')
+    assert occ.pending_boundary is None
+    progress = {"files_changed": ["a.py"], "verification": ["pytest -q"], "decisions": ["kept it small"]}
+    second = plan_update(
+        occ, "p2", [step("a", "completed"), step("b", "pending"), step("old", "completed")], progress
+    )
+    assert second.details["boundary"] is True and second.details["completed_step_ids"] == ["a"]
+    assert second.details["progress_recorded"] is True
+    assert second.content[0]["text"].endswith("\nMark one pending plan step in_progress before starting it.")
+    assert occ.pending_boundary == "p2"
+    assert occ.state["pendingProgress"] == [
+        {
+            "stepId": "a",
+            "goal": "do a",
+            "filesChanged": ["a.py"],
+            "verification": ["pytest -q"],
+            "decisions": ["kept it small"],
+            "nextWork": ["do b"],
+        }
+    ]
+    with pytest.raises(ToolError, match="Plan must contain at least one valid step"):
+        plan_update(occ, "p3", [step("a", "done")])
+    aborted = AbortSignal()
+    aborted.abort()
+    with pytest.raises(ToolError, match="Plan update was aborted"):
+        asyncio.run(occ.execute_update_plan("p4", {"steps": [step("a", "pending")]}, aborted, None, ctx))
+
+
+def test_todo_completions_are_boundaries_with_their_progress():
+    _, occ, ctx = make(source="todo")
+
+    def todo(call_id, tasks):
+        details = {"revision": 1, "tasks": tasks}
+        return ToolResultEvent(
+            tool_call_id=call_id, tool_name="todo", input={"action": "update"}, details=details
+        )
+
+    task = {"id": "t1", "title": "part 1", "description": "", "status": "pending", "dependencies": []}
+    other = {**task, "id": "t2", "title": "part 2"}
+    occ.on_tool_result(todo("c1", [task, other]), ctx)
+    occ.on_tool_result(ToolResultEvent(tool_name="write", input={"path": "a.py", "content": "x"}), ctx)
+    occ.on_tool_result(ToolResultEvent(tool_name="bash", input={"command": "pytest -q"}), ctx)
+    nested = ToolResultEvent(tool_name="bash", input={"command": "nested"}, parent_tool_call_id="c9")
+    occ.on_tool_result(nested, ctx)
+    assert occ.pending_boundary is None
+    done = {**task, "status": "completed", "description": "used the fast path"}
+    occ.on_tool_result(todo("c2", [done, other]), ctx)
+    assert occ.pending_boundary == "c2"
+    assert occ.state["pendingProgress"] == [
+        {
+            "stepId": "t1",
+            "goal": "part 1",
+            "filesChanged": ["a.py"],
+            "verification": ["pytest -q"],
+            "decisions": ["used the fast path"],
+            "nextWork": ["part 2"],
+        }
+    ]
+    # a task that first appears completed is history
+    _, fresh, _ = make(source="todo")
+    fresh.on_tool_result(todo("c1", [done]), ctx)
+    assert fresh.pending_boundary is None and fresh.state["plan"][0]["status"] == "completed"
+
+
+def economic_state(occ):
+    occ.state = {
+        **initial_state(),
+        "plan": [step("a", "completed"), step("b", "pending"), step("c", "pending")],
+        "completedBoundaryRequestCounts": [5, 6],
+        "requestCount": 11,
+        "lastBoundaryRequestCount": 11,
+    }
+
+
+def turn_end(call_id="c2", is_error=False, stop_reason="toolUse"):
+    return TurnEndEvent(
+        message={"role": "assistant", "content": [], "stopReason": stop_reason},
+        tool_results=[tool_result(call_id, "update_plan", "plan", 7, is_error)],
+    )
+
+
+def test_an_economical_boundary_stops_the_run():
+    _, occ, ctx = make()
+    economic_state(occ)
+    observe(occ, ctx)
+    occ.pending_boundary = "c2"
+    occ.on_turn_end(turn_end(), ctx)
+    assert ctx.aborts == 1 and occ.selected is not None and occ.selected.reason == "economic"
+    assert occ.selected.archive_tokens > 4000 and occ.pending_boundary is None
+
+
+@pytest.mark.parametrize(
+    ("event", "why"),
+    [
+        (turn_end(is_error=True), "the plan update failed"),
+        (turn_end(stop_reason="aborted"), "the turn was aborted"),
+        (turn_end(call_id="other"), "the boundary's result is not in this turn"),
+    ],
+)
+def test_no_stop_without_a_clean_boundary(event, why):
+    _, occ, ctx = make()
+    economic_state(occ)
+    observe(occ, ctx)
+    occ.pending_boundary = "c2"
+    occ.on_turn_end(event, ctx)
+    assert ctx.aborts == 0 and occ.selected is None, why
+
+
+def test_defer_when_the_cut_leaves_too_little():
+    _, occ, ctx = make(settings={"compaction": {"keepRecentTokens": 20_000}})
+    economic_state(occ)
+    observe(occ, ctx)
+    occ.pending_boundary = "c2"
+    occ.on_turn_end(turn_end(), ctx)
+    assert ctx.aborts == 0 and occ.last_decision.reason == "non_positive_saving"
+
+
+def settle(occ, ctx):
+    return asyncio.run(occ.on_agent_settled(None, ctx))
+
+
+def selected(occ, ctx):
+    economic_state(occ)
+    observe(occ, ctx)
+    occ.pending_boundary = "c2"
+    occ.on_turn_end(turn_end(), ctx)
+    assert occ.selected is not None
+
+
+def test_compaction_after_settle_then_a_hidden_continuation():
+    tau, occ, ctx = make()
+    selected(occ, ctx)
+    occ.state["pendingProgress"] = [
+        {
+            "stepId": "a",
+            "goal": "do a",
+            "filesChanged": [],
+            "verification": [],
+            "decisions": [],
+            "nextWork": [],
+        }
+    ]
+    settle(occ, ctx)
+    (instructions,) = ctx.compactions
+    assert instructions.startswith(
+        "Preserve completed work, verification results, important decisions, and remaining work."
+    )
+    assert '{"stepId":"a","goal":"do a"}' in instructions
+    assert tau.sent == [
+        (
+            {"customType": "sol-pi-online-context-compact", "content": REMINDER_FINISHED, "display": False},
+            True,
+        )
+    ]
+    assert occ.selected is None and occ.in_flight is False
+
+
+def test_a_busy_session_keeps_the_selection():
+    _, occ, ctx = make()
+    selected(occ, ctx)
+    ctx.idle = False
+    settle(occ, ctx)
+    assert ctx.compactions == [] and occ.selected is not None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Nothing to compact (session too small)",
+        "Already compacted",
+        "Summarization failed: generation hit the token cap and the summary is incomplete",
+    ],
+)
+def test_a_refusal_resumes_with_the_existing_context(message):
+    tau, occ, ctx = make(mode="tui")
+    selected(occ, ctx)
+    ctx.compact_outcome = RuntimeError(message)
+    settle(occ, ctx)
+    assert ("sol-pi-online-context-compact-skipped", {"reason": message}) in tau.entries
+    assert ctx.ui.notices == [(f"Online compaction skipped: {message}", "warning")]
+    assert tau.sent == [
+        ({"customType": "sol-pi-online-context-compact", "content": REMINDER_SKIPPED, "display": False}, True)
+    ]
+    assert occ.refused is True and occ.state["nativeCompactionCount"] == 0 and tau.states() == []
+    # plan-only turns cannot retry until real tool work
+    economic_state(occ)
+    occ.pending_boundary = "c2"
+    occ.on_turn_end(turn_end(), ctx)
+    assert occ.selected is None
+    work = TurnEndEvent(
+        message={"role": "assistant", "content": [], "stopReason": "toolUse"},
+        tool_results=[tool_result("b1", "bash", "ok", 9), tool_result("c3", "update_plan", "plan", 9)],
+    )
+    occ.pending_boundary = "c3"
+    occ.on_turn_end(work, ctx)
+    assert occ.refused is False and occ.selected is not None
+
+
+def test_a_cancelled_compaction_schedules_nothing():
+    tau, occ, ctx = make()
+    selected(occ, ctx)
+    ctx.compact_outcome = RuntimeError("Compaction cancelled")
+    settle(occ, ctx)
+    assert tau.sent == [] and occ.in_flight is False
+
+
+def test_another_failure_still_continues_then_reports():
+    tau, occ, ctx = make()
+    selected(occ, ctx)
+    ctx.compact_outcome = RuntimeError("provider exploded")
+    with pytest.raises(RuntimeError, match="provider exploded"):
+        settle(occ, ctx)
+    assert tau.sent == [
+        ({"customType": "sol-pi-online-context-compact", "content": REMINDER_FAILED, "display": False}, True)
+    ]
+
+
+def test_threshold_compaction_is_cancelled_only_while_a_boundary_is_selected():
+    _, occ, ctx = make()
+    threshold = SessionBeforeCompactEvent(reason="threshold")
+    assert occ.on_session_before_compact(threshold, ctx) is None
+    selected(occ, ctx)
+    assert occ.on_session_before_compact(threshold, ctx) == {"cancel": True}
+    assert occ.on_session_before_compact(SessionBeforeCompactEvent(reason="manual"), ctx) is None
+    assert occ.on_session_before_compact(SessionBeforeCompactEvent(reason="overflow"), ctx) is None
+
+
+def test_tree_navigation_is_refused_during_the_compaction():
+    _, occ, ctx = make()
+    selected(occ, ctx)
+    seen = []
+
+    def compact(custom_instructions=None, *, on_complete=None, on_error=None):
+        seen.append(occ.on_session_before_tree(SessionBeforeTreeEvent(), ctx))
+        on_complete({"summary": "s"})
+
+    ctx.compact = compact
+    settle(occ, ctx)
+    assert seen == [{"cancel": True}]
+    assert occ.on_session_before_tree(SessionBeforeTreeEvent(), ctx) is None
+
+
+def test_session_compact_records_the_debt_of_our_compaction_only():
+    _tau, occ, ctx = make()
+    selected(occ, ctx)
+    decision = occ.selected
+
+    def compact(custom_instructions=None, *, on_complete=None, on_error=None):
+        occ.on_session_compact(SessionCompactEvent(), ctx)
+        on_complete({"summary": "s"})
+
+    ctx.compact = compact
+    settle(occ, ctx)
+    state = occ.state
+    assert state["nativeCompactionCount"] == 1 and state["lastCompactionRequestCount"] == 11
+    assert state["cacheDebtTokens"] == decision.new_debt_tokens
+    assert state["cacheDebtRepaymentTokens"] == decision.saving_tokens
+    occ.on_session_compact(SessionCompactEvent(from_extension=True), ctx)  # a summary an extension supplied
+    assert (
+        occ.state["cacheDebtTokens"] == decision.new_debt_tokens and occ.state["nativeCompactionCount"] == 2
+    )
+
+
+def test_input_correction_and_completed_plan_handoff():
+    _, occ, ctx = make()
+    occ.state = {
+        **initial_state(),
+        "plan": [step("a", "completed")],
+        "cacheDebtTokens": 50.0,
+        "completedBoundaryRequestCounts": [3],
+    }
+    assert occ.on_input(InputEvent(text="next task"), ctx) == {"action": "continue"}
+    assert (
+        occ.state["plan"] == []
+        and occ.state["cacheDebtTokens"] == 50
+        and occ.state["completedBoundaryRequestCounts"] == []
+    )
+    occ.state = {**occ.state, "plan": [step("b", "pending")]}
+    occ.on_input(InputEvent(text="CORRECTION: not that"), ctx)
+    assert occ.state["plan"] == [] and occ.state["cacheDebtTokens"] == 0
+    occ.state = {**occ.state, "plan": [step("b", "pending")], "cacheDebtTokens": 5.0}
+    occ.on_input(InputEvent(text="faster", streaming_behavior="steer"), ctx)
+    assert occ.state["cacheDebtTokens"] == 0
+
+
+def test_state_is_restored_from_the_branch_at_session_start():
+    tau, occ, ctx = make()
+    plan_update(occ, "p1", [step("a", "pending")])
+    saved = tau.states()[-1]
+    ctx.session_manager.entries.append(
+        {"type": "custom", "id": "s1", "customType": "sol-pi-online-context-state-v1", "data": saved}
+    )
+    _, other, _ = make(ctx.session_manager.entries)
+    assert other.state["plan"] == [step("a", "pending")]
+
+
+# -- the estimates -------------------------------------------------------------------------------
+
+
+def test_compaction_settings_with_model_overrides():
+    model = FakeModel("faux", "faux-1")
+    settings = {
+        "compaction": {
+            "keepRecentTokens": 5000,
+            "reserveTokens": 9000,
+            "modelOverrides": {"faux/faux-1": {"keepRecentTokens": 700}},
+        }
+    }
+    assert compaction_settings(settings, model) == type(compaction_settings({}, None))(700, 9000)
+    assert compaction_settings({}, model).keep_recent_tokens == 20_000
+    assert compaction_settings({}, model).reserve_tokens == 16_384
+    other = FakeModel("faux", "faux-2")
+    assert compaction_settings(settings, other).keep_recent_tokens == 5000
+
+
+def test_context_tokens_take_the_larger_of_usage_and_estimate():
+    messages = [user("x" * 400, 1)]
+    assert context_tokens(messages, "p" * 40, None) == 100 + 10
+    assert context_tokens(messages, ["p" * 20, "q" * 19], 5000) == 5000
+    assert context_tokens(messages, "", 0) == 100
+
+
+def test_removable_history_is_priced_on_the_observed_projection():
+    entries = history()
+    projection = FakeCtx(entries).session_manager.build_session_projection()
+    observed = copy.deepcopy(projection["messages"])
+    full = removable_tokens(entries, projection, observed, 100)
+    assert full > 4000
+    # an ObservationPack placeholder in the observed copy: priced at its small size
+    packed = copy.deepcopy(observed)
+    packed[2]["content"] = [{"type": "text", "text": "[placeholder]"}]
+    assert removable_tokens(entries, projection, packed, 100) < 100
+    # unseen and ambiguous messages count nothing
+    unseen = [m for m in observed if m.get("toolCallId") != "c1" or m["role"] != "toolResult"]
+    assert removable_tokens(entries, projection, unseen, 100) < 100
+    twice = [*observed, copy.deepcopy(observed[2])]
+    assert removable_tokens(entries, projection, twice, 100) < 100
+    # a large tail to keep leaves nothing removable
+    assert removable_tokens(entries, projection, observed, 20_000) == 0
+
+
+def test_removable_history_across_compactions():
+    entries = history()
+    compaction = {
+        "type": "compaction",
+        "id": "k1",
+        "parentId": "e8",
+        "summary": "s" * 4000,
+        "firstKeptEntryId": "e4",
+        "tokensBefore": 5000,
+        "timestamp": "2026-11-30T00:00:01.000Z",
+    }
+    later = [
+        message_entry("f0", user("more", 10), "k1"),
+        message_entry("f1", assistant_call("c5", "bash", {"command": "make"}, 11), "f0"),
+        message_entry("f2", tool_result("c5", "bash", "y" * 8000, 12), "f1"),
+        message_entry(
+            "f3",
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+                "stopReason": "stop",
+                "timestamp": 13,
+            },
+            "f2",
+        ),
+        message_entry("f4", user("again " * 20, 14), "f3"),
+    ]
+    branch = [*entries, compaction, *later]
+    projection = FakeCtx(branch).session_manager.build_session_projection()
+    observed = copy.deepcopy(projection["messages"])
+    removable = removable_tokens(branch, projection, observed, 10)
+    # the previous summary (1,000 tokens) and the history after the first kept entry, not the big c1 output
+    assert 3000 < removable < 4000
