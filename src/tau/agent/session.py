@@ -332,6 +332,14 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         """Every registered definition (built-ins and extension tools)."""
         return list(self._tools.registry.values())
 
+    def get_callable_tools(self) -> list[ToolDefinition]:
+        """What ``execute_tool`` may run: the active tools, then registered inactive ones (pi's deferred)."""
+        active = self._tools.active_definitions()
+        names = {tool.name for tool in active}
+        return active + [
+            t for t in self._tools.registry.values() if t.exposure != "active" and t.name not in names
+        ]
+
     def get_tool_definition(self, name: str) -> ToolDefinition | None:
         return self._tools.registry.get(name)
 

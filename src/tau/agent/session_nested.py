@@ -143,7 +143,7 @@ class NestedCallRunner:
         scope.next_id += 1
         record = scope.recorder.start(call)
         await self._emit(events.tool_execution_start(call["id"], name, call["arguments"], caller_id))
-        tool = next((t for t in self._session.agent.state.tools if t.name == name), None)
+        tool = next((t for t in self._session.get_callable_tools() if t.name == name), None)
         exclusive = not scope.holds_queue and (
             self._session.agent.tool_execution == "sequential"
             or (tool is not None and tool.execution_mode == "sequential")
@@ -174,7 +174,7 @@ class NestedCallRunner:
     async def _run(self, call: dict[str, Any], caller_id: str, signal: Any, on_update: Any) -> Any:
         session = self._session
         assistant = session._find_last_assistant()
-        tools = list(session.agent.state.tools)
+        tools = session.get_callable_tools()
         if assistant is None:
             from tau.agent.hooks import ToolCallOutcome
             from tau.tools.base import ToolResult
