@@ -295,3 +295,30 @@ def test_last_assistant_text_skips_replies_without_text_that_did_not_stop(tmp_pa
     assert h.session.get_last_assistant_text() == "answer"
     run(h.session.prompt("b"))  # a tool call, then a failed reply: neither has text
     assert h.session.get_last_assistant_text() == "answer"
+
+
+def test_resume_keeps_a_removed_extension_tool_inactive_and_restores_an_active_one(tmp_path):
+    from tau.tools.base import ToolDefinition, ToolResult
+
+    async def execute(call_id, params, signal, on_update, ctx) -> ToolResult:
+        return ToolResult.text("x")
+
+    def tool(name: str) -> ToolDefinition:
+        return ToolDefinition(
+            name=name, description=name, parameters={"type": "object", "properties": {}}, execute=execute
+        )
+
+    h = Harness(tmp_path, [{"text": "one"}, {"text": "two"}])
+    h.session.register_tool(tool("kept"))
+    h.session.register_tool(tool("dropped"))
+    run(h.session.prompt("a"))
+    h.session.set_active_tools(["read", "kept"])
+    run(h.session.prompt("b"))
+    path = h.manager.get_session_file()
+    h.manager.close()
+    resumed = Harness(tmp_path, [{"text": "three"}], manager=SessionManager.open(path))
+    # the extension layer registers its tools after the session is built
+    resumed.session.register_tool(tool("kept"))
+    resumed.session.register_tool(tool("dropped"))
+    resumed.session.register_tool(tool("brand-new"))
+    assert resumed.session.get_active_tool_names() == ["read", "kept", "brand-new"]

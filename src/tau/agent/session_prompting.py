@@ -252,6 +252,7 @@ class PromptMixin:
         self._flush_pending_custom()
         self._failed_response = None
         self._record_thinking_level()
+        self._tools.clear_pending()
         try:
             await self.agent.prompt(messages)
             while not self._abort_requested:

@@ -79,6 +79,9 @@ class ToolSet:
         self._extension: dict[str, ToolDefinition] = {}
         self._allowed = allowed
         self.active: list[str] = []
+        # From a restored loadout: tools the transcript mentions, and those to activate once registered.
+        self._mentioned: set[str] = set()
+        self._pending: set[str] = set()
 
     # -- the registry ------------------------------------------------------------------------
 
@@ -96,10 +99,23 @@ class ToolSet:
         return name in self._builtins and name not in self._extension
 
     def register(self, definition: ToolDefinition) -> bool:
-        """Add (or replace) an extension tool; True when it should become active now."""
-        known = definition.name in self._extension
-        self._extension[definition.name] = definition
-        return not known and self.is_allowed(definition.name) and definition.exposure == "active"
+        """Add (or replace) an extension tool; True when it should become active now.
+
+        A tool the restored transcript mentions is active only if the recorded loadout has it (a
+        removed tool stays inactive); any other new tool with ``exposure="active"`` activates.
+        """
+        name = definition.name
+        known = name in self._extension
+        self._extension[name] = definition
+        if not self.is_allowed(name):
+            return False
+        if name in self._mentioned:
+            return name in self._pending
+        return not known and definition.exposure == "active"
+
+    def clear_pending(self) -> None:
+        """A run starts: restored tools that never registered are dropped (pi)."""
+        self._pending.clear()
 
     def unregister(self, name: str) -> None:
         self._extension.pop(name, None)
@@ -137,8 +153,11 @@ class ToolSet:
             if name not in mentioned and name not in self._builtins and tool.exposure == "active"
         ]
         recorded = [tool["name"] for tool in current_tools(system_messages)]
+        names = apply_tool_modifiers([*recorded, *new_tools], list(modifiers))
+        self._mentioned = mentioned
+        self._pending = {name for name in names if self.is_allowed(name)}
         self.active = []
-        self.set_active(apply_tool_modifiers([*recorded, *new_tools], list(modifiers)))
+        self.set_active(names)
         return True
 
     # -- the prompt --------------------------------------------------------------------------
