@@ -222,3 +222,16 @@ def test_project_settings_load_only_when_trusted(project):
 
     assert asyncio.run(tools([])) == ["read", "bash", "edit", "write"]
     assert asyncio.run(tools(["--approve"])) == ["read"]
+
+
+def test_session_by_id_prefix_and_by_path(project, tmp_path, isolated_agent_dir):
+    script = _script(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    _print(["--model", "faux/faux-1", "--faux-script", str(script), "--session-id", "abc123"], ["first"])
+    code, out, _ = _print(["--session", "abc"], ["second"])
+    assert (code, out) == (0, "two\n")
+    path = next((isolated_agent_dir / "sessions").rglob("*.jsonl"))
+    code, out, _ = _print(["--session", str(path)], ["third"])
+    assert (code, out) == (0, "three\n")
+    assert sum('"role":"user"' in line for line in path.read_text().splitlines()) == 3
+    with pytest.raises(ValueError, match="No session found matching 'zzz'"):
+        _print(["--session", "zzz"], ["x"])
