@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 
 import pytest
 from obspack_fakes import FakeCtx, FakeSessionManager, FakeTau, text_of, tool_result
@@ -326,7 +327,9 @@ def test_an_in_memory_fork_restores_into_its_private_directory(tmp_path):
     tau, ctx, obs_id = forked(tmp_path)
     ctx.session_manager.session_dir = ""
     assert recall_all(tau, ctx, obs_id)[0] == BODY
-    assert os.path.exists(ObservationStore(runtime_root("", "fork-session")).object_path(obs_id))
+    root = runtime_root("", "fork-session")
+    assert os.path.exists(ObservationStore(root).object_path(obs_id))
+    shutil.rmtree(root.base)
 
 
 def test_concurrent_first_recalls_share_one_restoration(tmp_path, monkeypatch):

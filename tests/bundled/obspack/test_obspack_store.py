@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import errno
+import glob
 import hashlib
 import os
+import secrets
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -172,6 +176,11 @@ def test_unsafe_session_ids_are_refused_and_in_memory_sessions_get_one_private_d
 
     with pytest.raises(SolPathError, match="SoL-Pi requires a safe session id"):
         runtime_root(str(tmp_path), "../escape")
-    first, second = runtime_root("", "mem-1"), runtime_root("", "mem-1")
-    assert first == second and os.path.basename(first.base).startswith("sol-mem-1-")
-    assert runtime_root("", "mem-2") != first
+    session = f"mem-{os.getpid()}-{secrets.token_hex(4)}"
+    first, second = runtime_root("", session), runtime_root("", session)
+    pattern = os.path.join(tempfile.gettempdir(), f"sol-{session}-*")
+    assert first.key == f"memory:{session}" and glob.glob(pattern) == []  # created only when needed
+    assert first.base == second.base and os.path.basename(first.base).startswith(f"sol-{session}-")
+    assert glob.glob(pattern) == [first.base] and stat.S_IMODE(os.stat(first.base).st_mode) == 0o700
+    assert runtime_root("", session + "x").key != first.key
+    shutil.rmtree(first.base)

@@ -78,9 +78,9 @@ class ObservationPack:
     def state_for(self, ctx: Any) -> RootState:
         manager = ctx.session_manager
         root = runtime_root(manager.get_session_dir(), manager.get_session_id())
-        state = self.roots.get(root.path)
+        state = self.roots.get(root.key)
         if state is None:
-            state = self.roots[root.path] = RootState(ObservationStore(root))
+            state = self.roots[root.key] = RootState(ObservationStore(root))
         return state
 
     def observe(self, message: dict[str, Any]) -> Observation | None:
@@ -166,7 +166,7 @@ class ObservationPack:
             root = runtime_root(manager.get_session_dir(), manager.get_session_id())
         except Exception:
             return
-        self.roots.pop(root.path, None)
+        self.roots.pop(root.key, None)
 
     # -- recall ----------------------------------------------------------------------------------
 

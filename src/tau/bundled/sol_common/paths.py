@@ -27,12 +27,32 @@ class RuntimeRoot:
     """A runtime root as a trusted base directory plus the parts below it that tau creates.
 
     Attributes:
-        base: A directory that is taken as it is (the session dir, or the private temp dir).
-        parts: Directories below ``base`` that must never be links (``("sol", <id>)`` or ``()``).
+        session_dir: The session dir (``""`` for a session without one).
+        session_id: The session id (already checked to be safe).
+        parts: Directories below the base that must never be links (``("sol", <id>)`` or ``()``).
     """
 
-    base: str
+    session_dir: str
+    session_id: str
     parts: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """Names the root without creating anything (a session without a dir gets ``memory:<id>``)."""
+        return (
+            os.path.join(self.session_dir, *self.parts) if self.session_dir else f"memory:{self.session_id}"
+        )
+
+    @property
+    def base(self) -> str:
+        """The trusted base directory; a session without a dir gets its private temp dir here, once."""
+        if self.session_dir:
+            return self.session_dir
+        root = _temporary_roots.get(self.session_id)
+        if root is None or not os.path.isdir(root):
+            root = tempfile.mkdtemp(prefix=f"sol-{self.session_id}-")
+            _temporary_roots[self.session_id] = root
+        return root
 
     @property
     def path(self) -> str:
@@ -40,13 +60,12 @@ class RuntimeRoot:
 
 
 def runtime_root(session_dir: str | None, session_id: str) -> RuntimeRoot:
-    """The runtime root of a session; raises :class:`SolPathError` for an unsafe session id."""
+    """The runtime root of a session; raises :class:`SolPathError` for an unsafe session id.
+
+    Nothing is created here: a session without a dir gets its temp dir when something is stored.
+    """
     if not _SAFE_SESSION_ID.match(session_id or ""):
         raise SolPathError("SoL-Pi requires a safe session id")
     if session_dir:
-        return RuntimeRoot(session_dir, ("sol", session_id))
-    root = _temporary_roots.get(session_id)
-    if root is None or not os.path.isdir(root):
-        root = tempfile.mkdtemp(prefix=f"sol-{session_id}-")
-        _temporary_roots[session_id] = root
-    return RuntimeRoot(root, ())
+        return RuntimeRoot(session_dir, session_id, ("sol", session_id))
+    return RuntimeRoot("", session_id, ())
