@@ -13,6 +13,8 @@ from collections.abc import Sequence
 # subcommand -> module exposing ``main(argv: list[str]) -> int``
 SUBCOMMANDS: dict[str, str] = {
     "session": "tau.modes.inspect",
+    "savings": "tau.modes.savings",
+    "demo": "tau.modes.demo",
 }
 
 
