@@ -163,3 +163,21 @@ def test_without_a_plan_each_run_end_is_a_boundary():
 
     branch = [*_branch(), _entry(6, {"role": "user", "content": "next", "timestamp": 6000})]
     assert boundaries(branch) == ({"e0000005": 1}, "run ends")
+
+
+def test_the_progress_bar_counts_to_the_end_and_clears_its_line():
+    import io
+
+    from tau.modes.savings.progress import Progress
+
+    stream = io.StringIO()
+    bar = Progress(4, "s.jsonl", enabled=True, stream=stream)
+    for _ in range(4):
+        bar.step()
+    bar.close()
+    text = stream.getvalue()
+    assert "4/4 requests replayed  s.jsonl" in text and "[" + "#" * 30 + "]" in text
+    assert text.endswith("\r\x1b[2K")
+    quiet = io.StringIO()
+    Progress(1000, "s", stream=quiet).step()  # not a terminal: no bar unless asked
+    assert quiet.getvalue() == ""

@@ -162,3 +162,20 @@ def test_the_full_profile_adds_online_context_compact_and_names_what_it_cannot_m
         full["combined"]["observationPack"]["recallable"]
         == full["combined"]["observationPack"]["placeholders"]
     )
+
+
+@pytest.mark.parametrize("name", ["before-compaction", "large-session"])
+def test_a_request_carries_what_pi_estimates_for_the_same_point_of_the_file(name, pi_fixtures):
+    """pi 1.6's own ``estimateTokens`` per message (the context goldens) at every golden leaf."""
+    from tau.modes.savings.replay import context_tokens
+    from tau.session import SessionManager
+
+    manager = SessionManager.open(pi_fixtures / "real" / f"{name}.v3.jsonl", read_only=True)
+    goldens = sorted((pi_fixtures / "real").glob(f"{name}.context.*.json"))
+    assert goldens
+    for golden in goldens:
+        data = json.loads(golden.read_text())
+        branch = manager.get_branch(data["leafId"])
+        expected = sum(item["tokens"] for item in data["tokenEstimates"]["perMessage"])
+        assert context_tokens(branch) == expected, golden.name
+    manager.close()

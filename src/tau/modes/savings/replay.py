@@ -23,6 +23,7 @@ from tau.session import projection
 __all__ = [
     "MECHANISMS",
     "ReplayResult",
+    "context_tokens",
     "occ_summary_figures",
     "replay_branch",
     "request_positions",
@@ -53,6 +54,11 @@ def request_time(entry: Entry) -> int | None:
         return ms_from_iso(str(entry.get("timestamp")))
     except (TypeError, ValueError):
         return None
+
+
+def context_tokens(branch: list[Entry]) -> int:
+    """pi's estimate of the context a request made after ``branch`` carries (the baseline's unit)."""
+    return sum(estimate_tokens(message) for message in projection.build_session_context(branch)["messages"])
 
 
 def model_of(message: dict[str, Any]) -> tuple[str, str]:
@@ -220,8 +226,7 @@ def summary_figures(branch: list[Entry], prices: PriceBook) -> Figures:
         output = -(-len(summary.encode("utf-16-le")) // 8) if isinstance(summary, str) else 0
         prompt = 0
         if kind == "compaction":
-            before = projection.build_session_context(branch[:position])["messages"]
-            prompt = sum(estimate_tokens(m) for m in before)
+            prompt = context_tokens(branch[:position])
         figures["requests"] += 1
         figures["inputTokens"] += prompt
         figures["cacheWrite"] += prompt
