@@ -37,31 +37,46 @@ def progress(command: str) -> dict[str, list[str]]:
     return {"files_changed": [], "verification": [command], "decisions": []}
 
 
+STOPPED = "(this answer belongs to the stopped run)"
+
+
 class Model:
-    """Answers summarization requests with a fixed summary and every other request from a queue."""
+    """Answers summarization requests with a fixed summary and every other request from a queue.
+
+    The request that follows a boundary's plan update belongs to the run OCC stops: tau's loop may
+    still send it, and its answer is discarded, so it gets :data:`STOPPED` instead of the next step
+    (had the run not been stopped, that text would show up as a final answer).
+    """
 
     def __init__(self, queue: list[dict[str, Any]]) -> None:
         self.queue = queue
         self.summarizer_requests: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
+        self.after_boundary = False
 
     def respond(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         if "summarization assistant" in request["systemPrompt"]:
             self.summarizer_requests.append(request)
             return [{"text": SUMMARY}, {"factory": self.respond}]
         self.requests.append(request)
-        return [self.queue.pop(0), {"factory": self.respond}]
+        if self.after_boundary and request["messages"][-1]["role"] == "toolResult":
+            self.after_boundary = False
+            return [{"text": STOPPED}, {"factory": self.respond}]
+        self.after_boundary = False
+        step = self.queue.pop(0)
+        self.after_boundary = bool(step.pop("boundary", False))
+        return [step, {"factory": self.respond}]
 
 
 def test_two_consecutive_compactions_each_continue_before_prompt_returns(tmp_path):
     explore = [big("1", n) for n in range(6)] + [{"text": "Explored."}]
     build = [
         plan("in_progress", "pending", "pending"),
-        plan("completed", "in_progress", "pending", progress("make a")),
+        {**plan("completed", "in_progress", "pending", progress("make a")), "boundary": True},
     ]
     after_first = [big("2", n) for n in range(6)] + [{"text": "b collected."}]
     finish = [
-        plan("completed", "completed", "pending", progress("make b")),
+        {**plan("completed", "completed", "pending", progress("make b")), "boundary": True},
         plan("completed", "completed", "completed"),
     ]
     model = Model([*explore, *build, *after_first, *finish, {"text": "All done."}])
