@@ -282,20 +282,36 @@ def test_savings_show_only_after_a_success_in_the_interactive_mode(tmp_path):
     assert quiet.ui.notices == []
 
 
-def test_the_banner_shows_for_fused_calls_and_goes_on_error():
+def test_the_interactive_row_carries_the_banner_only_for_a_succeeded_fused_call(tmp_path):
+    tool_rows = pytest.importorskip("tau.modes.interactive.tool_rows", reason="interactive mode not present")
+    from tau.modes.interactive.model import ToolBlock
+
     tools = fused()
-    banner = ["⚡ SoL-Pi · Action Fusion", "Money saved · 1 model round-trip avoided"]
-    assert tools["edit"].render_call({"path": "a", "then_run": {"command": "x"}}) == banner
-    assert tools["edit"].render_call({"path": "a"}) is None
-    ok = ToolResult(
-        content=[{"type": "text", "text": "done"}, {"type": "text", "text": "[then_run:succeeded]"}]
+    (tmp_path / "m.py").write_text("x = 1\n")
+    args = {
+        "path": "m.py",
+        "edits": [{"oldText": "x = 1", "newText": "x = 2"}],
+        "then_run": {"command": "echo ok"},
+    }
+    result = call(tools, "edit", args, Ctx(tmp_path)).to_json()
+    block = ToolBlock("c1", "edit", args, status="done", result=result, details=result["details"])
+    row = tool_rows.tool_row(block, tools["edit"])
+    assert row.title == "edit m.py  ⚡ then_run: $ echo ok"
+    assert row.body[:2] == ["⚡ SoL-Pi · Action Fusion", "Money saved · 1 model round-trip avoided"]
+    assert any(line.startswith("+") and "x = 2" in line for line in row.body)
+
+    plain = {"path": "m.py", "edits": [{"oldText": "x = 2", "newText": "x = 3"}]}
+    plain_result = call(tools, "edit", plain, Ctx(tmp_path)).to_json()
+    plain_block = ToolBlock(
+        "c2", "edit", plain, status="done", result=plain_result, details=plain_result["details"]
     )
-    assert tools["write"].render_result(ok, args={"then_run": {"command": "x"}}) == banner
+    assert tool_rows.tool_row(plain_block, tools["edit"]) == tool_rows.tool_row(plain_block, edit_tool())
+
+    failing = {**args, "edits": [{"oldText": "x = 3", "newText": "x = 4"}], "then_run": {"command": "exit 1"}}
+    failed = call(tools, "edit", failing, Ctx(tmp_path)).to_json()
+    failed_block = ToolBlock("c3", "edit", failing, status="error", result=failed, details=failed["details"])
     assert (
-        tools["write"].render_result(
-            ToolResult.error("[then_run:failed]"), args={"then_run": {"command": "x"}}
-        )
-        is None
+        "Money saved · 1 model round-trip avoided" not in tool_rows.tool_row(failed_block, tools["edit"]).body
     )
 
 

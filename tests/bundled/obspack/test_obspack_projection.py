@@ -446,3 +446,23 @@ def test_a_large_fused_result_keeps_its_confirmation_and_marker_in_the_placehold
     head = text.split("[first complete lines, up to 512 bytes]\n")[1]
     assert head.startswith("Successfully wrote to target.py\n[then_run:succeeded]\nbuilder output\n")
     assert projected["details"] == {"patch": "preserved"} and projected["isError"] is False
+
+
+def test_the_interactive_recall_row_shows_the_savings_banner(tmp_path):
+    tool_rows = pytest.importorskip("tau.modes.interactive.tool_rows", reason="interactive mode not present")
+    from tau.modes.interactive.model import ToolBlock
+
+    tau, ctx = started(tmp_path)
+    message = tool_result(BODY)
+    sends(tau, ctx, [message], 1)
+    args = {"id": observation_of(message).id, "offset": 0}
+    result = run(tau.call("obs_recall", args, ctx)).to_json()
+    row = tool_rows.tool_row(
+        ToolBlock("c", "obs_recall", args, status="done", result=result), tau.tools["obs_recall"]
+    )
+    assert row.title == f"⚡ obs_recall {args['id']} from byte 0"
+    assert row.body == [
+        "⚡ SoL-Pi · Observation Pack",
+        "Money saved · full observation replay avoided",
+        f"Recalled {result['details']['bytes']} bytes across 398 lines",  # one page
+    ]

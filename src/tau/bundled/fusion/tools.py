@@ -164,17 +164,43 @@ class ActionFusion:
         return dataclasses.replace(mutation, content=[*mutation.content, succeeded_block(output)])
 
 
-def render_fused_call(args: dict[str, Any], *_: Any) -> list[str] | None:
-    """The savings banner above a fused call's row; ``None`` (the built-in row) without ``then_run``."""
-    return banner_lines(MECHANISM, SAVING) if isinstance(args, dict) and args.get("then_run") else None
+class UseDefaultRow(Exception):
+    """Raised by a renderer to leave the row to the interactive mode's built-in rendering."""
 
 
-def render_fused_result(result: Any, *_: Any, args: dict[str, Any] | None = None) -> list[str] | None:
-    """The banner stays after a fused call succeeds and is removed once it ends as an error."""
-    is_error = getattr(result, "is_error", None)
-    if is_error is None and isinstance(result, dict):
-        is_error = result.get("isError")
-    if not args or not args.get("then_run") or is_error:
-        return None
-    text = _text_of(result) if isinstance(result, ToolResult) else ""
-    return banner_lines(MECHANISM, SAVING) if not text or SUCCEEDED in text else None
+def _fused(args: Any) -> dict[str, Any] | None:
+    then_run = args.get("then_run") if isinstance(args, dict) else None
+    return then_run if isinstance(then_run, dict) else None
+
+
+def render_fused_call(args: dict[str, Any], *_: Any) -> str:
+    """The row title of a fused call, with the Action Fusion mark; plain calls keep the built-in title.
+
+    The interactive mode joins a renderer's lines into the title and falls back to its own row when
+    the renderer raises, which is how a plain call keeps the built-in look.
+    """
+    then_run = _fused(args)
+    if then_run is None:
+        raise UseDefaultRow
+    verb = "write" if "content" in args else "edit"
+    return f"{verb} {args.get('path', '')}  ⚡ then_run: $ {then_run.get('command', '')}"
+
+
+def render_fused_result(result: Any, options: Any = None, *_: Any) -> list[str]:
+    """The body of a fused call that succeeded: the two banner lines, then the usual output.
+
+    Failed or plain calls keep the built-in body (the banner goes once a call ends as an error).
+    """
+    data = result.to_json() if isinstance(result, ToolResult) else result
+    if not isinstance(data, dict) or data.get("isError"):
+        raise UseDefaultRow
+    blocks = [
+        b.get("text", "")
+        for b in data.get("content") or []
+        if isinstance(b, dict) and b.get("type") == "text"
+    ]
+    if not blocks or not blocks[-1].startswith(SUCCEEDED):
+        raise UseDefaultRow
+    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    body = details["diff"] if isinstance(details.get("diff"), str) else "\n".join(blocks[:-1])
+    return [*banner_lines(MECHANISM, SAVING), *body.split("\n"), *blocks[-1].rstrip("\n").split("\n")]

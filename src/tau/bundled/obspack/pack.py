@@ -261,24 +261,22 @@ class ObservationPack:
         raise ToolError(f"Unknown observation id: {obs_id}")
 
 
-def render_recall_call(args: dict[str, Any], *_: Any) -> list[str]:
-    """Interactive row: the savings banner, then what is recalled."""
-    what = (
-        f"Search {args.get('id')} for {args.get('query')!r}"
-        if args.get("query") is not None
-        else (f"Recall {args.get('id')} from byte {args.get('offset') or 0}")
-    )
-    return [*banner_lines(MECHANISM, "full observation replay avoided"), what]
+def render_recall_call(args: dict[str, Any], *_: Any) -> str:
+    """Interactive row title: what is recalled, marked as an Observation Pack saving."""
+    if args.get("query") is not None:
+        return f"⚡ obs_recall {args.get('id')} search {args.get('query')!r}"
+    return f"⚡ obs_recall {args.get('id')} from byte {args.get('offset') or 0}"
 
 
 def render_recall_result(result: Any, *_: Any) -> list[str]:
-    details = (
-        getattr(result, "details", None)
-        or (result.get("details") if isinstance(result, dict) else None)
-        or {}
-    )
+    """Interactive row body: the savings banner, then what came back."""
+    data = result if isinstance(result, dict) else {"details": getattr(result, "details", None)}
+    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    if data.get("isError") or not details:
+        text = "\n".join(b.get("text", "") for b in data.get("content") or [] if isinstance(b, dict))
+        return text.split("\n")
     if "matches" in details:
-        line = f"Found {len(details['matches'])} matches"
+        line = f"Found {len(details['matches'])} matches (eof={'true' if details.get('eof') else 'false'})"
     else:
         line = f"Recalled {details.get('bytes', 0)} bytes across {details.get('lines', 0)} lines"
     return [*banner_lines(MECHANISM, "full observation replay avoided"), line]
