@@ -10,11 +10,11 @@ handler blocks the call with its message instead.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tau.agent.hooks import resolve
+from tau.extension.context_copies import ContextCopies
 from tau.extension.events import event_from_payload
 from tau.extension.registry import Extension, Handler
 from tau.llm.transcript import current_system_message
@@ -43,6 +43,7 @@ class HookDispatch:
 
     extensions: list[Extension]
     context_head_rebuilt: bool
+    context_copies: ContextCopies
 
     def create_context(self) -> ExtensionContext:
         raise NotImplementedError
@@ -163,16 +164,16 @@ class HookDispatch:
     async def emit_context(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``context`` then ``context_with_system`` (pi's ``emitContext``); returns what the request sends.
 
-        ``context`` handlers see a deep copy without system messages. When no handler replaced that
-        list (in-place edits only), the system messages stay where they were; when one did, the
-        request head is rebuilt: ``[current system message] + returned`` (pi-host §5.5). Without
+        ``context`` handlers see editable copies without system messages (``context_copies``). When
+        no handler replaced that list (in-place edits only), the system messages stay where they were;
+        when one did, the request head is rebuilt: ``[current system message] + returned`` (pi-host §5.5). Without
         handlers the given list comes back as it is.
         """
         self.context_head_rebuilt = False
         if not self.has_handlers("context") and not self.has_handlers("context_with_system"):
             return messages
         ctx = self.create_context()
-        current = copy.deepcopy(messages)
+        current = self.context_copies.copy(messages)
         for ext, handlers in self._snapshot("context"):
             for handler in handlers:
                 visible = [message for message in current if message.get("role") != "system"]

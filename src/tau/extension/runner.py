@@ -14,6 +14,7 @@ from typing import Any
 
 from tau.agent.hooks import resolve
 from tau.extension.context import ExtensionCommandContext, ExtensionContext, ExtensionToolContext
+from tau.extension.context_copies import ContextCopies
 from tau.extension.dispatch import HookDispatch, error_text
 from tau.extension.events import Event, event_from_payload
 from tau.extension.registry import EventBus, Extension, RegisteredCommand, resolve_commands
@@ -44,6 +45,7 @@ class ExtensionRunner(HookDispatch):
         self, *, cwd: str = ".", mode: str = "print", ui: ExtensionUI | None = None, trusted: bool = False
     ) -> None:
         self.extensions: list[Extension] = []
+        self.context_copies = ContextCopies()
         self.cwd = cwd
         self.mode = mode
         self.ui: ExtensionUI = ui or ui_for_mode(mode)
