@@ -125,6 +125,7 @@ def test_json_has_one_object_per_file_and_the_files_are_not_written(tmp_path, pi
     for side in ("baseline", "tau"):
         assert set(report[side]) >= {"inputTokens", "cacheRead", "cacheWrite", "outputTokens", "cost"}
     assert set(report["mechanisms"]) == {"actionFusion", "observationPack"}
+    assert report["recorded"]["requests"] == 453 and round(report["recorded"]["cost"], 2) == 30.33
     assert (hashlib.sha256(legacy.read_bytes()).hexdigest(), legacy.stat().st_mtime_ns) == before
     assert sorted(p.name for p in legacy.parent.iterdir()) == ["legacy.jsonl"]
 

@@ -19,6 +19,7 @@ from tau.modes.savings.progress import Progress
 from tau.modes.savings.replay import (
     MECHANISMS,
     occ_summary_figures,
+    recorded_figures,
     replay_branch,
     request_positions,
     summary_figures,
@@ -226,6 +227,7 @@ def savings_for_branch(
         "combined": {m: _details(m, final, book) for m in measurable},
         "summaries": {"baseline": summaries, "tau": tau_summaries},
         "prices": _prices_used(branch, book),
+        "recorded": recorded_figures(branch),
     }
 
 

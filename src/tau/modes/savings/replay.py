@@ -25,6 +25,7 @@ __all__ = [
     "ReplayResult",
     "context_tokens",
     "occ_summary_figures",
+    "recorded_figures",
     "replay_branch",
     "request_positions",
     "summary_figures",
@@ -234,6 +235,34 @@ def summary_figures(branch: list[Entry], prices: PriceBook) -> Figures:
         figures["cost"] += prices.prices(*model).cost(0, prompt, output)
         figures["inputCost"] += prices.prices(*model).cost(0, prompt, 0)
     return figures
+
+
+def recorded_figures(branch: list[Entry]) -> Figures:
+    """What the file's own ``usage`` records for its requests (the provider's counts and costs)."""
+    figures = empty_figures()
+    for position in request_positions(branch):
+        usage = branch[position]["message"].get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        cost = usage.get("cost") if isinstance(usage.get("cost"), dict) else {}
+        tokens = {key: _count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")}
+        figures["requests"] += 1
+        figures["inputTokens"] += tokens["input"] + tokens["cacheRead"] + tokens["cacheWrite"]
+        figures["cacheRead"] += tokens["cacheRead"]
+        figures["cacheWrite"] += tokens["cacheWrite"]
+        figures["outputTokens"] += tokens["output"]
+        figures["cost"] += _amount(cost.get("total"))
+        figures["inputCost"] += sum(_amount(cost.get(key)) for key in ("input", "cacheRead", "cacheWrite"))
+    return figures
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _amount(value: Any) -> float:
+    return (
+        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0.0
+    )
 
 
 def occ_summary_figures(occ: Any, prices: PriceBook) -> Figures:

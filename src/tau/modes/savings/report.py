@@ -89,6 +89,12 @@ def render_table(report: dict[str, Any]) -> str:
         share = f" ({tau_all / pi_all:.2f}x)" if pi_all > 0 else ""
         lines.append(f"with summary calls: {_money(tau_all)} instead of {_money(pi_all)}{share}")
     lines.append("cache write 1.25x, read 0.1x of the input price, 5-minute TTL; tokens = characters / 4")
+    recorded = report.get("recorded")
+    if recorded and recorded["cost"] > 0:
+        lines.append(
+            f"recorded in the file (provider usage, system prompt and tools included): "
+            f"{recorded['inputTokens']:,} input tokens, {_money(recorded['cost'])}"
+        )
     return "\n".join(lines)
 
 
