@@ -25,9 +25,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-from jsonschema import validators
-
 from tau.common.jsjson import dumps_str, js_number
 from tau.llm.types import ToolCall
 from tau.tools.base import ToolDefinition, ToolError
@@ -61,6 +58,11 @@ class _Schema:
     """A compiled root schema: subschema checks through jsonschema, local references resolved."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
+        # Imported here: jsonschema costs ~100 ms at import, and `tau --version` must stay fast.
+        import jsonschema
+        from jsonschema import validators
+
+        self._schema_error = jsonschema.exceptions.SchemaError
         cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         self.draft7 = (
             cls is not jsonschema.Draft202012Validator and cls is not jsonschema.Draft201909Validator
@@ -76,7 +78,7 @@ class _Schema:
             return False
         try:
             return self.root_validator.evolve(schema=node).is_valid(value)
-        except jsonschema.exceptions.SchemaError:
+        except self._schema_error:
             return False
         except Exception:  # an unresolvable $ref rejects only the values at its place
             return False
