@@ -41,7 +41,9 @@ def _mechanism_note(name: str, data: dict[str, Any]) -> str:
             f"{data['placeholders']} results packed, {data['recallable']}/{data['placeholders']} recallable"
         )
     if name == "onlineContextCompact":
-        decisions = ", ".join(f"{reason} {count}" for reason, count in data["decisions"].items())
+        decisions = (
+            ", ".join(f"{reason} {count}" for reason, count in data["decisions"].items()) or "no boundary"
+        )
         calls = data["summaryCalls"]
         return (
             f"{data['compactions']} compactions at {data['boundaries']} ({decisions}); "
