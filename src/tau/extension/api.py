@@ -168,13 +168,14 @@ class ExtensionAPI:
         )
 
     def send_message(
-        self, message: dict[str, Any], *, trigger_turn: bool = False, deliver_as: str | None = None
+        self, message: dict[str, Any], *, trigger_turn: bool | None = None, deliver_as: str | None = None
     ) -> None:
         """Add a custom message ``{"customType", "content", "display", "details"?}`` (pi-host §4.4).
 
         ``deliver_as``: ``"steer"``, ``"followUp"`` or ``"nextTurn"``. While a run streams it is
-        steered in (or appended after the current turn with ``trigger_turn=False``); when idle it is
-        appended, and with ``trigger_turn=True`` starts a run.
+        steered in unless ``trigger_turn=False`` (then it is appended after the current turn); when
+        idle it is appended, and with ``trigger_turn=True`` starts a run. The default (``None``) is
+        pi's ``undefined``.
         """
         host = self._host()
         self._run_reported(
