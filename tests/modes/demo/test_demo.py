@@ -4,6 +4,7 @@ with its savings report."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -50,6 +51,12 @@ def test_the_demo_runs_a_checked_session_and_reports_its_savings(tmp_path):
     assert "no problems" in check.stdout
     assert "stock pi (baseline)" in out and "1 results packed, 1/1 recallable" in out
     assert "(+1 already fused in this session)" in out
+    # replayed with the full profile, OCC takes its boundaries from the session's todo plan
+    full = run(["tau.modes.savings", "--json", "--profile", "full", str(session_file)], tmp_path)
+    report = json.loads(full.stdout)
+    occ = report["mechanisms"]["onlineContextCompact"]
+    assert not occ["measured"] or occ["boundaries"] == "plan"
+    assert report["requests"] == 13 and report["tau"]["inputTokens"] < report["baseline"]["inputTokens"]
 
 
 def test_without_git_the_repository_is_a_plain_directory(tmp_path, monkeypatch):
