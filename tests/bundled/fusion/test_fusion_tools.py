@@ -422,3 +422,16 @@ def test_the_shell_settings_of_the_session_reach_the_command(tmp_path):
         fused(), "write", {"path": "a", "content": "x", "then_run": {"command": "echo $GREETING"}}, ctx
     )
     assert result.content[-1]["text"] == "[then_run:succeeded]\nfrom-settings\n"
+
+
+def test_an_aborted_mutation_stays_an_abort_and_runs_nothing(tmp_path):
+    from tau.extension import AbortSignal, ToolAborted
+
+    bash = RecordingBash()
+    signal = AbortSignal()
+    signal.abort()
+    tools = fused(bash)
+    params = {"path": "a", "content": "x", "then_run": {"command": "ls"}}
+    with pytest.raises(ToolAborted, match=r"Operation aborted\n\n\[then_run:skipped\]"):
+        asyncio.run(tools["write"].execute("c", params, signal, None, Ctx(tmp_path)))
+    assert bash.calls == [] and not (tmp_path / "a").exists()

@@ -26,7 +26,7 @@ from tau.bundled.fusion.markers import (
 from tau.bundled.fusion.paths import resolve_tool_path
 from tau.bundled.fusion.queue import FusedFileQueue
 from tau.bundled.sol_common import banner_lines, show_savings
-from tau.extension import ToolDefinition, ToolError, ToolResult, bash_tool, edit_tool, write_tool
+from tau.extension import ToolAborted, ToolDefinition, ToolError, ToolResult, bash_tool, edit_tool, write_tool
 
 __all__ = ["MECHANISM", "SAVING", "ActionFusion", "host_tool_properties"]
 
@@ -136,7 +136,8 @@ class ActionFusion:
             try:
                 mutation = await base.execute(tool_call_id, mutation_params, signal, on_update, ctx)
             except Exception as exc:  # the model reads why, and that the command never ran
-                raise ToolError(mutation_failed_text(str(exc))) from exc
+                kind = ToolAborted if isinstance(exc, ToolAborted) else ToolError
+                raise kind(mutation_failed_text(str(exc))) from exc
             if mutation.is_error:
                 raise ToolError(mutation_failed_text(_text_of(mutation)))
             await check_unchanged(absolute)
