@@ -188,7 +188,7 @@ def test_sigterm_during_a_tool_call_ends_tau_and_its_command(tmp_path):
         tau.wait_text("⋯ $ sleep 30.4321")
         if not Path("/proc").is_dir():
             pytest.skip("needs /proc to see the command's process")
-        assert _running("30.4321")
+        tau.wait(lambda: _running("30.4321"), "the command to start")
         started = time.monotonic()
         tau.child.kill(15)
         tau.child.expect(pexpect.EOF, timeout=TIMEOUT)

@@ -22,11 +22,11 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import ConditionalContainer, Float, FloatContainer, HSplit, Layout, Window
+from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.layout.processors import BeforeInput
-from prompt_toolkit.output import Output
+from prompt_toolkit.output import Output, create_output
 
 from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
@@ -51,6 +51,19 @@ def _shortcut_keys(key: str) -> tuple[str, ...] | None:
     if parts[:-1] == ["alt"] and len(parts[-1]) == 1:
         return ("escape", parts[-1])
     return None
+
+
+def _output_without_cpr() -> Output:
+    """The terminal, without cursor position requests.
+
+    With CPR, prompt_toolkit sizes a non-full-screen app from the terminal's asynchronous answer;
+    an answer that arrives after tau printed into the scrollback makes it redraw over printed
+    lines. The app's height then follows its content only.
+    """
+    output = create_output()
+    if hasattr(output, "enable_cpr"):
+        output.enable_cpr = False
+    return output
 
 
 class _StrayOutput:
@@ -176,26 +189,21 @@ class InteractiveMode:
                 ),
                 Window(height=1, char="─", style="class:rule"),
                 editor_window,
+                CompletionsMenu(max_height=8, scroll_offset=1),
                 Window(height=1, char="─", style="class:rule"),
                 Window(
                     FormattedTextControl(self._footer_text), dont_extend_height=True, style="class:footer"
                 ),
             ]
         )
-        root = FloatContainer(
-            body,
-            floats=[
-                Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8, scroll_offset=1))
-            ],
-        )
         app: Application[Any] = Application(
-            layout=Layout(root, focused_element=editor_window),
+            layout=Layout(body, focused_element=editor_window),
             key_bindings=self._key_bindings(overlay_active),
             full_screen=False,
             mouse_support=False,
             erase_when_done=False,
             input=input,
-            output=output,
+            output=output or _output_without_cpr(),
             refresh_interval=0.25,
         )
         app.ttimeoutlen = 0.05  # a lone Esc is a key, not the start of a sequence, after 50 ms
