@@ -67,6 +67,7 @@ from tau.extension.ui import ExtensionUI, NoUI, PrintUI
 from tau.llm.stream import AbortSignal
 from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult
 from tau.tools.bash_exec import BashOperations, LocalBashOperations
+from tau.tools.paths import expand_path, resolve_to_cwd
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, truncate_tail
 
 __all__ = [
@@ -141,12 +142,14 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_tokens",
     "exec_command",
+    "expand_path",
     "find_cut_point",
     "format_size",
     "load_extensions",
     "load_factory",
     "project_config_dir",
     "read_tool",
+    "resolve_to_cwd",
     "truncate_head",
     "truncate_tail",
     "write_tool",
