@@ -338,3 +338,18 @@ def test_savings_are_shown_in_the_interactive_mode_only(tmp_path):
     ((message, level),) = ctx.ui.notices
     assert message.startswith("⚡ SoL-Pi · Evidence Reducer\nMoney saved · ") and level == "info"
     assert message.endswith("removed from future prompts") and plain.ui.notices == []
+
+
+def test_an_abort_of_the_run_ends_the_call(tmp_path):
+    async def never(context):
+        await asyncio.sleep(30)
+
+    signal = api.AbortSignal()
+    tau, ctx, reducer = make(tmp_path, never, signal=signal)
+
+    async def scenario():
+        asyncio.get_running_loop().call_later(0.05, signal.abort)
+        return await reducer.on_tool_result(bash_event("pytest", INLINE, is_error=True), ctx)
+
+    assert asyncio.run(scenario()) is None
+    assert tau.journal()[-1]["reason"] == "model-call-timeout"

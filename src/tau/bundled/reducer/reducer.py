@@ -276,17 +276,29 @@ class Reducer:
         parent = ctx.signal
         remove = parent.add_callback(signal.abort) if parent is not None else None
         options = _stream_options(signal, max_tokens, run_id, self.timeout_seconds)
-        call = ctx.model_registry.complete(model, context, *([options] if options is not None else []))
+        call = asyncio.ensure_future(
+            ctx.model_registry.complete(model, context, *([options] if options is not None else []))
+        )
+        aborted = asyncio.ensure_future(signal.wait())
         try:
-            return await asyncio.wait_for(call, self.timeout_seconds)
-        except TimeoutError as exc:
-            signal.abort("timeout")
-            raise _Fallback("model-call-timeout", **known) from exc
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a provider that raised instead of ending its stream
-            raise _Fallback("model-call-exception", error=str(exc) or type(exc).__name__, **known) from exc
+            # The run's abort and the timeout end the call even when the provider ignores the signal.
+            await asyncio.wait(
+                {call, aborted}, timeout=self.timeout_seconds, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not call.done():
+                signal.abort("timeout")
+                call.cancel()
+                raise _Fallback("model-call-timeout", **known)
+            try:
+                return call.result()
+            except Exception as exc:  # a provider that raised instead of ending its stream
+                raise _Fallback(
+                    "model-call-exception", error=str(exc) or type(exc).__name__, **known
+                ) from exc
         finally:
+            aborted.cancel()
+            if not call.done():
+                call.cancel()
             if remove is not None:
                 remove()
 
