@@ -20,74 +20,25 @@ from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.input import Input
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.layout.processors import BeforeInput
-from prompt_toolkit.output import Output, create_output
+from prompt_toolkit.output import Output
 
+from tau.modes.interactive.bindings import key_bindings
 from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
 from tau.modes.interactive.model import ChatController, NoticeBlock, content_text
 from tau.modes.interactive.overlay import OverlayHost
 from tau.modes.interactive.render import BlockRenderer, footer_lines
 from tau.modes.interactive.sanitize import sanitize_text
+from tau.modes.interactive.terminal import StrayOutput, output_without_cpr
 from tau.modes.interactive.ui import InteractiveUI
 
 __all__ = ["InteractiveMode"]
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-
-def _shortcut_keys(key: str) -> tuple[str, ...] | None:
-    """pi's key names (``ctrl+t``, ``alt+x``, ``f5``) as prompt_toolkit keys."""
-    parts = key.lower().split("+")
-    if len(parts) == 1:
-        return (parts[0],) if parts[0].startswith("f") and parts[0][1:].isdigit() else None
-    if parts[:-1] == ["ctrl"] and len(parts[-1]) == 1:
-        return (f"c-{parts[-1]}",)
-    if parts[:-1] == ["alt"] and len(parts[-1]) == 1:
-        return ("escape", parts[-1])
-    return None
-
-
-def _output_without_cpr() -> Output:
-    """The terminal, without cursor position requests.
-
-    With CPR, prompt_toolkit sizes a non-full-screen app from the terminal's asynchronous answer;
-    an answer that arrives after tau printed into the scrollback makes it redraw over printed
-    lines. The app's height then follows its content only.
-    """
-    output = create_output()
-    if hasattr(output, "enable_cpr"):
-        output.enable_cpr = False
-    return output
-
-
-class _StrayOutput:
-    """A text stream whose complete lines are shown as notices."""
-
-    encoding = "utf-8"
-
-    def __init__(self, controller: ChatController) -> None:
-        self._controller = controller
-        self._partial = ""
-
-    def write(self, text: str) -> int:
-        lines = (self._partial + text).split("\n")
-        self._partial = lines.pop()
-        for line in lines:
-            if line.strip():
-                self._controller.notice(line, "warning")
-        return len(text)
-
-    def flush(self) -> None:
-        return None
-
-    def isatty(self) -> bool:
-        return False
 
 
 class InteractiveMode:
@@ -112,7 +63,7 @@ class InteractiveMode:
         self.renderer = BlockRenderer(self._tool_definition, self._message_renderer)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flushing = False
-        self._last_ctrl_c = 0.0
+        self.last_ctrl_c = 0.0
         self._live_cache: tuple[int, int, int, str] | None = None
         self._version = 0
         self._pending_prompts: list[str] = []
@@ -198,12 +149,12 @@ class InteractiveMode:
         )
         app: Application[Any] = Application(
             layout=Layout(body, focused_element=editor_window),
-            key_bindings=self._key_bindings(overlay_active),
+            key_bindings=key_bindings(self, overlay_active),
             full_screen=False,
             mouse_support=False,
             erase_when_done=False,
             input=input,
-            output=output or _output_without_cpr(),
+            output=output or output_without_cpr(),
             refresh_interval=0.25,
         )
         app.ttimeoutlen = 0.05  # a lone Esc is a key, not the start of a sequence, after 50 ms
@@ -288,90 +239,6 @@ class InteractiveMode:
 
     def _set_title(self, title: str) -> None:
         self.app.output.set_title(sanitize_text(title).replace("\n", " "))
-
-    # -- keys ---------------------------------------------------------------------------------
-
-    def _key_bindings(self, overlay_active: Condition) -> KeyBindings:
-        kb = KeyBindings()
-        editing = ~overlay_active
-
-        @kb.add(Keys.Any, filter=overlay_active, eager=True)
-        def _to_overlay(event: KeyPressEvent) -> None:
-            first = event.key_sequence[0]
-            if first.key == Keys.BracketedPaste:
-                self.overlays.paste(first.data)
-            else:
-                self.overlays.feed("".join(press.data for press in event.key_sequence))
-
-        @kb.add("enter", filter=editing)
-        def _enter(event: KeyPressEvent) -> None:
-            buffer = self.editor.buffer
-            if buffer.complete_state and buffer.complete_state.current_completion:
-                buffer.apply_completion(buffer.complete_state.current_completion)
-                return
-            self.submit(self.editor.take(), "steer")
-
-        @kb.add("escape", "enter", filter=editing)
-        def _follow_up(event: KeyPressEvent) -> None:
-            self.submit(self.editor.take(), "followUp")
-
-        @kb.add("c-j", filter=editing)
-        def _newline(event: KeyPressEvent) -> None:
-            self.editor.buffer.insert_text("\n")
-
-        @kb.add("escape", filter=editing)
-        def _escape(event: KeyPressEvent) -> None:
-            self.escape()
-
-        @kb.add("c-o", filter=editing)
-        def _expand(event: KeyPressEvent) -> None:
-            self.controller.toggle_tools_expanded()
-
-        @kb.add("c-c", filter=editing)
-        def _ctrl_c(event: KeyPressEvent) -> None:
-            now = time.monotonic()
-            if self.editor.get_text():
-                self.editor.set_text("")
-            elif now - self._last_ctrl_c < 1.0:
-                self.exit()
-            else:
-                self.controller.notice("Press Ctrl+C again to quit")
-            self._last_ctrl_c = now
-
-        @kb.add("c-d", filter=editing)
-        def _ctrl_d(event: KeyPressEvent) -> None:
-            if not self.editor.get_text():
-                self.exit()
-            else:
-                self.editor.buffer.delete()
-
-        @kb.add(Keys.BracketedPaste, filter=editing)
-        def _paste(event: KeyPressEvent) -> None:
-            self.editor.insert_text(event.data)
-
-        self._extension_shortcuts(kb, editing)
-        return kb
-
-    def _extension_shortcuts(self, kb: KeyBindings, editing: Any) -> None:
-        if self.runner is None:
-            return
-        for key, shortcut in self.runner.get_shortcuts().items():
-            keys = _shortcut_keys(key)
-            if keys is None or keys in (("c-c",), ("c-d",), ("c-o",), ("c-j",)):
-                continue
-
-            def run(event: KeyPressEvent, shortcut: dict[str, Any] = shortcut) -> None:
-                self.spawn(self._run_shortcut(shortcut))
-
-            kb.add(*keys, filter=editing)(run)
-
-    async def _run_shortcut(self, shortcut: dict[str, Any]) -> None:
-        try:
-            result = shortcut["handler"](self.runner.create_context())
-            if asyncio.iscoroutine(result):
-                await result
-        except Exception as exc:  # boundary: an extension's failure is reported, the app goes on
-            self.controller.notice(f"Shortcut failed ({shortcut.get('extensionPath', '?')}): {exc}", "error")
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -475,7 +342,7 @@ class InteractiveMode:
                 loop.add_signal_handler(number, self._on_signal)
         try:
             # Stray prints (extensions, libraries) become notices: sanitized, and never mid-frame.
-            stray = _StrayOutput(self.controller)
+            stray = StrayOutput(self.controller)
             with contextlib.redirect_stdout(stray), contextlib.redirect_stderr(stray):  # type: ignore[type-var]
                 await self.app.run_async(pre_run=started)
         finally:
