@@ -1,29 +1,27 @@
-"""Where tau keeps its files: the agent dir and the per-cwd session dir."""
+"""Where tau keeps its files: the agent dir and a project's ``.tau`` dir."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["agent_dir", "encode_cwd", "project_config_dir"]
+__all__ = ["agent_dir", "project_config_dir", "resolve_path"]
+
+
+def resolve_path(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> Path:
+    """``~`` expanded, made absolute and normalized, symlinks kept (Node's ``path.resolve``)."""
+    text = os.path.expanduser(os.fspath(path))
+    if not os.path.isabs(text):
+        text = os.path.join(os.fspath(base) if base is not None else os.getcwd(), text)
+    return Path(os.path.normpath(text))
 
 
 def agent_dir() -> Path:
     """``$TAU_AGENT_DIR``, or ``~/.tau/agent`` (pi's ``~/.pi/agent``)."""
-    override = os.environ.get("TAU_AGENT_DIR")
-    if override:
-        return Path(override).expanduser()
+    configured = os.environ.get("TAU_AGENT_DIR")
+    if configured:
+        return resolve_path(configured)
     return Path.home() / ".tau" / "agent"
-
-
-def encode_cwd(cwd: str | os.PathLike[str]) -> str:
-    """``--<cwd>--``: the resolved cwd, one leading separator dropped, ``/``, ``\\`` and ``:`` as ``-``."""
-    text = str(Path(cwd).resolve())
-    if text[:1] in ("/", "\\"):
-        text = text[1:]
-    for ch in ("/", "\\", ":"):
-        text = text.replace(ch, "-")
-    return f"--{text}--"
 
 
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:

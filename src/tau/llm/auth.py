@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tau.common.paths import agent_dir
+
 __all__ = [
     "AuthFileError",
     "AuthStore",
@@ -43,12 +45,6 @@ _command_cache: dict[str, str | None] = {}
 
 class AuthFileError(ValueError):
     """``auth.json`` cannot be read or has a malformed entry; the message names the file."""
-
-
-def agent_dir() -> Path:
-    """``$TAU_AGENT_DIR``, else ``~/.tau/agent``."""
-    configured = os.environ.get("TAU_AGENT_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".tau" / "agent"
 
 
 # -- config values ---------------------------------------------------------------------------

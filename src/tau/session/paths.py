@@ -6,26 +6,12 @@ import os
 import re
 from pathlib import Path
 
+from tau.common.paths import agent_dir, resolve_path
+
 __all__ = ["agent_dir", "default_session_dir", "resolve_path", "session_file_name", "sessions_root"]
 
 _LEADING_SEPARATOR = re.compile(r"^[/\\]")
 _SEPARATORS = re.compile(r"[/\\:]")
-
-
-def resolve_path(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> Path:
-    """``~`` expanded, made absolute and normalized, symlinks kept (Node's ``path.resolve``)."""
-    text = os.path.expanduser(os.fspath(path))
-    if not os.path.isabs(text):
-        text = os.path.join(os.fspath(base) if base is not None else os.getcwd(), text)
-    return Path(os.path.normpath(text))
-
-
-def agent_dir() -> Path:
-    """``$TAU_AGENT_DIR`` or ``~/.tau/agent``."""
-    configured = os.environ.get("TAU_AGENT_DIR")
-    if configured:
-        return resolve_path(configured)
-    return Path.home() / ".tau" / "agent"
 
 
 def sessions_root(agent: Path | None = None) -> Path:
