@@ -305,8 +305,9 @@ async def load_extensions(session: Any, args: argparse.Namespace, mode: str, tru
     """Load the extensions (``-e``, project, user, entry points, bundled) and bind them to ``session``.
 
     Returns the runner (``None`` when nothing is to be loaded, or the extension layer is missing).
+    RPC and interactive sessions always get a runner: their clients and commands talk to it.
     """
-    if args.no_extensions and not args.extension:
+    if args.no_extensions and not args.extension and mode in ("print", "json"):
         return None  # nothing to load: keep the extension layer out of the import time
     try:
         from tau.extension.loader import load_extensions as load
