@@ -20,7 +20,7 @@ EVENTS = {
 API = {
     "ExtensionAPI", "ExtensionContext", "ExtensionToolContext", "ExtensionCommandContext", "ReadonlySessionManager",
     "ExtensionUI", "NoUI", "PrintUI", "ExtensionRunner", "load_extensions", "load_factory", "BUNDLED_EXTENSIONS",
-    "ExecResult", "exec_command", "AbortSignal", "Settings", "agent_dir", "project_config_dir",
+    "ExecResult", "exec_command", "AbortSignal", "StreamOptions", "Settings", "agent_dir", "project_config_dir",
 }  # fmt: skip
 TOOLS = {
     "ToolDefinition", "ToolResult", "ToolContext", "ToolError", "ToolAborted", "BashOperations",

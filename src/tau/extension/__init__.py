@@ -64,7 +64,7 @@ from tau.extension.exec import ExecResult, exec_command
 from tau.extension.loader import BUNDLED_EXTENSIONS, load_extensions, load_factory
 from tau.extension.runner import ExtensionRunner
 from tau.extension.ui import ExtensionUI, NoUI, PrintUI
-from tau.llm.stream import AbortSignal
+from tau.llm.stream import AbortSignal, StreamOptions
 from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult
 from tau.tools.bash_exec import BashOperations, LocalBashOperations
 from tau.tools.paths import expand_path, resolve_to_cwd
@@ -119,6 +119,7 @@ __all__ = [
     "SessionStartEvent",
     "SessionTreeEvent",
     "Settings",
+    "StreamOptions",
     "ThinkingLevelSelectEvent",
     "ToolAborted",
     "ToolCallEvent",

@@ -99,7 +99,8 @@ def test_a_failing_log_becomes_a_verified_receipt(tmp_path):
 
 
 def test_the_model_call(tmp_path):
-    _tau, ctx, reducer = make(tmp_path, GOOD, model=FakeModel(max_tokens=1000))
+    small = FakeModel(max_tokens=1000)
+    _tau, ctx, reducer = make(tmp_path, model=small, registry=FakeRegistry(small, replies=[GOOD]))
     run(reducer, bash_event("pytest -q", INLINE, is_error=True), ctx)
     ((model, context, options),) = ctx.model_registry.calls
     assert (model.provider, model.id) == ("faux", "faux-1")  # the session's model by default
