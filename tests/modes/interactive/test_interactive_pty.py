@@ -203,3 +203,42 @@ def test_sigterm_during_a_tool_call_ends_tau_and_its_command(tmp_path):
         assert entries[0]["type"] == "session"
     finally:
         tau.close()
+
+
+def test_resume_switches_to_another_session_of_the_directory(tmp_path):
+    script = tmp_path / "script.json"
+    # the restarted runtime reads the faux script again from its start: every step answers the same
+    script.write_text(json.dumps([{"text": "answered"}, {"text": "answered"}]))
+    work = tmp_path / "work"
+    work.mkdir()
+    tau = Tau(work, script)
+    try:
+        tau.wait_text("faux/faux-1 • off • ctx")
+        tau.send("remember me" + ENTER)
+        tau.wait_text("answered")
+        tau.send("/new" + ENTER)
+        tau.wait_text("Started a new session")
+        tau.send("/resume" + ENTER)
+        tau.wait_text("Resume session")
+        assert "remember me" in tau.text().split("Resume session", 1)[1]
+        tau.send(ENTER)
+        banner = "/hotkeys for keys"
+
+        def restarted() -> bool:  # a second banner, the history and a live footer after it
+            text = tau.text()
+            after = text.rsplit(banner, 1)[1] if text.count(banner) >= 2 else ""
+            return "remember me" in after and "faux/faux-1 • off • ctx" in after
+
+        tau.wait(restarted, "the resumed session")
+        tau.send("continue here" + ENTER)
+        tau.wait(lambda: tau.text().rsplit(banner, 1)[1].count("answered") == 2, "the answer after resume")
+        tau.send("/quit" + ENTER)
+        tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
+    finally:
+        tau.close()
+    prompts = [
+        e["message"]["content"][0]["text"]
+        for e in _session_lines()
+        if e.get("type") == "message" and e["message"]["role"] == "user"
+    ]
+    assert prompts == ["remember me", "continue here"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import inspect
 import sys
 from collections.abc import Iterable
@@ -54,14 +55,32 @@ def main(args: argparse.Namespace, initial: str | None = None, messages: Iterabl
 
 
 async def _main(args: argparse.Namespace, initial: str | None, messages: list[str]) -> int:
+    while True:
+        code, switch_to = await _run_once(args, initial, messages)
+        if switch_to is None:
+            return code
+        # /resume: the same command line, on the chosen session file.
+        args = copy.copy(args)
+        args.session, args.continue_, args.no_session, args.session_id, args.name = (
+            switch_to,
+            False,
+            False,
+            None,
+            None,
+        )
+        initial, messages = None, []
+
+
+async def _run_once(
+    args: argparse.Namespace, initial: str | None, messages: list[str]
+) -> tuple[int, str | None]:
+    from tau.modes.interactive.app import InteractiveMode
     from tau.modes.run import build_runtime
 
     holder: dict[str, Any] = {}
 
     def before_start(session: Any, runner: Any) -> None:
-        from tau.modes.interactive.app import InteractiveMode
-
-        holder["mode"] = InteractiveMode(session, runner)
+        holder["mode"] = InteractiveMode(session, runner, can_switch=True)
 
     try:
         if "before_start" in inspect.signature(build_runtime).parameters:
@@ -70,18 +89,15 @@ async def _main(args: argparse.Namespace, initial: str | None, messages: list[st
             runtime = await build_runtime(args, "tui")
     except (ValueError, RuntimeError, OSError) as exc:
         print(str(exc), file=sys.stderr)
-        return 1
+        return 1, None
     for warning in runtime.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
+    mode = holder.get("mode") or InteractiveMode(runtime.session, runtime.extensions, can_switch=True)
     try:
-        mode = holder.get("mode")
-        if mode is None:
-            return await run_interactive(
-                runtime.session, runtime.extensions, initial=initial, messages=messages
-            )
-        try:
-            return await mode.run(initial, messages)
-        finally:
-            await runtime.session.shutdown()
+        code = await mode.run(initial, messages)
     finally:
-        runtime.session.session_manager.close()
+        try:
+            await runtime.session.shutdown("resume" if mode.switch_to else "quit")
+        finally:
+            runtime.session.session_manager.close()
+    return code, mode.switch_to

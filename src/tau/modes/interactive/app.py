@@ -51,10 +51,18 @@ class InteractiveMode:
     """
 
     def __init__(
-        self, session: Any, runner: Any = None, *, input: Input | None = None, output: Output | None = None
+        self,
+        session: Any,
+        runner: Any = None,
+        *,
+        input: Input | None = None,
+        output: Output | None = None,
+        can_switch: bool = False,
     ) -> None:
         self.session = session
         self.runner = runner
+        self.can_switch = can_switch
+        self.switch_to: str | None = None
         self.controller = ChatController(on_change=self.invalidate)
         self.overlays = OverlayHost(self.invalidate, on_error=self._component_failed)
         completer = PromptCompleter(lambda: command_list(self.runner), session.cwd)
@@ -316,6 +324,11 @@ class InteractiveMode:
         from tau.tools.shell import kill_tracked_groups
 
         kill_tracked_groups()
+        self.exit()
+
+    def switch_session(self, path: str) -> None:
+        """Leave this session for ``path`` (the caller restarts the mode on it: ``can_switch``)."""
+        self.switch_to = path
         self.exit()
 
     def exit(self) -> None:

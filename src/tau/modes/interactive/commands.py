@@ -187,15 +187,19 @@ async def _resume(mode: InteractiveMode, args: str) -> None:
     choice = await mode.ui.select("Resume session", labels)
     if choice is None:
         return
+    path = str(sessions[labels.index(choice)].path)
     switch = getattr(mode.session, "switch_session", None)
-    if switch is None:
-        mode.controller.notice("Resuming another session needs `tau --session PATH` in this build", "warning")
-        return
-    result = await switch(sessions[labels.index(choice)].path)
-    if (result or {}).get("cancelled"):
-        mode.controller.notice("Resume cancelled")
-        return
-    mode.reload_view()
+    if switch is not None:
+        result = await switch(path)
+        if (result or {}).get("cancelled"):
+            mode.controller.notice("Resume cancelled")
+            return
+        mode.reload_view()
+    elif mode.can_switch:
+        mode.controller.notice(f"Resuming {path}")
+        mode.switch_session(path)
+    else:
+        mode.controller.notice(f"Resume with: tau --session {path}", "warning")
 
 
 async def _quit(mode: InteractiveMode, args: str) -> None:
