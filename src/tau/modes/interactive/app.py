@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import time
 from collections.abc import Iterable
@@ -29,7 +30,7 @@ from prompt_toolkit.output import Output
 from tau.modes.interactive.bindings import key_bindings
 from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
-from tau.modes.interactive.model import ChatController, NoticeBlock, content_text
+from tau.modes.interactive.model import AssistantBlock, ChatController, NoticeBlock, content_text
 from tau.modes.interactive.overlay import OverlayHost
 from tau.modes.interactive.render import BlockRenderer, footer_lines
 from tau.modes.interactive.sanitize import sanitize_text
@@ -39,6 +40,24 @@ from tau.modes.interactive.ui import InteractiveUI
 __all__ = ["InteractiveMode"]
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+LIVE_TAIL_CHARS = 6000
+
+
+def _live_tail(block: Any) -> Any:
+    """A long streaming answer's last paragraphs: the live area shows only its end anyway.
+
+    The whole answer is rendered once, when it is printed into the scrollback.
+    """
+    if not isinstance(block, AssistantBlock) or len(block.text) <= LIVE_TAIL_CHARS:
+        return block
+    cut = block.text.find("\n\n", len(block.text) - LIVE_TAIL_CHARS)
+    cut = cut + 2 if cut >= 0 else len(block.text) - LIVE_TAIL_CHARS
+    tail = block.text[cut:]
+    if block.text[:cut].count("```") % 2:  # the cut fell inside a code block: reopen it
+        tail = "```\n" + tail
+    return dataclasses.replace(block, text=tail)
 
 
 class InteractiveMode:
@@ -164,6 +183,7 @@ class InteractiveMode:
             input=input,
             output=output or output_without_cpr(),
             refresh_interval=0.25,
+            min_redraw_interval=0.05,
         )
         app.ttimeoutlen = 0.05  # a lone Esc is a key, not the start of a sequence, after 50 ms
         app.timeoutlen = 0.3
@@ -186,7 +206,7 @@ class InteractiveMode:
         budget = max(3, self._rows() - 6 - len(self._footer_lines(width)) - len(self.overlays.lines(width)))
         key = (self._version, width, budget)
         if self._live_cache is None or self._live_cache[:3] != key:
-            blocks = self.controller.live_blocks()
+            blocks = [_live_tail(block) for block in self.controller.live_blocks()]
             text = self.renderer.render(blocks, width).rstrip("\n") if blocks else ""
             lines = text.split("\n") if text else []
             if len(lines) > budget:
