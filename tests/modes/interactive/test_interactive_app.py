@@ -192,3 +192,25 @@ def test_command_line_messages_run_in_order_and_a_resumed_session_is_shown(tmp_p
 
     text = run(second_run())
     assert text.index("message one") < text.index("answer one") < text.index("message two")
+
+
+def test_tree_navigation_with_a_branch_summary(tmp_path):
+    session = faux_session(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "what the branch did"}])
+
+    async def scenario() -> None:
+        screen = Screen(session)
+        await screen.start("first", ("second",))
+        await screen.wait_for(lambda: session.is_idle() and "two" in screen.text())
+        screen.send("/tree" + ENTER)
+        await screen.wait_text("Session tree")
+        screen.send(UP)
+        screen.send(ENTER)
+        await screen.wait_text("Summarize branch?")
+        screen.send("\x1b[B" + ENTER)  # Summarize
+        await screen.wait_text("Navigated to the selected point")
+        assert "[branch summary]" in screen.text()
+        await screen.quit()
+
+    run(scenario())
+    summaries = [e for e in session.session_manager.get_entries() if e["type"] == "branch_summary"]
+    assert len(summaries) == 1 and "what the branch did" in summaries[0]["summary"]

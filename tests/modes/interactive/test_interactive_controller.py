@@ -149,3 +149,13 @@ def test_a_long_streaming_answer_is_previewed_by_its_tail():
     assert len(tail.text) <= LIVE_TAIL_CHARS + 4 and tail.text.endswith("the end")
     assert tail.text.startswith("```\n")  # still a code block, as in the full answer
     assert block.text == text and _live_tail(AssistantBlock(text="short")).text == "short"
+
+
+def test_thinking_streams_above_the_answer(tmp_path):
+    session = faux_session(tmp_path, [{"thinking": "let me think about it", "text": "the answer"}])
+    controller = controlled(session)
+    asyncio.run(session.prompt("q"))
+    block = next(b for b in controller.blocks if isinstance(b, AssistantBlock))
+    assert (block.thinking, block.text) == ("let me think about it", "the answer")
+    text = screen_text(controller)
+    assert text.index("let me think") < text.index("the answer")
