@@ -332,6 +332,8 @@ class ChatController:
         if block is None:
             return
         result = event.get("result") or {}
+        if isinstance(result, dict) and "isError" not in result:
+            result = {**result, "isError": bool(event.get("isError"))}  # renderers see the outcome too
         block.result = result
         block.output = sanitize_text(content_text(result.get("content")))
         block.details = result.get("details")
