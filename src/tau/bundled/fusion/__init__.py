@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.bundled.fusion.tools import ActionFusion, host_tool_properties
-from tau.bundled.sol_common import load_sol_settings, watch_reachability
-
 __all__ = ["ActionFusion", "extension", "host_tool_properties"]
 
 
@@ -25,10 +22,24 @@ def extension(tau: Any) -> None:
         if started["done"]:
             return
         started["done"] = True
+        from tau.bundled.sol_common.host import load_sol_settings
+
         settings = load_sol_settings(tau, ctx)
         if not settings.action_fusion:
             return
+        from tau.bundled.fusion.tools import ActionFusion
+        from tau.bundled.sol_common.reachability import watch_reachability
+
         ActionFusion(tau).install()
         watch_reachability(tau, ctx, action_fusion=True, reducer=False)
 
     tau.on("session_start", on_session_start)
+
+
+def __getattr__(name: str) -> Any:
+    """``ActionFusion`` and ``host_tool_properties``, imported on first use (the extension loads at every start)."""
+    if name in ("ActionFusion", "host_tool_properties"):
+        from tau.bundled.fusion import tools
+
+        return getattr(tools, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

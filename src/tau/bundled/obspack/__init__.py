@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.bundled.obspack.pack import ObservationPack
-from tau.bundled.sol_common import load_sol_settings
-
 __all__ = ["ObservationPack", "extension"]
 
 
@@ -24,8 +21,21 @@ def extension(tau: Any) -> None:
         if started["done"]:
             return
         started["done"] = True
+        from tau.bundled.sol_common.host import load_sol_settings
+
         settings = load_sol_settings(tau, ctx)
         if settings.observation_pack:
+            from tau.bundled.obspack.pack import ObservationPack
+
             ObservationPack(tau, settings).install()
 
     tau.on("session_start", on_session_start)
+
+
+def __getattr__(name: str) -> Any:
+    """``ObservationPack``, imported on first use (the extension loads at every start, usually switched off)."""
+    if name == "ObservationPack":
+        from tau.bundled.obspack.pack import ObservationPack
+
+        return ObservationPack
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

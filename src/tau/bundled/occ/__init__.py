@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.bundled.occ.compact import OnlineContextCompact
-from tau.bundled.sol_common import load_sol_settings
-
 __all__ = ["OnlineContextCompact", "extension"]
 
 
@@ -24,12 +21,25 @@ def extension(tau: Any) -> None:
         if started["done"]:
             return
         started["done"] = True
+        from tau.bundled.sol_common.host import load_sol_settings
+
         settings = load_sol_settings(tau, ctx)
         if not settings.online_context_compact:
             return
+        from tau.bundled.occ.compact import OnlineContextCompact
+
         source = "todo" if "todo" in tau.get_active_tools() else "update_plan"
         occ = OnlineContextCompact(tau, settings, source)
         occ.install()
         occ.restore(ctx)
 
     tau.on("session_start", on_session_start)
+
+
+def __getattr__(name: str) -> Any:
+    """``OnlineContextCompact``, imported on first use (the extension loads at every start, usually switched off)."""
+    if name == "OnlineContextCompact":
+        from tau.bundled.occ.compact import OnlineContextCompact
+
+        return OnlineContextCompact
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

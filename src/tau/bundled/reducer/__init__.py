@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.bundled.reducer.reducer import Reducer
-from tau.bundled.sol_common import load_sol_settings, watch_reachability
-
 __all__ = ["Reducer", "extension"]
 
 
@@ -25,10 +22,24 @@ def extension(tau: Any) -> None:
         if started["done"]:
             return
         started["done"] = True
+        from tau.bundled.sol_common.host import load_sol_settings
+
         settings = load_sol_settings(tau, ctx)
         if not settings.evidence_preserving_reducer:
             return
+        from tau.bundled.reducer.reducer import Reducer
+        from tau.bundled.sol_common.reachability import watch_reachability
+
         Reducer(tau, settings).install()
         watch_reachability(tau, ctx, action_fusion=False, reducer=True)
 
     tau.on("session_start", on_session_start)
+
+
+def __getattr__(name: str) -> Any:
+    """``Reducer``, imported on first use (the extension loads at every start, usually switched off)."""
+    if name == "Reducer":
+        from tau.bundled.reducer.reducer import Reducer
+
+        return Reducer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
