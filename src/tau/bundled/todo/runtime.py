@@ -12,15 +12,17 @@ once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.bundled.todo import schema
 from tau.bundled.todo.context import transform
-from tau.bundled.todo.overlay import TodoOverlay
 from tau.bundled.todo.results import Reply
 from tau.bundled.todo.store import Store
 from tau.common.jsstr import ms_now
 from tau.extension import ToolDefinition, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tau.bundled.todo.overlay import TodoOverlay
 
 __all__ = ["STATUS_KEY", "USAGE", "TodoExtension", "extension"]
 
@@ -167,6 +169,8 @@ class TodoExtension:
         if ctx.mode != "tui":
             ctx.ui.notify(f"{USAGE}\n{store.status_text()}", "info")
             return
+        from tau.bundled.todo.overlay import TodoOverlay  # the /todo overlay: interactive mode only
+
         overlay = TodoOverlay(_StatusSource(store, lambda: self._show_status(ctx)))
         self.overlay = overlay
         await ctx.ui.custom(overlay)
