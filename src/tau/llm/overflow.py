@@ -7,6 +7,7 @@ and a ``length`` stop with no output and an input that fills the window.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -44,55 +45,63 @@ def js_regex(pattern: str) -> re.Pattern[str]:
 
 
 # The provider each pattern was written for, with an example message, is in tests/llm/test_overflow.py.
-OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    js_regex(pattern)
-    for pattern in (
-        r"prompt (?:is )?too long",  # Anthropic, z.ai
-        r"prompt exceeds max length",  # z.ai CN
-        r"request_too_large",  # Anthropic request byte size (HTTP 413)
-        r"input is too long for requested model",  # Amazon Bedrock
-        r"exceeds the context window",  # OpenAI (Completions and Responses)
-        r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",  # LiteLLM
-        r"context window exceeded",  # LiteLLM pre-call check
-        r"input token count.*exceeds the maximum",  # Google Gemini
-        r"maximum prompt length is \d+",  # xAI
-        r"reduce the length of the messages",  # Groq
-        r"maximum context length is \d+ tokens",  # OpenRouter
-        r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",  # OpenRouter/Poolside
-        r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",  # Together AI
-        r"exceeds the limit of \d+",  # GitHub Copilot
-        r"exceeds the available context size",  # llama.cpp
-        r"greater than the context length",  # LM Studio
-        r"context window exceeds limit",  # MiniMax
-        r"exceeded model token limit",  # Kimi For Coding
-        r"too large for model with \d+ maximum context length",  # Mistral
-        r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",  # DS4
-        r"model_context_window_exceeded",  # z.ai finish reason as error text
-        r"prompt too long; exceeded (?:max )?context length",  # Ollama
-        r"range of input length should be",  # DashScope / Qwen
-        r"context[_ ]length[_ ]exceeded",  # generic
-        r"too many tokens",  # generic
-        r"token limit exceeded",  # generic
-        # HTTP 413 is a request-size overflow whatever the body says (SDK text or "<X> API error (413):").
-        r"^(?:[\w -]+ API error \(413\):|413(?:\s|:|$))",
-    )
+# Compiled on first use (only an error message is matched): see :func:`_compiled`.
+_OVERFLOW_SOURCES: tuple[str, ...] = (
+    r"prompt (?:is )?too long",  # Anthropic, z.ai
+    r"prompt exceeds max length",  # z.ai CN
+    r"request_too_large",  # Anthropic request byte size (HTTP 413)
+    r"input is too long for requested model",  # Amazon Bedrock
+    r"exceeds the context window",  # OpenAI (Completions and Responses)
+    r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",  # LiteLLM
+    r"context window exceeded",  # LiteLLM pre-call check
+    r"input token count.*exceeds the maximum",  # Google Gemini
+    r"maximum prompt length is \d+",  # xAI
+    r"reduce the length of the messages",  # Groq
+    r"maximum context length is \d+ tokens",  # OpenRouter
+    r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",  # OpenRouter/Poolside
+    r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",  # Together AI
+    r"exceeds the limit of \d+",  # GitHub Copilot
+    r"exceeds the available context size",  # llama.cpp
+    r"greater than the context length",  # LM Studio
+    r"context window exceeds limit",  # MiniMax
+    r"exceeded model token limit",  # Kimi For Coding
+    r"too large for model with \d+ maximum context length",  # Mistral
+    r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",  # DS4
+    r"model_context_window_exceeded",  # z.ai finish reason as error text
+    r"prompt too long; exceeded (?:max )?context length",  # Ollama
+    r"range of input length should be",  # DashScope / Qwen
+    r"context[_ ]length[_ ]exceeded",  # generic
+    r"too many tokens",  # generic
+    r"token limit exceeded",  # generic
+    # HTTP 413 is a request-size overflow whatever the body says (SDK text or "<X> API error (413):").
+    r"^(?:[\w -]+ API error \(413\):|413(?:\s|:|$))",
 )
 
-_CEREBRAS_BODYLESS = js_regex(r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)")
+OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...]  # the compiled _OVERFLOW_SOURCES, made by __getattr__
+
+_CEREBRAS_BODYLESS = r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)"
 
 # Throttling that happens to mention tokens ("Too many tokens, please wait") is not an overflow.
-_NOT_OVERFLOW = tuple(
-    js_regex(pattern)
-    for pattern in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
-)
+_NOT_OVERFLOW = (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
+
+
+@functools.cache
+def _compiled(sources: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(js_regex(pattern) for pattern in sources)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OVERFLOW_PATTERNS":  # compiled on first use: most runs never see an error message
+        return _compiled(_OVERFLOW_SOURCES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _matches_overflow_text(text: str, provider: str | None) -> bool:
-    if any(pattern.search(text) for pattern in _NOT_OVERFLOW):
+    if any(pattern.search(text) for pattern in _compiled(_NOT_OVERFLOW)):
         return False
-    if any(pattern.search(text) for pattern in OVERFLOW_PATTERNS):
+    if any(pattern.search(text) for pattern in _compiled(_OVERFLOW_SOURCES)):
         return True
-    return provider == "cerebras" and _CEREBRAS_BODYLESS.search(text) is not None
+    return provider == "cerebras" and _compiled((_CEREBRAS_BODYLESS,))[0].search(text) is not None
 
 
 def is_context_overflow(message: Mapping[str, Any] | str, context_window: int | None = None) -> bool:

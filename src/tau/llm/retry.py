@@ -8,11 +8,11 @@ is never retryable: it needs compaction, not a second identical request.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from tau.llm.overflow import is_context_overflow, js_regex
@@ -33,92 +33,90 @@ _DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 _MAX_SAFE_INTEGER = 2**53 - 1
 
 
+@functools.cache
 def _alternation(patterns: tuple[str, ...]):
+    """One compiled alternation, on first use (only an error message is matched)."""
     return js_regex("|".join(patterns))
 
 
 # Subscription, quota and billing limits: they reset after hours, so retrying soon cannot help.
-_NON_RETRYABLE = _alternation(
-    (
-        "GoUsageLimitError",
-        "FreeUsageLimitError",
-        "Monthly usage limit reached",
-        "available balance",
-        "insufficient_quota",
-        "out of budget",
-        "quota exceeded",
-        "billing",
-        "subscription_sharing_usage_limit_exceeded",
-        "subscription_sharing_workplace_individual_usage_limit_exceeded",
-        r'"code"\s*:\s*"?1308(?![0-9])',  # Zhipu/Z.ai plan limit sent as HTTP 429
-    )
+_NON_RETRYABLE = (
+    "GoUsageLimitError",
+    "FreeUsageLimitError",
+    "Monthly usage limit reached",
+    "available balance",
+    "insufficient_quota",
+    "out of budget",
+    "quota exceeded",
+    "billing",
+    "subscription_sharing_usage_limit_exceeded",
+    "subscription_sharing_workplace_individual_usage_limit_exceeded",
+    r'"code"\s*:\s*"?1308(?![0-9])',  # Zhipu/Z.ai plan limit sent as HTTP 429
 )
 
-_RETRYABLE = _alternation(
-    (
-        # Load, HTTP status and server-side failures.
-        "overloaded",
-        "server_busy",
-        "servers are currently busy",
-        "currently experiencing high demand",
-        "model is at capacity",
-        "rate.?limit",
-        "too many requests",
-        # A status code on its own, not inside a request id or a byte count.
-        "(?<![a-z0-9])(?:429|500|502|503|504|520|524)(?![a-z0-9])",
-        "service.?(?:is.?)?(?:temporarily.?)?unavailable",
-        "server.?error",
-        "internal.?error",
-        # Gateways relaying an upstream failure.
-        "provider.?returned.?(?:an.?)?error",
-        "exceeded request buffer limit while retrying upstream",
-        "unable to forward upstream",
-        "upstream.?request.?failed",
-        "upstream_stream_read_error",
-        "stream was interrupted",
-        "http/?2 stream failed",
-        # Network, proxy and transport failures.
-        "network.?error",
-        "connection.?error",
-        "connection.?refused",
-        "connection.?lost",
-        "connection.?closed",
-        "other side closed",
-        "fetch failed",
-        r"request to \S+ failed, reason:",
-        "getaddrinfo",
-        "(?<![a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?![a-z0-9_])",
-        "connection reset by peer",
-        "ENOTFOUND",
-        "EAI_AGAIN",
-        "upstream.?connect",
-        "reset before headers",
-        "socket hang up",
-        "socket connection was closed",
-        "timed? out",
-        "timeout",
-        "terminated",
-        "websocket.?closed",
-        "websocket.?error",
-        "websocket.?connection.?limit.?reached",
-        # Streams that ended early.
-        "ended without",
-        "stream ended before message_stop",
-        "stream ended before a terminal response event",
-        "http2 request did not get a response",
-        "stream disconnected before completion",
-        "cut short after the reply had begun",
-        "pending stream has been canceled",
-        # A server-requested delay above the cap: the outer policy decides.
-        "retry delay",
-        # Explicit retry guidance in the error text.
-        "you can retry your request",
-        "try your request again",
-        "please retry your request",
-        "ResourceExhausted",
-        "subscription_sharing_usage_unavailable",
-        "subscription_sharing_user_unavailable",
-    )
+_RETRYABLE = (
+    # Load, HTTP status and server-side failures.
+    "overloaded",
+    "server_busy",
+    "servers are currently busy",
+    "currently experiencing high demand",
+    "model is at capacity",
+    "rate.?limit",
+    "too many requests",
+    # A status code on its own, not inside a request id or a byte count.
+    "(?<![a-z0-9])(?:429|500|502|503|504|520|524)(?![a-z0-9])",
+    "service.?(?:is.?)?(?:temporarily.?)?unavailable",
+    "server.?error",
+    "internal.?error",
+    # Gateways relaying an upstream failure.
+    "provider.?returned.?(?:an.?)?error",
+    "exceeded request buffer limit while retrying upstream",
+    "unable to forward upstream",
+    "upstream.?request.?failed",
+    "upstream_stream_read_error",
+    "stream was interrupted",
+    "http/?2 stream failed",
+    # Network, proxy and transport failures.
+    "network.?error",
+    "connection.?error",
+    "connection.?refused",
+    "connection.?lost",
+    "connection.?closed",
+    "other side closed",
+    "fetch failed",
+    r"request to \S+ failed, reason:",
+    "getaddrinfo",
+    "(?<![a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?![a-z0-9_])",
+    "connection reset by peer",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "upstream.?connect",
+    "reset before headers",
+    "socket hang up",
+    "socket connection was closed",
+    "timed? out",
+    "timeout",
+    "terminated",
+    "websocket.?closed",
+    "websocket.?error",
+    "websocket.?connection.?limit.?reached",
+    # Streams that ended early.
+    "ended without",
+    "stream ended before message_stop",
+    "stream ended before a terminal response event",
+    "http2 request did not get a response",
+    "stream disconnected before completion",
+    "cut short after the reply had begun",
+    "pending stream has been canceled",
+    # A server-requested delay above the cap: the outer policy decides.
+    "retry delay",
+    # Explicit retry guidance in the error text.
+    "you can retry your request",
+    "try your request again",
+    "please retry your request",
+    "ResourceExhausted",
+    "subscription_sharing_usage_unavailable",
+    "subscription_sharing_user_unavailable",
 )
 
 
@@ -133,9 +131,9 @@ def is_retryable_error(message: Mapping[str, Any] | str) -> bool:
         if message.get("stopReason") != "error":
             return False
         text = message.get("errorMessage") or ""
-    if not text or _NON_RETRYABLE.search(text):
+    if not text or _alternation(_NON_RETRYABLE).search(text):
         return False
-    return _RETRYABLE.search(text) is not None
+    return _alternation(_RETRYABLE).search(text) is not None
 
 
 def is_retryable(message: Mapping[str, Any] | str, context_window: int | None = None) -> bool:
@@ -207,6 +205,8 @@ def _server_delay_ms(headers: Mapping[str, str], max_delay_ms: int, error_text: 
             delay = float(value) * 1000
         except ValueError:
             try:
+                from email.utils import parsedate_to_datetime  # an HTTP date: rare, and email is heavy
+
                 delay = parsedate_to_datetime(value).timestamp() * 1000 - time.time() * 1000
             except (TypeError, ValueError):
                 delay = None
