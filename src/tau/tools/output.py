@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import secrets
-import tempfile
 from dataclasses import dataclass
 
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail, utf8_len
@@ -26,7 +24,10 @@ def create_output_file(prefix: str, extension: str) -> tuple[str, int]:
 
     ``O_EXCL`` never follows a link someone else placed at the path; output may be private, so 0600.
     """
-    path = os.path.join(tempfile.gettempdir(), f"{prefix}-{secrets.token_hex(8)}{extension}")
+    import tempfile  # only when output spills to a file
+
+    # os.urandom is what secrets.token_hex reads; importing secrets (random, hashlib) costs ~7 ms at start.
+    path = os.path.join(tempfile.gettempdir(), f"{prefix}-{os.urandom(8).hex()}{extension}")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OUTPUT_FILE_MODE)
     return path, fd
 

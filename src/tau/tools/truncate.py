@@ -6,7 +6,6 @@ empty piece dropped, sizes are UTF-8 bytes, and head truncation never returns a 
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal, TypedDict
 
 __all__ = [
@@ -56,6 +55,8 @@ def format_size(size: int) -> str:
 
 
 def _to_fixed1(value: float) -> str:
+    from decimal import ROUND_HALF_UP, Decimal  # imported on first use: most runs format no size
+
     # Number.prototype.toFixed(1) rounds the exact binary value half up, as Decimal does here.
     return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
