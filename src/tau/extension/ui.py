@@ -98,6 +98,47 @@ class NoUI:
     def set_working_message(self, message: str | None = None) -> None:
         return None
 
+    # -- terminal-only calls: no-ops outside the interactive mode (as in pi) -------------------
+
+    def set_working_visible(self, visible: bool) -> None:
+        return None
+
+    def set_working_indicator(self, options: Any = None) -> None:
+        return None
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        return None
+
+    def set_footer(self, factory: Any) -> None:
+        return None
+
+    def set_header(self, factory: Any) -> None:
+        return None
+
+    def set_editor_component(self, factory: Any) -> None:
+        return None
+
+    def get_editor_component(self) -> Any:
+        return None
+
+    def add_autocomplete_provider(self, provider: Any) -> None:
+        return None
+
+    def on_terminal_input(self, handler: Any) -> Callable[[], None]:
+        return lambda: None
+
+    def get_tools_expanded(self) -> bool:
+        return False
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        return None
+
+    def get_all_themes(self) -> list[Any]:
+        return []
+
+    def get_theme(self, name: str) -> Any:
+        return None
+
 
 _PREFIXES = {"info": "", "warning": "Warning: ", "error": "Error: "}
 

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from tau.extension.ui import NoUI
 from tau.modes.interactive.dialogs import ConfirmDialog, EditorDialog, InputDialog, SelectDialog
 from tau.modes.interactive.model import ChatController
 from tau.modes.interactive.overlay import OverlayHost
@@ -42,7 +43,7 @@ class _NoEditor:
         self.text += text
 
 
-class InteractiveUI:
+class InteractiveUI(NoUI):
     """An :class:`~tau.extension.ui.ExtensionUI` on the terminal.
 
     Args:
@@ -136,47 +137,12 @@ class InteractiveUI:
         self.controller.footer.working_message = message
         self.controller.changed()
 
-    # -- terminal-only calls that tau does not offer (as documented) -------------------------
-
-    def set_working_visible(self, visible: bool) -> None:
-        return None
-
-    def set_working_indicator(self, options: Any = None) -> None:
-        return None
-
-    def set_hidden_thinking_label(self, label: str | None = None) -> None:
-        return None
-
-    def set_footer(self, factory: Any) -> None:
-        return None
-
-    def set_header(self, factory: Any) -> None:
-        return None
-
-    def set_editor_component(self, factory: Any) -> None:
-        return None
-
-    def get_editor_component(self) -> Any:
-        return None
-
-    def add_autocomplete_provider(self, provider: Any) -> None:
-        return None
-
-    def on_terminal_input(self, handler: Any) -> Callable[[], None]:
-        return lambda: None
-
     def get_tools_expanded(self) -> bool:
         return self.controller.tools_expanded
 
     def set_tools_expanded(self, expanded: bool) -> None:
         if expanded != self.controller.tools_expanded:
             self.controller.toggle_tools_expanded()
-
-    def get_all_themes(self) -> list[Any]:
-        return []
-
-    def get_theme(self, name: str) -> Any:
-        return None
 
     def set_theme(self, theme: Any) -> dict[str, Any]:
         return {"success": False, "error": "Themes are not supported by tau"}

@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from tau.extension.ui import NoUI
+
 __all__ = ["RpcUI"]
 
 Output = Callable[[dict[str, Any]], None]
@@ -44,7 +46,7 @@ def _confirmed(response: dict[str, Any]) -> bool:
     return bool(response.get("confirmed", False))
 
 
-class RpcUI:
+class RpcUI(NoUI):
     """An :class:`~tau.extension.ui.ExtensionUI` that talks to the RPC client.
 
     Args:
@@ -185,50 +187,6 @@ class RpcUI:
 
     def get_editor_text(self) -> str:
         return ""  # the client owns the editor; a synchronous call cannot ask it
-
-    # -- terminal-only calls: no-ops, as in pi ----------------------------------------------
-
-    def set_working_message(self, message: str | None = None) -> None:
-        return None
-
-    def set_working_visible(self, visible: bool) -> None:
-        return None
-
-    def set_working_indicator(self, options: Any = None) -> None:
-        return None
-
-    def set_hidden_thinking_label(self, label: str | None = None) -> None:
-        return None
-
-    def set_footer(self, factory: Any) -> None:
-        return None
-
-    def set_header(self, factory: Any) -> None:
-        return None
-
-    def set_editor_component(self, factory: Any) -> None:
-        return None
-
-    def get_editor_component(self) -> Any:
-        return None
-
-    def add_autocomplete_provider(self, provider: Any) -> None:
-        return None
-
-    def on_terminal_input(self, handler: Any) -> Callable[[], None]:
-        return lambda: None
-
-    def get_tools_expanded(self) -> bool:
-        return False
-
-    def set_tools_expanded(self, expanded: bool) -> None:
-        return None
-
-    def get_all_themes(self) -> list[Any]:
-        return []
-
-    def get_theme(self, name: str) -> Any:
-        return None
 
     def set_theme(self, theme: Any) -> dict[str, Any]:
         return {"success": False, "error": "Theme switching not supported in RPC mode"}
