@@ -8,45 +8,94 @@
 - :mod:`.request`: the ``complete`` callable over a provider (options, retries).
 - :mod:`.branch_summary`: summaries of branches left during tree navigation.
 - :mod:`.file_ops`: the read / modified file lists appended to summaries.
+
+The names below are imported on first use: a run that never compacts loads only what it touches.
 """
 
 from __future__ import annotations
 
-from .branch_summary import (
-    BranchPreparation,
-    BranchSummaryResult,
-    collect_entries_for_branch_summary,
-    generate_branch_summary,
-    prepare_branch_entries,
-)
-from .cut_point import CutPoint, find_cut_point, find_projected_cut_point, find_turn_start_index
-from .estimate import (
-    ContextUsageEstimate,
-    calculate_context_tokens,
-    estimate_context_tokens,
-    estimate_messages_tokens,
-    estimate_projected_context_tokens,
-    estimate_tokens,
-    get_last_assistant_usage,
-)
-from .file_ops import (
-    FileOperations,
-    compute_file_lists,
-    extract_file_ops_from_message,
-    format_file_operations,
-)
-from .prepare import CompactionPreparation, prepare_compaction
-from .prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
-from .request import summary_complete, summary_options
-from .settings import BranchSummarySettings, CompactionSettings, should_compact
-from .summary import (
-    CompactionResult,
-    Complete,
-    SummarizationError,
-    compact,
-    generate_summary,
-    serialize_conversation,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tau.agent.compaction.branch_summary import (
+        BranchPreparation,
+        BranchSummaryResult,
+        collect_entries_for_branch_summary,
+        generate_branch_summary,
+        prepare_branch_entries,
+    )
+    from tau.agent.compaction.cut_point import (
+        CutPoint,
+        find_cut_point,
+        find_projected_cut_point,
+        find_turn_start_index,
+    )
+    from tau.agent.compaction.estimate import (
+        ContextUsageEstimate,
+        calculate_context_tokens,
+        estimate_context_tokens,
+        estimate_messages_tokens,
+        estimate_projected_context_tokens,
+        estimate_tokens,
+        get_last_assistant_usage,
+    )
+    from tau.agent.compaction.file_ops import (
+        FileOperations,
+        compute_file_lists,
+        extract_file_ops_from_message,
+        format_file_operations,
+    )
+    from tau.agent.compaction.prepare import CompactionPreparation, prepare_compaction
+    from tau.agent.compaction.prompts import BRANCH_SUMMARY_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
+    from tau.agent.compaction.request import summary_complete, summary_options
+    from tau.agent.compaction.settings import BranchSummarySettings, CompactionSettings, should_compact
+    from tau.agent.compaction.summary import (
+        CompactionResult,
+        Complete,
+        SummarizationError,
+        compact,
+        generate_summary,
+        serialize_conversation,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "BRANCH_SUMMARY_PREAMBLE": "tau.agent.compaction.prompts",
+    "BranchPreparation": "tau.agent.compaction.branch_summary",
+    "BranchSummaryResult": "tau.agent.compaction.branch_summary",
+    "BranchSummarySettings": "tau.agent.compaction.settings",
+    "CompactionPreparation": "tau.agent.compaction.prepare",
+    "CompactionResult": "tau.agent.compaction.summary",
+    "CompactionSettings": "tau.agent.compaction.settings",
+    "Complete": "tau.agent.compaction.summary",
+    "ContextUsageEstimate": "tau.agent.compaction.estimate",
+    "CutPoint": "tau.agent.compaction.cut_point",
+    "FileOperations": "tau.agent.compaction.file_ops",
+    "SUMMARIZATION_SYSTEM_PROMPT": "tau.agent.compaction.prompts",
+    "SummarizationError": "tau.agent.compaction.summary",
+    "calculate_context_tokens": "tau.agent.compaction.estimate",
+    "collect_entries_for_branch_summary": "tau.agent.compaction.branch_summary",
+    "compact": "tau.agent.compaction.summary",
+    "compute_file_lists": "tau.agent.compaction.file_ops",
+    "estimate_context_tokens": "tau.agent.compaction.estimate",
+    "estimate_messages_tokens": "tau.agent.compaction.estimate",
+    "estimate_projected_context_tokens": "tau.agent.compaction.estimate",
+    "estimate_tokens": "tau.agent.compaction.estimate",
+    "extract_file_ops_from_message": "tau.agent.compaction.file_ops",
+    "find_cut_point": "tau.agent.compaction.cut_point",
+    "find_projected_cut_point": "tau.agent.compaction.cut_point",
+    "find_turn_start_index": "tau.agent.compaction.cut_point",
+    "format_file_operations": "tau.agent.compaction.file_ops",
+    "generate_branch_summary": "tau.agent.compaction.branch_summary",
+    "generate_summary": "tau.agent.compaction.summary",
+    "get_last_assistant_usage": "tau.agent.compaction.estimate",
+    "prepare_branch_entries": "tau.agent.compaction.branch_summary",
+    "prepare_compaction": "tau.agent.compaction.prepare",
+    "serialize_conversation": "tau.agent.compaction.summary",
+    "should_compact": "tau.agent.compaction.settings",
+    "summary_complete": "tau.agent.compaction.request",
+    "summary_options": "tau.agent.compaction.request",
+}
 
 __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",
@@ -85,3 +134,16 @@ __all__ = [
     "summary_complete",
     "summary_options",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tau.agent.compaction' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
