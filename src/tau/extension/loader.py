@@ -18,9 +18,8 @@ factory raises is reported (``Failed to load extension "<path>": <error>``) and 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.metadata
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -83,6 +82,8 @@ class ExtensionSource:
 
 
 def _module_name(path: Path) -> str:
+    import hashlib  # only for a file or directory given to -e
+
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     stem = "".join(ch if ch.isalnum() else "_" for ch in path.stem if path.name != "__init__.py") or "pkg"
     return f"tau_extension_{stem}_{digest}"
@@ -165,7 +166,45 @@ def _entry_point_factory(entry_point: Any) -> Factory:
     return _factory_of(loaded, f"entry point {entry_point.name!r} ({entry_point.value})")
 
 
+def _may_declare_entry_points(group: str) -> bool:
+    """Whether an installed distribution may declare ``group``: False only when none can.
+
+    Importing :mod:`importlib.metadata` (with ``email``, ``zipfile``, ``csv``) and letting it parse every
+    distribution costs ~20 ms at each start, and usually finds nothing. This reads the same
+    ``*.dist-info``/``*.egg-info`` ``entry_points.txt`` files on ``sys.path`` and looks for the section
+    header; anything it cannot read as plainly (a zip on the path, a distribution finder other than
+    the standard path finder) answers True, and :mod:`importlib.metadata` decides.
+    """
+    for finder in sys.meta_path:
+        if finder is not importlib.machinery.PathFinder and hasattr(finder, "find_distributions"):
+            return True
+    header = f"[{group}]"
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            with os.scandir(folder) as found:
+                names = [item.name for item in found if item.name.endswith((".dist-info", ".egg-info"))]
+        except NotADirectoryError:
+            return True
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(
+                    os.path.join(folder, name, "entry_points.txt"), encoding="utf-8", errors="replace"
+                ) as file:
+                    if header in file.read():
+                        return True
+            except OSError:
+                continue
+    return False
+
+
 def _entry_point_sources() -> list[ExtensionSource]:
+    if not _may_declare_entry_points(ENTRY_POINT_GROUP):
+        return []
+    import importlib.metadata
+
     entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     return [
         ExtensionSource(f"entry-point:{ep.name}", "package", ep.name, lambda ep=ep: _entry_point_factory(ep))
