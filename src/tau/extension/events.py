@@ -13,6 +13,7 @@ handlers may edit in place.
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,11 +93,30 @@ class Event:
                 values[item.name] = payload[key]
         return cls(type=payload.get("type", cls.type), raw=payload, **values)
 
+    # One __repr__ and __eq__ for every event, the ones @dataclass writes: generating them per class
+    # (41 classes, two exec() each) cost ~15 ms at every start.
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{item.name}={getattr(self, item.name)!r}" for item in dataclasses.fields(self) if item.repr
+        )
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = [item.name for item in dataclasses.fields(self) if item.compare]
+        return [getattr(self, name) for name in names] == [getattr(other, name) for name in names]
+
+
+# Subclasses inherit Event's __repr__ and __eq__ (and its __hash__ = None, as @dataclass(eq=True) sets).
+_event = dataclass(kw_only=True, repr=False, eq=False)
+
 
 # -- startup and session -----------------------------------------------------------------------
 
 
-@dataclass(kw_only=True)
+@_event
 class ProjectTrustEvent(Event):
     """Whether to trust the project; handlers answer ``{"trusted": "yes"|"no"|"undecided"}``."""
 
@@ -104,7 +124,7 @@ class ProjectTrustEvent(Event):
     cwd: str = ""
 
 
-@dataclass(kw_only=True)
+@_event
 class ResourcesDiscoverEvent(Event):
     """After ``session_start``: handlers may add ``{"skillPaths", "promptPaths", "themePaths"}``."""
 
@@ -113,7 +133,7 @@ class ResourcesDiscoverEvent(Event):
     reason: str = "startup"
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionStartEvent(Event):
     """``reason``: ``startup | reload | new | resume | fork``."""
 
@@ -122,7 +142,7 @@ class SessionStartEvent(Event):
     previous_session_file: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionShutdownEvent(Event):
     """``reason``: ``quit | reload | new | resume | fork``."""
 
@@ -131,13 +151,13 @@ class SessionShutdownEvent(Event):
     target_session_file: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionInfoChangedEvent(Event):
     type: str = "session_info_changed"
     name: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionBeforeSwitchEvent(Event):
     """Answer ``{"cancel": True}`` to keep the current session."""
 
@@ -146,7 +166,7 @@ class SessionBeforeSwitchEvent(Event):
     target_session_file: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionBeforeForkEvent(Event):
     """Answer ``{"cancel": True}`` or ``{"skipConversationRestore": True}``."""
 
@@ -155,7 +175,7 @@ class SessionBeforeForkEvent(Event):
     position: str = "before"
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionBeforeCompactEvent(Event):
     """Answer ``{"cancel": True}`` or ``{"compaction": {"summary", "firstKeptEntryId", "tokensBefore", ...}}``."""
 
@@ -168,7 +188,7 @@ class SessionBeforeCompactEvent(Event):
     signal: Any = None
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionCompactEvent(Event):
     type: str = "session_compact"
     compaction_entry: dict[str, Any] = field(default_factory=dict)
@@ -177,7 +197,7 @@ class SessionCompactEvent(Event):
     will_retry: bool = False
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionCompactFailedEvent(Event):
     type: str = "session_compact_failed"
     reason: str = "manual"
@@ -187,7 +207,7 @@ class SessionCompactFailedEvent(Event):
     from_extension: bool = False
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionBeforeTreeEvent(Event):
     """``preparation``: ``{targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary, ...}``."""
 
@@ -196,7 +216,7 @@ class SessionBeforeTreeEvent(Event):
     signal: Any = None
 
 
-@dataclass(kw_only=True)
+@_event
 class SessionTreeEvent(Event):
     type: str = "session_tree"
     new_leaf_id: str | None = None
@@ -208,7 +228,7 @@ class SessionTreeEvent(Event):
 # -- input and runs ----------------------------------------------------------------------------
 
 
-@dataclass(kw_only=True)
+@_event
 class InputEvent(Event):
     """Answer ``{"action": "continue"}``, ``{"action": "transform", "text", "images"?}`` or ``{"action": "handled"}``."""
 
@@ -219,7 +239,7 @@ class InputEvent(Event):
     streaming_behavior: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class BeforeAgentStartEvent(Event):
     """Before a run: ``message_type`` ``"user"`` (``prompt``, ``images``) or ``"custom"`` (``message``).
 
@@ -238,18 +258,18 @@ class BeforeAgentStartEvent(Event):
     system_prompt_options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+@_event
 class AgentStartEvent(Event):
     type: str = "agent_start"
 
 
-@dataclass(kw_only=True)
+@_event
 class AgentEndEvent(Event):
     type: str = "agent_end"
     messages: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass(kw_only=True)
+@_event
 class _BoundaryEvent(Event):
     """A boundary (pi-host §4.7): handlers see the drafts and ``continue_`` proposed so far.
 
@@ -264,12 +284,12 @@ class _BoundaryEvent(Event):
     context: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+@_event
 class AgentBeforeSettleEvent(_BoundaryEvent):
     type: str = "agent_before_settle"
 
 
-@dataclass(kw_only=True)
+@_event
 class AgentSettledEvent(Event):
     """Work requested here (``send_message`` with ``trigger_turn``) starts after every handler returned."""
 
@@ -277,14 +297,14 @@ class AgentSettledEvent(Event):
     aborted: bool = False
 
 
-@dataclass(kw_only=True)
+@_event
 class TurnStartEvent(Event):
     type: str = "turn_start"
     turn_index: int = 0
     timestamp: int = 0
 
 
-@dataclass(kw_only=True)
+@_event
 class TurnEndEvent(_BoundaryEvent):
     type: str = "turn_end"
     turn_index: int = 0
@@ -294,20 +314,20 @@ class TurnEndEvent(_BoundaryEvent):
     tool_result_entry_ids: list[str] = field(default_factory=list)
 
 
-@dataclass(kw_only=True)
+@_event
 class MessageStartEvent(Event):
     type: str = "message_start"
     message: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+@_event
 class MessageUpdateEvent(Event):
     type: str = "message_update"
     message: dict[str, Any] = field(default_factory=dict)
     assistant_message_event: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+@_event
 class MessageEndEvent(Event):
     """Answer ``{"message": replacement}`` (same ``role``) to replace the message before it is saved."""
 
@@ -318,7 +338,7 @@ class MessageEndEvent(Event):
 # -- tools -------------------------------------------------------------------------------------
 
 
-@dataclass(kw_only=True)
+@_event
 class ToolExecutionStartEvent(Event):
     type: str = "tool_execution_start"
     tool_call_id: str = ""
@@ -327,7 +347,7 @@ class ToolExecutionStartEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class ToolExecutionUpdateEvent(Event):
     type: str = "tool_execution_update"
     tool_call_id: str = ""
@@ -337,7 +357,7 @@ class ToolExecutionUpdateEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class ToolExecutionEndEvent(Event):
     type: str = "tool_execution_end"
     tool_call_id: str = ""
@@ -348,7 +368,7 @@ class ToolExecutionEndEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class ToolCallEvent(Event):
     """Before a validated call runs. ``input`` is mutable (not re-validated); answer
     ``{"block": True, "reason": ...}`` to block it. The first block wins; a raising handler blocks."""
@@ -360,7 +380,7 @@ class ToolCallEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class ToolResultEvent(Event):
     """After a call ran. Answer a partial patch ``{"content"?, "details"?, "structuredContent"?,
     "isError"?, "usage"?}``; later handlers see the patched result. New ``content`` without
@@ -378,7 +398,7 @@ class ToolResultEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class UserBashEvent(Event):
     """``!cmd`` from the user; answer ``{"operations": BashOperations}`` or ``{"result": {...}}``."""
 
@@ -391,7 +411,7 @@ class UserBashEvent(Event):
 # -- requests ----------------------------------------------------------------------------------
 
 
-@dataclass(kw_only=True)
+@_event
 class ContextEvent(Event):
     """Before each request: a deep copy of the conversation without system messages.
 
@@ -403,7 +423,7 @@ class ContextEvent(Event):
     messages: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass(kw_only=True)
+@_event
 class ContextWithSystemEvent(Event):
     """After every ``context`` handler: the full request transcript, system messages included."""
 
@@ -411,7 +431,7 @@ class ContextWithSystemEvent(Event):
     messages: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass(kw_only=True)
+@_event
 class BeforeProviderHeadersEvent(Event):
     """Edit ``headers`` in place (``None`` deletes a header); the result is ignored."""
 
@@ -419,7 +439,7 @@ class BeforeProviderHeadersEvent(Event):
     headers: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+@_event
 class BeforeProviderRequestEvent(Event):
     """Any non-``None`` answer replaces the provider payload (chained)."""
 
@@ -427,14 +447,14 @@ class BeforeProviderRequestEvent(Event):
     payload: Any = None
 
 
-@dataclass(kw_only=True)
+@_event
 class AfterProviderResponseEvent(Event):
     type: str = "after_provider_response"
     status: int = 0
     headers: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+@_event
 class ProviderStreamEvent(Event):
     type: str = "provider_stream_event"
     provider: str = ""
@@ -443,7 +463,7 @@ class ProviderStreamEvent(Event):
     data: Any = None
 
 
-@dataclass(kw_only=True)
+@_event
 class CacheWarmingDecisionEvent(Event):
     """Answer ``{"action": "warm"|"stop"}``; the last answer wins."""
 
@@ -454,7 +474,7 @@ class CacheWarmingDecisionEvent(Event):
     action: str = "stop"
 
 
-@dataclass(kw_only=True)
+@_event
 class ModelSelectEvent(Event):
     type: str = "model_select"
     model: Any = None
@@ -462,14 +482,14 @@ class ModelSelectEvent(Event):
     source: str = "set"
 
 
-@dataclass(kw_only=True)
+@_event
 class ThinkingLevelSelectEvent(Event):
     type: str = "thinking_level_select"
     level: str = ""
     previous_level: str = ""
 
 
-@dataclass(kw_only=True)
+@_event
 class UIPromptStartEvent(Event):
     type: str = "ui_prompt_start"
     reason: str = "ui_prompt"
@@ -477,7 +497,7 @@ class UIPromptStartEvent(Event):
     title: str | None = None
 
 
-@dataclass(kw_only=True)
+@_event
 class UIPromptEndEvent(Event):
     type: str = "ui_prompt_end"
     reason: str = "ui_prompt"
