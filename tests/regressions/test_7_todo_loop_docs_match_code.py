@@ -1,0 +1,74 @@
+"""Issue 7 (todo-loop): docs/extensions/todo-loop.md states the texts and settings the code uses.
+
+The two marker sentences, the marker's type, the ``todo_loop_block`` tool (description, schema,
+results), the settings and their messages, the stop reasons and the ``/todoloop`` status lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tau.bundled.todo_loop import loop, marker, state
+from tau.common import jsjson
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "extensions" / "todo-loop.md").read_text(
+    encoding="utf-8"
+)
+FLAT = " ".join(DOC.split())
+
+
+def test_the_marker_and_its_two_sentences():
+    assert f'`customType: "{marker.MARKER_TYPE}"`' in DOC
+    assert f"- `{marker.NUDGE}`" in DOC
+    second = marker.NUDGE_WITH_BLOCK.removeprefix(marker.NUDGE)
+    assert f"the same followed by `{second}`" in DOC
+    assert marker.marker_draft(with_block=False)["display"] is False and "`display: false`" in DOC
+
+
+@pytest.mark.parametrize(("with_block", "documented"), [(False, 220), (True, 310)])
+def test_the_documented_size_of_a_marker_entry(with_block, documented):
+    entry = {
+        **marker.marker_draft(with_block=with_block),
+        "id": "e589d0fd",
+        "parentId": "f7ad5746",
+        "timestamp": "2026-11-30T02:22:19.167Z",
+    }
+    size = len(jsjson.dumps(entry)) + 1
+    assert "about 220 bytes in the session file (310 with the second sentence)" in FLAT
+    assert abs(size - documented) <= 0.05 * documented, (
+        f"a marker line is {size} bytes, the doc says {documented}"
+    )
+
+
+def test_the_block_tool_as_documented():
+    assert f"Description: `{loop.BLOCK_DESCRIPTION}`" in FLAT
+    schema = re.search(r"Parameters \(hand-written JSON Schema\): `([^`]+)`", FLAT).group(1)
+    assert json.loads(schema) == loop.BLOCK_PARAMETERS
+    assert f"the error result `{loop.NOT_RUNNING}`" in FLAT
+    assert "`todo loop stopped until the next human message: <reason>`" in FLAT
+
+
+def test_the_stop_reasons_as_documented():
+    assert f"| `{state.round_cap(7).replace('7', 'N')}` |" in DOC
+    assert f"| `{state.stalled(7).replace('7', 'N')}` |" in DOC
+    assert f"| `{state.blocked('R').replace('R', '<reason>')}` |" in DOC
+    assert "`state: running | paused | disabled (kill switch) | stopped: <reason>`" in DOC
+
+
+def test_the_settings_defaults_and_message_as_documented():
+    limits, problems = state.Limits.from_settings({})
+    assert (limits.max_rounds, limits.max_stalls) == (None, 3)
+    assert f"| `todoLoop.maxStalls` | positive integer | `{state.DEFAULT_MAX_STALLS}` |" in DOC
+    assert (
+        "| `todoLoop.maxRounds` | non-negative integer (`0`: never continue), or `null` | `null`: no cap |"
+        in DOC
+    )
+    _, problems = state.Limits.from_settings({"todoLoop": {"maxRounds": "20"}})
+    assert problems == [
+        "settings.json: todoLoop.maxRounds must be a non-negative integer or null, got '20'; using no cap"
+    ]
+    assert f"`{problems[0]}`" in FLAT
