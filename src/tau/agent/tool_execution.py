@@ -33,7 +33,6 @@ from tau.agent.hooks import (
 from tau.common.jsstr import ms_now
 from tau.llm.stream import AbortSignal
 from tau.llm.types import AssistantMessage, ToolCall, ToolResultMessage
-from tau.tools.arguments import validate_tool_arguments
 from tau.tools.base import ToolContext, ToolDefinition, ToolResult
 
 __all__ = [
@@ -211,6 +210,8 @@ def validate_arguments(tool: ToolDefinition, call: ToolCall) -> Any:
 
     Validation works on a copy, so a tool that changes its arguments never changes the transcript.
     """
+    from tau.tools.arguments import validate_tool_arguments
+
     copied: ToolCall = {**call, "arguments": copy.deepcopy(call["arguments"])}
     return validate_tool_arguments(tool, copied)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.llm.stream import AbortSignal
 from tau.tools.base import (
@@ -16,10 +16,11 @@ from tau.tools.base import (
     ToolResult,
     UpdateCallback,
 )
-from tau.tools.bash_exec import BashOperations, CommandAborted, CommandTimedOut, LocalBashOperations
-from tau.tools.output import OutputAccumulator, OutputSnapshot
-from tau.tools.shell import shell_environment
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tau.tools.bash_exec import BashOperations, CommandTimedOut
+    from tau.tools.output import OutputSnapshot
 
 __all__ = ["BASH_SPILL_PREFIX", "bash_tool"]
 
@@ -68,6 +69,8 @@ def bash_tool(
         on_update: UpdateCallback | None,
         ctx: ToolContext,
     ) -> ToolResult:
+        from tau.tools.bash_exec import LocalBashOperations
+
         ops = operations or LocalBashOperations(ctx.shell_path)
         return await _BashCall(params, signal, on_update, ctx, ops, expose_session_environment).run()
 
@@ -106,6 +109,9 @@ class _BashCall:
         ops: BashOperations,
         expose_session_environment: bool,
     ) -> None:
+        from tau.tools.output import OutputAccumulator
+        from tau.tools.shell import shell_environment
+
         command: str = params["command"]
         prefix = ctx.shell_command_prefix
         self.command = f"{prefix}\n{command}" if prefix else command
@@ -122,6 +128,8 @@ class _BashCall:
         self.timer: asyncio.TimerHandle | None = None
 
     async def run(self) -> ToolResult:
+        from tau.tools.bash_exec import CommandAborted, CommandTimedOut
+
         if self.on_update is not None:
             self.on_update(ToolResult(content=[], details=None))
         started = time.monotonic()

@@ -10,8 +10,6 @@ from tau.common import jsjson
 from tau.llm.stream import AbortSignal
 from tau.tools._async import raise_if_aborted
 from tau.tools.base import CONSTRAINED_SAMPLING, ToolContext, ToolDefinition, ToolResult, UpdateCallback
-from tau.tools.edit_apply import apply_edits, apply_replacements_to_original, normalize_to_lf, split_bom
-from tau.tools.edit_diff import generate_edit_diff
 from tau.tools.fserrors import fs_error
 from tau.tools.mutation_queue import with_file_mutation_queue
 from tau.tools.paths import resolve_to_cwd
@@ -137,6 +135,9 @@ async def execute_edit(
 def _edit_file(
     absolute: str, path: str, edits: list[dict[str, str]], signal: AbortSignal | None
 ) -> ToolResult:
+    from tau.tools.edit_apply import apply_edits, apply_replacements_to_original, normalize_to_lf, split_bom
+    from tau.tools.edit_diff import generate_edit_diff
+
     _check_editable(absolute, path, signal)
     try:
         with open(absolute, "rb") as handle:

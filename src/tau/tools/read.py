@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.common.jsjson import js_number
 from tau.llm.stream import AbortSignal
 from tau.tools._async import in_thread_until_aborted, raise_if_aborted
 from tau.tools.base import CONSTRAINED_SAMPLING, ToolContext, ToolDefinition, ToolResult, UpdateCallback
 from tau.tools.fserrors import fs_error
-from tau.tools.images import SNIFF_BYTES, detect_image_mime_type, prepare_image
 from tau.tools.paths import resolve_read_path
-from tau.tools.read_lines import (
-    Selection,
-    is_streamable_range,
-    read_chunks,
-    select_from_chunks,
-    select_from_text,
-)
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tau.tools.read_lines import Selection
 
 __all__ = ["read_tool"]
 
@@ -110,6 +105,8 @@ def _check_readable(absolute: str) -> None:
 
 
 def _sniff(absolute: str) -> str | None:
+    from tau.tools.images import SNIFF_BYTES, detect_image_mime_type
+
     try:
         with open(absolute, "rb") as handle:
             return detect_image_mime_type(handle.read(SNIFF_BYTES))
@@ -121,6 +118,8 @@ def _sniff(absolute: str) -> str | None:
 
 
 def _read_image(absolute: str, mime_type: str, ctx: ToolContext) -> ToolResult:
+    from tau.tools.images import prepare_image
+
     with open(absolute, "rb") as handle:
         data = handle.read()
     image = prepare_image(data, mime_type, auto_resize=ctx.auto_resize_images)
@@ -140,6 +139,8 @@ def _read_image(absolute: str, mime_type: str, ctx: ToolContext) -> ToolResult:
 
 
 def _select(absolute: str, start: float, limit: float | None, signal: AbortSignal | None) -> Selection:
+    from tau.tools.read_lines import is_streamable_range, read_chunks, select_from_chunks, select_from_text
+
     if is_streamable_range(start, limit):
         return select_from_chunks(
             read_chunks(absolute),
