@@ -3,33 +3,80 @@
 Public surface: the tool contract (:class:`ToolDefinition`, :class:`ToolResult`,
 :class:`ToolContext`, :func:`tool_declaration`), argument validation
 (:func:`validate_tool_arguments`), the per-file mutation queue, and the built-in set.
+
+The names below are imported on first use: a turn loads a tool's helpers when the tool runs.
 """
 
-from tau.tools.arguments import (
-    ToolArgumentsError,
-    prepare_arguments,
-    validate_arguments,
-    validate_tool_arguments,
-)
-from tau.tools.base import (
-    CONSTRAINED_SAMPLING,
-    ToolAborted,
-    ToolContext,
-    ToolDefinition,
-    ToolError,
-    ToolResult,
-    UpdateCallback,
-    tool_declaration,
-)
-from tau.tools.bash import bash_tool
-from tau.tools.bash_exec import BashOperations, LocalBashOperations
-from tau.tools.edit import edit_tool
-from tau.tools.mutation_queue import FileMutationQueue, with_file_mutation_queue
-from tau.tools.read import read_tool
-from tau.tools.registry import BUILTIN_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, builtin_tool, builtin_tools
-from tau.tools.shell import kill_tracked_groups
-from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, truncate_tail
-from tau.tools.write import write_tool
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tau.tools.arguments import (
+        ToolArgumentsError,
+        prepare_arguments,
+        validate_arguments,
+        validate_tool_arguments,
+    )
+    from tau.tools.base import (
+        CONSTRAINED_SAMPLING,
+        ToolAborted,
+        ToolContext,
+        ToolDefinition,
+        ToolError,
+        ToolResult,
+        UpdateCallback,
+        tool_declaration,
+    )
+    from tau.tools.bash import bash_tool
+    from tau.tools.bash_exec import BashOperations, LocalBashOperations
+    from tau.tools.edit import edit_tool
+    from tau.tools.mutation_queue import FileMutationQueue, with_file_mutation_queue
+    from tau.tools.read import read_tool
+    from tau.tools.registry import BUILTIN_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, builtin_tool, builtin_tools
+    from tau.tools.shell import kill_tracked_groups
+    from tau.tools.truncate import (
+        DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES,
+        format_size,
+        truncate_head,
+        truncate_tail,
+    )
+    from tau.tools.write import write_tool
+
+_EXPORTS: dict[str, str] = {
+    "BUILTIN_TOOL_NAMES": "tau.tools.registry",
+    "BashOperations": "tau.tools.bash_exec",
+    "CONSTRAINED_SAMPLING": "tau.tools.base",
+    "DEFAULT_ACTIVE_TOOLS": "tau.tools.registry",
+    "DEFAULT_MAX_BYTES": "tau.tools.truncate",
+    "DEFAULT_MAX_LINES": "tau.tools.truncate",
+    "FileMutationQueue": "tau.tools.mutation_queue",
+    "LocalBashOperations": "tau.tools.bash_exec",
+    "ToolAborted": "tau.tools.base",
+    "ToolArgumentsError": "tau.tools.arguments",
+    "ToolContext": "tau.tools.base",
+    "ToolDefinition": "tau.tools.base",
+    "ToolError": "tau.tools.base",
+    "ToolResult": "tau.tools.base",
+    "UpdateCallback": "tau.tools.base",
+    "bash_tool": "tau.tools.bash",
+    "builtin_tool": "tau.tools.registry",
+    "builtin_tools": "tau.tools.registry",
+    "edit_tool": "tau.tools.edit",
+    "format_size": "tau.tools.truncate",
+    "kill_tracked_groups": "tau.tools.shell",
+    "prepare_arguments": "tau.tools.arguments",
+    "read_tool": "tau.tools.read",
+    "tool_declaration": "tau.tools.base",
+    "truncate_head": "tau.tools.truncate",
+    "truncate_tail": "tau.tools.truncate",
+    "validate_arguments": "tau.tools.arguments",
+    "validate_tool_arguments": "tau.tools.arguments",
+    "with_file_mutation_queue": "tau.tools.mutation_queue",
+    "write_tool": "tau.tools.write",
+}
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
@@ -63,3 +110,16 @@ __all__ = [
     "with_file_mutation_queue",
     "write_tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tau.tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
