@@ -168,3 +168,31 @@ def test_every_public_function_with_a_pi_equivalent_is_in_the_name_table():
         if not (re.search(rf"\b{tau}\b", table) and re.search(rf"\b{pi}\b", table))
     ]
     assert missing == []
+
+
+def test_a_command_calls_the_model_through_ctx_model_registry_complete(tmp_path):
+    """``ctx.model_registry.complete()`` on the session's model, from an extension command."""
+    harness = Harness([{"text": "first"}, {"text": "side answer"}], tmp_path)
+    got: list[Any] = []
+
+    async def ask(args, ctx):
+        usage = ctx.get_context_usage()
+        message = await ctx.model_registry.complete(
+            ctx.model,
+            {"systemPrompt": "Be brief.", "messages": [{"role": "user", "content": args, "timestamp": 1}]},
+        )
+        got.append((usage, message))
+
+    async def scenario() -> None:
+        await harness.load(lambda tau: tau.register_command("ask", "ask the model aside", ask))
+        await harness.session.prompt("hello")
+        await harness.session.prompt("/ask what now?")
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+    ((usage, message),) = got
+    assert message["role"] == "assistant" and message["stopReason"] == "stop"
+    assert message["content"] == [{"type": "text", "text": "side answer"}]
+    assert usage is not None and usage["contextWindow"] > 0 and (usage["tokens"] or 0) > 0
+    assert len(harness.declared) == 1  # the side call is not a turn of the session
+    roles = [m["role"] for m in harness.session.messages if m["role"] != "system"]
+    assert roles == ["user", "assistant"]
