@@ -18,9 +18,36 @@ from pathlib import Path
 from typing import Any
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else stdout's terminal, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, sized as argparse sizes it but without importing shutil (and with it
+    bz2, lzma, zlib) at every start: ``add_argument`` builds a formatter even when no help is shown."""
+
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ):
+        super().__init__(
+            prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tau",
+        formatter_class=_HelpFormatter,
         description="tau: a coding agent compatible with pi 1.6.",
         epilog="Offline demo: tau -p --model faux/faux-1 --faux-script SCRIPT.json 'hello'",
     )
