@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -263,5 +262,7 @@ async def retry_provider_request(
             remaining -= 1
             delay = _server_delay_ms(headers, max_retry_delay_ms, str(error))
             if delay is None:
+                import random  # jitter for a retry: random (with hashlib) costs ~3 ms at start
+
                 delay = min(0.5 * 2**retry_index, 8) * 1000 * (1 - random.random() * 0.25)
             await _sleep(delay, signal)
