@@ -135,23 +135,9 @@ DECIDED_CODES = [
     "storage_unavailable",
     "no_conversation",
 ]
-UNDOCUMENTED = {"revision_conflict", "storage_unavailable", "no_conversation"}
 
 
-@pytest.mark.parametrize(
-    "code",
-    [
-        pytest.param(
-            code,
-            marks=pytest.mark.xfail(
-                strict=True, reason="audit finding: todo.md gives the text but never the details.error code"
-            ),
-        )
-        if code in UNDOCUMENTED
-        else code
-        for code in DECIDED_CODES
-    ],
-)
+@pytest.mark.parametrize("code", DECIDED_CODES)
 def test_every_error_code_of_the_decisions_is_named_in_the_doc(code):
     """decisions.md "todo" lists the ``details.error`` codes; a user reading todo.md should find each."""
     assert f"`{code}`" in DOC.read_text(encoding="utf-8")
