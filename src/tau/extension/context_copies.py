@@ -6,17 +6,32 @@ session's messages costs far more than the rest of the request (hundreds of mill
 ``content`` list and the content-block dicts. Deeper values (tool-call ``arguments``, ``details``)
 are shared with the session and must be replaced, never mutated.
 
-Copies are kept between requests: a message whose copy still equals its source is handed out
-again instead of being copied anew; a copy a handler edited is made fresh from its source.
+Copies are kept between requests, by position: while the request's leading messages are the same
+source objects as last time (a run only appends), their copies are handed out again. A copy that
+no longer equals its source (a handler edited it) is restored in place, so it keeps its identity:
+the passes that remember how far they got (:func:`unchanged_prefix`) still find it where it was.
+Checking every copy is one C-level comparison per message; only the new tail is copied.
 """
 
 from __future__ import annotations
 
+import operator
+from itertools import compress, count
 from typing import Any
 
-__all__ = ["ContextCopies"]
+__all__ = ["ContextCopies", "unchanged_prefix"]
 
 Message = dict[str, Any]
+
+
+def unchanged_prefix(messages: list[Any], previous: list[Any]) -> int:
+    """How many leading items of ``messages`` are the very objects ``previous`` starts with.
+
+    A C-level pass (no Python code per item): what an incremental pass over the request messages
+    uses to find the messages it has already looked at.
+    """
+    shortest = min(len(messages), len(previous))
+    return next(compress(count(), map(operator.is_not, messages, previous)), shortest)
 
 
 def _copy(message: Message) -> Message:
@@ -27,23 +42,30 @@ def _copy(message: Message) -> Message:
     return copied
 
 
+def _restore(copied: Message, message: Message) -> None:
+    copied.clear()
+    copied.update(_copy(message))
+
+
 class ContextCopies:
-    """Per-session cache of editable message copies, keyed by the source message object."""
+    """Per-session cache of editable message copies, by position, for the source message objects."""
 
     def __init__(self) -> None:
-        self._copies: dict[int, tuple[Message, Message]] = {}
+        self._sources: list[Any] = []
+        self._copies: list[Any] = []
 
     def copy(self, messages: list[Message]) -> list[Message]:
-        """Editable copies of ``messages``, in order; the sources are never handed out."""
-        previous, fresh = self._copies, {}
-        result = []
-        for message in messages:
-            cached = previous.get(id(message))
-            if cached is not None and cached[0] is message and cached[1] == message:
-                copied = cached[1]
-            else:
-                copied = _copy(message)
-            fresh[id(message)] = (message, copied)
-            result.append(copied)
-        self._copies = fresh
-        return result
+        """Editable copies of ``messages``, in order, each equal to its source; the sources are never handed out."""
+        same = unchanged_prefix(messages, self._sources)
+        copies = self._copies[:same]
+        if same:
+            sources = messages[:same]
+            for index in compress(count(), map(operator.ne, copies, sources)):
+                source = sources[index]
+                if source.__class__ is dict and copies[index].__class__ is dict:
+                    _restore(copies[index], source)
+                else:
+                    copies[index] = _copy(source) if source.__class__ is dict else source
+        copies.extend(_copy(message) if isinstance(message, dict) else message for message in messages[same:])
+        self._sources, self._copies = list(messages), copies
+        return list(copies)
