@@ -48,6 +48,12 @@ __all__ = ["NO_MODEL_MESSAGE", "AgentSession", "SessionListener"]
 SessionListener = Callable[[dict[str, Any]], Any]
 
 
+def _queue_mode(mode: str) -> Any:
+    if mode not in ("all", "one-at-a-time"):
+        raise ValueError(f'Queue mode must be "all" or "one-at-a-time", got {mode!r}')
+    return mode
+
+
 class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin):
     """An agent whose transcript is a session file, with pi's session-level behaviour.
 
@@ -437,6 +443,32 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
             task.add_done_callback(self._tasks.discard)
         except RuntimeError:  # no loop: called from synchronous setup code
             asyncio.run(self._hooks.emit(event))
+
+    # -- queue modes, auto compaction, auto retry (saved to the user settings, as pi) -------------
+
+    def set_steering_mode(self, mode: str) -> None:
+        """``"all"`` or ``"one-at-a-time"``: how many steering messages a turn delivers."""
+        self.agent.steering_mode = _queue_mode(mode)
+        self._settings.save_global("steeringMode", mode)
+
+    def set_follow_up_mode(self, mode: str) -> None:
+        """``"all"`` or ``"one-at-a-time"``: how many follow-up messages a turn delivers."""
+        self.agent.follow_up_mode = _queue_mode(mode)
+        self._settings.save_global("followUpMode", mode)
+
+    def set_auto_compaction(self, enabled: bool) -> None:
+        self._settings.save_global("compaction.enabled", bool(enabled))
+
+    @property
+    def auto_compaction_enabled(self) -> bool:
+        return bool(self._settings.get("compaction.enabled", True))
+
+    def set_auto_retry(self, enabled: bool) -> None:
+        self._settings.save_global("retry.enabled", bool(enabled))
+
+    @property
+    def auto_retry_enabled(self) -> bool:
+        return bool(self._settings.get("retry.enabled", True))
 
     # -- session info ------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,9 @@ def _read_json_object(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SettingsError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+        raise SettingsError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data
@@ -162,6 +165,48 @@ class Settings:
         """Runtime overrides (CLI flags), applied above both files and never saved."""
         self.overrides = _merge_settings(self.overrides, overrides)
 
+    def save_global(self, dotted: str, value: Any) -> bool:
+        """Set ``dotted`` (``"compaction.enabled"``) in the user settings and write the user file.
+
+        The file is read again first, so keys written meanwhile (by hand, another tau) are kept;
+        it is replaced atomically (temporary file, then rename). A project file is never written.
+        Returns ``False`` when nothing was written: in-memory settings, or a user file that cannot
+        be parsed (pi then keeps the change for this process only, and so does tau).
+        """
+        _set_path(self.global_settings, dotted, value)
+        if self.global_path is None:
+            return False
+        try:
+            current = _read_json_object(self.global_path)
+        except SettingsError:
+            return False
+        _set_path(current, dotted, value)
+        _write_atomically(self.global_path, json.dumps(current, indent=2, ensure_ascii=False) + "\n")
+        return True
+
     def default_tools(self) -> list[str]:
         entries = self.get("defaultTools")
         return resolve_default_tools(entries) if isinstance(entries, list) else list(DEFAULT_TOOL_NAMES)
+
+
+def _set_path(target: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, last = dotted.split(".")
+    for part in parents:
+        child = target.get(part)
+        if not isinstance(child, dict):
+            child = target[part] = {}
+        target = child
+    target[last] = value
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        if path.exists():
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

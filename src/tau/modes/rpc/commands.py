@@ -169,16 +169,12 @@ def _queue_mode(command: dict[str, Any]) -> str:
 
 
 async def _set_steering_mode(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
-    value = _queue_mode(command)
-    mode.session.agent.steering_mode = value
-    mode.session.settings.apply_overrides({"steeringMode": value})
+    mode.session.set_steering_mode(_queue_mode(command))
     return success(_id(command), "set_steering_mode")
 
 
 async def _set_follow_up_mode(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
-    value = _queue_mode(command)
-    mode.session.agent.follow_up_mode = value
-    mode.session.settings.apply_overrides({"followUpMode": value})
+    mode.session.set_follow_up_mode(_queue_mode(command))
     return success(_id(command), "set_follow_up_mode")
 
 
@@ -188,12 +184,12 @@ async def _compact(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _set_auto_compaction(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
-    mode.session.settings.apply_overrides({"compaction": {"enabled": bool(command.get("enabled"))}})
+    mode.session.set_auto_compaction(bool(command.get("enabled")))
     return success(_id(command), "set_auto_compaction")
 
 
 async def _set_auto_retry(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
-    mode.session.settings.apply_overrides({"retry": {"enabled": bool(command.get("enabled"))}})
+    mode.session.set_auto_retry(bool(command.get("enabled")))
     return success(_id(command), "set_auto_retry")
 
 
