@@ -10,7 +10,7 @@ What it adds to the agent (pi-host §4.4–§4.8):
 - queues (steer, follow-up, custom messages), abort, retry (:mod:`.session_retry`), threshold and
   overflow compaction (:mod:`.session_compaction`), the ``turn_end`` / ``agent_before_settle``
   boundaries (:mod:`.session_boundaries`), tree navigation, fork and new sessions
-  (:mod:`.session_tree`), and ``agent_settled``.
+  (:mod:`.session_tree`), user bash results, and ``agent_settled``.
 
 Public session events reach :meth:`AgentSession.subscribe` listeners as plain dicts with pi's keys,
 in pi's order: the JSON and RPC modes write them as they are (after ``to_json_event``).
@@ -131,6 +131,7 @@ class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, Bounda
         self._follow_up_texts: list[str] = []
         self._pending_next_turn: list[dict[str, Any]] = []
         self._pending_custom: list[dict[str, Any]] = []
+        self._pending_bash: list[dict[str, Any]] = []
         # id(message) -> (message, entry id); holding the message keeps its id() from being reused.
         self._entry_ids: dict[int, tuple[Any, str]] = {}
         self._turn_index = 0

@@ -9,7 +9,7 @@ requested inside ``agent_settled`` handlers runs after them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tau.agent.session_tools import options_from_json, options_to_json
@@ -22,6 +22,10 @@ NO_MODEL_MESSAGE = (
     "No model selected. Use --model provider/id (or set defaultProvider/defaultModel in settings.json); "
     "`--model faux/faux-1 --faux-script FILE` runs offline."
 )
+
+
+def _ignore(disposition: str) -> None:
+    """The default ``preflight_result``: nobody is asking."""
 
 
 class PromptMixin:
@@ -37,18 +41,31 @@ class PromptMixin:
         streaming_behavior: str | None = None,
         source: str = "interactive",
         expand_commands: bool = True,
+        preflight_result: Callable[[str], None] | None = None,
     ) -> None:
         """Send a prompt: run it, or queue it while streaming (``streaming_behavior`` steer/followUp).
 
         ``source`` (``interactive``, ``rpc``, ``extension``) reaches ``input`` handlers. A text that
         starts with ``/`` and names an extension command runs the command instead.
+        ``preflight_result`` hears what became of the prompt as soon as it is known (pi
+        ``preflightResult``, how the RPC mode answers ``prompt``): ``"handled"`` (an extension command
+        or an ``input`` handler took it), ``"queued"``, or ``"started"`` (the run's messages are
+        prepared; called before its ``agent_start``). A refused prompt raises instead.
         """
         if self._emitting_settled:
             self._deferred_settled.append(
-                lambda: self.prompt(text, images=images, streaming_behavior=streaming_behavior, source=source)
+                lambda: self.prompt(
+                    text,
+                    images=images,
+                    streaming_behavior=streaming_behavior,
+                    source=source,
+                    preflight_result=preflight_result,
+                )
             )
             return
+        report = preflight_result or _ignore
         if expand_commands and text.startswith("/") and await self._try_command(text):
+            report("handled")
             return
         if self._manual_compaction is not None or self._branch_summary_signal is not None:
             raise RuntimeError(
@@ -56,11 +73,11 @@ class PromptMixin:
             )
         self._prompt_preflight += 1
         try:
-            trigger = await self._prepare_prompt(text, images, streaming_behavior, source)
+            trigger = await self._prepare_prompt(text, images, streaming_behavior, source, report)
         finally:
             self._prompt_preflight -= 1
         if trigger is not None:
-            await self._start_run(trigger)
+            await self._start_run(trigger, lambda: report("started"))
 
     async def _try_command(self: Any, text: str) -> bool:
         run_command = getattr(self._hooks, "execute_command", None)
@@ -84,10 +101,11 @@ class PromptMixin:
         return text, images
 
     async def _prepare_prompt(
-        self, text: str, images: Any, behavior: str | None, source: str
+        self, text: str, images: Any, behavior: str | None, source: str, report: Callable[[str], None]
     ) -> dict[str, Any] | None:
         processed = await self._run_input(text, images, source, behavior if self.is_streaming else None)
         if processed is None:
+            report("handled")
             return None
         text, images = processed
         if self.is_streaming:
@@ -97,6 +115,7 @@ class PromptMixin:
                     "to queue the message."
                 )
             self._queue(text, images, behavior)
+            report("queued")
             return None
         model = self.agent.state.model
         if model is None:
@@ -209,6 +228,49 @@ class PromptMixin:
         for message in pending:
             self._append_custom_message(message)
 
+    # -- user bash ---------------------------------------------------------------------------
+
+    def record_bash_result(
+        self: Any, command: str, result: dict[str, Any], *, exclude_from_context: bool = False
+    ) -> None:
+        """Store a user's shell command (``!cmd``, RPC ``bash``) as a ``bashExecution`` message.
+
+        ``result`` is ``{output, exitCode?, cancelled, truncated, fullOutputPath?}``. While a run is
+        streaming the message is held until the run ends (before ``agent_settled``), so it never
+        lands between a tool call and its result (pi ``recordBashResult``).
+        """
+        message: dict[str, Any] = {
+            "role": "bashExecution",
+            "command": command,
+            "output": result.get("output", ""),
+        }
+        if result.get("exitCode") is not None:
+            message["exitCode"] = result["exitCode"]
+        message["cancelled"] = bool(result.get("cancelled"))
+        message["truncated"] = bool(result.get("truncated"))
+        if result.get("fullOutputPath"):
+            message["fullOutputPath"] = result["fullOutputPath"]
+        message["timestamp"] = ms_now()
+        if exclude_from_context:
+            message["excludeFromContext"] = True
+        if self.is_streaming:
+            self._pending_bash.append(message)
+        else:
+            self._session_manager.append_message(message)
+            self._refresh_context()
+
+    @property
+    def has_pending_bash_messages(self: Any) -> bool:
+        """Whether user bash results wait for the current run to end."""
+        return bool(self._pending_bash)
+
+    def _flush_pending_bash(self: Any) -> None:
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self._session_manager.append_message(message)
+        if pending:
+            self._refresh_context()
+
     def clear_queue(self: Any) -> dict[str, list[str]]:
         """Empty both queues; returns their texts."""
         steering, follow_up = list(self._steering_texts), list(self._follow_up_texts)
@@ -238,7 +300,9 @@ class PromptMixin:
 
     # -- a session-level run -----------------------------------------------------------------
 
-    async def _start_run(self: Any, trigger: dict[str, Any]) -> None:
+    async def _start_run(
+        self: Any, trigger: dict[str, Any], on_started: Callable[[], None] | None = None
+    ) -> None:
         self._run_active = True
         self._idle.clear()
         self._abort_requested = False
@@ -246,10 +310,15 @@ class PromptMixin:
             messages = await self._prepare_run(trigger)
         except BaseException:
             self._run_active = False
+            self._flush_pending_bash()
             self._flush_pending_custom()
             self._mark_idle_if_idle()
             raise
+        # Held messages go before the run's starting messages, as they would have while idle.
+        self._flush_pending_bash()
         self._flush_pending_custom()
+        if on_started is not None:
+            on_started()
         self._failed_response = None
         self._record_thinking_level()
         self._tools.clear_pending()
@@ -272,6 +341,7 @@ class PromptMixin:
             self._failed_response = None
             self._forced_prompt = None
             self._run_prompt_options = None
+            self._flush_pending_bash()
             self._flush_pending_custom()
             await self._emit_agent_settled()
 

@@ -3,9 +3,9 @@
 pi 1.6 ``AgentSession.executeBash`` / ``bash-executor.ts``: output is streamed as
 ``bash_execution_update {id, delta}`` events (ANSI escapes, control characters and CRs removed),
 the result is ``{output, exitCode, cancelled, truncated, fullOutputPath?}`` with the output cut to
-its tail (2000 lines / 50 KB; the whole output then goes to ``<tmpdir>/tau-bash-<hex>.log``), and a
-``bashExecution`` message is stored in the session (after the current run when one is streaming,
-so a tool call and its result stay adjacent). A ``user_bash`` extension handler may answer the
+its tail (2000 lines / 50 KB; the whole output then goes to ``<tmpdir>/tau-bash-<hex>.log``), and
+:meth:`~tau.agent.session.AgentSession.record_bash_result` stores the ``bashExecution`` message
+(after the current run when one is streaming, so a tool call and its result stay adjacent). A ``user_bash`` extension handler may answer the
 command itself (``{"result"}``) or supply the shell (``{"operations"}``), as in pi.
 """
 
@@ -16,7 +16,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tau.common.jsstr import ms_now
 from tau.llm.stream import AbortSignal
 from tau.tools.bash_exec import CommandAborted, LocalBashOperations
 from tau.tools.output import create_output_file
@@ -100,7 +99,6 @@ class UserBash:
         self._emit = emit
         self._runner = runner
         self._signals: set[AbortSignal] = set()
-        self._deferred: list[dict[str, Any]] = []
 
     def abort(self) -> None:
         for signal in list(self._signals):
@@ -184,32 +182,8 @@ class UserBash:
         return result
 
     def record(self, command: str, result: dict[str, Any], exclude_from_context: bool) -> None:
-        """Store the ``bashExecution`` message (held until the run settles while one is streaming)."""
-        message: dict[str, Any] = {
-            "role": "bashExecution",
-            "command": command,
-            "output": result.get("output", ""),
-        }
-        if result.get("exitCode") is not None:
-            message["exitCode"] = result["exitCode"]
-        message["cancelled"] = bool(result.get("cancelled"))
-        message["truncated"] = bool(result.get("truncated"))
-        if result.get("fullOutputPath"):
-            message["fullOutputPath"] = result["fullOutputPath"]
-        message["timestamp"] = ms_now()
-        if exclude_from_context:
-            message["excludeFromContext"] = True
-        if self._session.is_streaming:
-            self._deferred.append(message)
-        else:
-            self._append(message)
+        """Store the ``bashExecution`` message (the session holds it until a streaming run ends)."""
+        self._session.record_bash_result(command, result, exclude_from_context=exclude_from_context)
 
     def flush(self) -> None:
-        """Store the messages held during a run (the mode calls this when the run settles)."""
-        deferred, self._deferred = self._deferred, []
-        for message in deferred:
-            self._append(message)
-
-    def _append(self, message: dict[str, Any]) -> None:
-        self._session.session_manager.append_message(message)
-        self._session.refresh_context()
+        """Nothing to do: the session stores held results before its ``agent_settled``."""
