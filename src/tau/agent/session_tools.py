@@ -16,6 +16,7 @@ from typing import Any
 from tau.agent.settings import apply_tool_modifiers
 from tau.agent.system_prompt import PromptOptions, build_sections, diff_sections, render_prompt
 from tau.common.jsstr import ms_now
+from tau.common.lazy_regex import lazy_pattern
 from tau.llm.transcript import current_system_message, current_tools
 from tau.tools.base import ToolDefinition
 
@@ -28,7 +29,7 @@ __all__ = [
     "system_patch",
 ]
 
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = lazy_pattern(r"\s+")
 
 
 def name_matcher(entries: Sequence[str]) -> Callable[[str], bool]:

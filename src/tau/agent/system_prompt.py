@@ -8,9 +8,10 @@ message carries when the desired prompt changes.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = ["DEFAULT_PREAMBLE", "PromptOptions", "build_sections", "diff_sections", "render_prompt"]
 
@@ -18,7 +19,7 @@ DEFAULT_PREAMBLE = (
     "You are a coding assistant running inside tau, a coding agent harness. "
     "Help users inspect files, run commands, and modify code."
 )
-_SECTION_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_SECTION_NAME = lazy_pattern(r"^[a-z][a-z0-9_-]*$")
 _DOCS_ROOT = Path(__file__).resolve().parents[3] / "docs"
 
 

@@ -16,18 +16,20 @@ from typing import Any
 
 import orjson
 
+from tau.common.lazy_regex import lazy_pattern
+
 __all__ = ["dumps", "dumps_str", "js_number", "loads"]
 
 _MAX_SAFE = 2**53
 
 # A JSON string token, or a number token that is not a plain integer.
-_TOKEN = re.compile(
+_TOKEN = lazy_pattern(
     rb'"(?:[^"\\]|\\.)*"'
     rb"|(-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d+\.\d+|-?\d{16,}|NaN|-?Infinity)"
 )
 # Cheap pre-check: without any of these, orjson's output is already what JS writes.
-_MAYBE_FLOAT = re.compile(rb"\d[.eE]|\d{16}|NaN|Infinity")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAYBE_FLOAT = lazy_pattern(rb"\d[.eE]|\d{16}|NaN|Infinity")
+_SURROGATE = lazy_pattern("[\ud800-\udfff]")
 
 
 def js_number(value: float | int) -> str:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tau.common.lazy_regex import lazy_pattern
 from tau.common.paths import agent_dir
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "resolve_headers",
 ]
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_NAME = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMAND_TIMEOUT_S = 10
 _command_cache: dict[str, str | None] = {}
 

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tau.common.jsstr import ms_now
+from tau.common.lazy_regex import lazy_pattern
 from tau.llm.cost import calculate_cost
 from tau.llm.stream import AssistantMessageEventStream
 from tau.llm.types import AssistantMessage, Model, StopReason, Usage, empty_usage
@@ -483,11 +484,11 @@ class ToolArgumentsStream:
 
 _MISSING: Any = object()
 _LITERALS = (("true", True), ("false", False), ("null", None))
-_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_NUMBER_NO_EXPONENT_DIGITS = re.compile(r"(-?(?:0|[1-9]\d*)(?:\.\d+)?)[eE][+-]?")
+_NUMBER = lazy_pattern(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER_NO_EXPONENT_DIGITS = lazy_pattern(r"(-?(?:0|[1-9]\d*)(?:\.\d+)?)[eE][+-]?")
 _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _DELIMITERS = set(' \t\n\r,:{}[]"')
-_PLAIN_RUN = re.compile(r'[^"\\]+')
+_PLAIN_RUN = lazy_pattern(r'[^"\\]+')
 
 
 class _PartialParser:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tau.common.lazy_regex import lazy_pattern
 from tau.llm.types import Model, ModelCost
 
 __all__ = [
@@ -670,7 +671,7 @@ def _schema_problems(data: Any) -> list[str]:
     return problems
 
 
-_JSON_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_JSON_COMMENT = lazy_pattern(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
 
 
 def _strip_comments(text: str) -> str:

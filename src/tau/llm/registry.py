@@ -21,13 +21,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from tau.common.lazy_regex import lazy_pattern
 from tau.llm.auth import AuthFileError, AuthStore, agent_dir, resolve_config_value_or_raise, resolve_headers
 from tau.llm.builder import MessageBuilder
 from tau.llm.catalog import (
@@ -429,7 +429,7 @@ def _missing_key_message(provider: str, directory: Path) -> str:
 
 # -- pattern matching (pi's model-resolver) ---------------------------------------------------
 
-_DATED = re.compile(r"-\d{8}$")
+_DATED = lazy_pattern(r"-\d{8}$")
 
 
 def _split_thinking(text: str) -> tuple[str, str] | None:

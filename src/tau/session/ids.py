@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 import uuid
 from collections.abc import Container
 
+from tau.common.lazy_regex import lazy_pattern
+
 __all__ = ["SESSION_ID_PATTERN", "check_session_id", "new_entry_id", "uuidv7"]
 
-SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+SESSION_ID_PATTERN = lazy_pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 _ATTEMPTS = 100
 

@@ -8,18 +8,18 @@ orjson refuses, so those lines take a slower, tolerant path.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
 from tau.common import jsjson
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = ["FAST_PREFIX", "encode", "parse"]
 
 # The start of every v3 line pi writes for a tree entry, except custom and custom_message ones (their
 # payload comes first). Values with escapes never match: those lines are parsed in full.
-FAST_PREFIX = re.compile(rb'\{"type":"([^"\\]*)","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)")')
+FAST_PREFIX = lazy_pattern(rb'\{"type":"([^"\\]*)","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)")')
 
 
 def _reject_constant(name: str) -> Any:

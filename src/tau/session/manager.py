@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tau.common.jsstr import iso_now, js_trim, ms_from_iso
+from tau.common.lazy_regex import lazy_pattern
 from tau.session import entries as make
 from tau.session import jsonl, projection
 from tau.session.errors import NotASessionError, SessionError
@@ -36,7 +36,7 @@ __all__ = ["SessionManager"]
 Entry = dict[str, Any]
 Problem = tuple[int, str]
 
-_NEWLINES = re.compile(r"[\r\n]+")
+_NEWLINES = lazy_pattern(r"[\r\n]+")
 _CURRENT_LEAF: Any = object()  # default of the ``leaf_id`` parameters: the manager's own leaf
 
 

@@ -13,11 +13,11 @@ that is well defined (a missing field is left out, as ``JSON.stringify`` drops `
 from __future__ import annotations
 
 import math
-import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tau.common.jsjson import js_number
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -87,7 +87,7 @@ def js_string(value: Any) -> str:
 
 
 # ECMAScript date-time string format (the only one every engine must accept).
-_ISO_DATE = re.compile(
+_ISO_DATE = lazy_pattern(
     r"([+-]\d{6}|\d{4})(?:-(\d\d)(?:-(\d\d))?)?"
     r"(?:T(\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?(Z|[+-]\d\d:\d\d)?)?"
 )

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from tau.common.lazy_regex import lazy_pattern
 from tau.common.paths import agent_dir, resolve_path
 
 __all__ = ["agent_dir", "default_session_dir", "resolve_path", "session_file_name", "sessions_root"]
 
-_LEADING_SEPARATOR = re.compile(r"^[/\\]")
-_SEPARATORS = re.compile(r"[/\\:]")
+_LEADING_SEPARATOR = lazy_pattern(r"^[/\\]")
+_SEPARATORS = lazy_pattern(r"[/\\:]")
 
 
 def sessions_root(agent: Path | None = None) -> Path:

@@ -13,10 +13,12 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlsplit
 
+from tau.common.lazy_regex import lazy_pattern
+
 __all__ = ["expand_path", "resolve_read_path", "resolve_to_cwd"]
 
-_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
-_AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
+_UNICODE_SPACES = lazy_pattern("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+_AM_PM = lazy_pattern(r" (AM|PM)\.", re.IGNORECASE)
 _NARROW_NO_BREAK_SPACE = "\u202f"
 
 

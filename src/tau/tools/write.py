@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from typing import Any
 
+from tau.common.lazy_regex import lazy_pattern
 from tau.llm.stream import AbortSignal
 from tau.tools._async import raise_if_aborted
 from tau.tools.base import CONSTRAINED_SAMPLING, ToolContext, ToolDefinition, ToolResult, UpdateCallback
@@ -21,7 +21,7 @@ DESCRIPTION = (
     "Automatically creates parent directories."
 )
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = lazy_pattern("[\ud800-\udfff]")
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",

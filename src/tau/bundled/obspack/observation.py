@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from tau.common.jsstr import js_len
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "FULL_SENDS",
@@ -23,7 +23,7 @@ __all__ = [
 THRESHOLD_BYTES = 10 * 1024
 FULL_SENDS = 2
 RECEIPT_LINE = "sol_pi_evidence_receipt_v1"
-_ID = re.compile(r"^obs_[a-f0-9]{24}$")
+_ID = lazy_pattern(r"^obs_[a-f0-9]{24}$")
 # Any code point is at most 4 UTF-8 bytes: shorter texts cannot pass the threshold (no encode needed).
 _MAX_UTF8_PER_CHAR = 4
 

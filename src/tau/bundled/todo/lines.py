@@ -9,10 +9,10 @@ SHA-256, and their id is taken from the canonical layout (first field after ``ty
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 
 from tau.common import jsjson
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = ["Line", "LineIndex"]
 
@@ -21,8 +21,8 @@ OnLine = Callable[[str, "bytes | bytearray"], None]
 _CR = 0x0D
 # Where an entry line names its id: right after its type (most entries), or at the end (custom and
 # custom_message entries write their payload first). Values with escapes fall back to parsing.
-_ID_FIRST = re.compile(rb'\{"type":"[^"\\]*","id":"([^"\\]*)"')
-_ID_LAST = re.compile(rb',"id":"([^"\\]*)","parentId":(?:null|"[^"\\]*"),"timestamp":"[^"\\]*"\}\Z')
+_ID_FIRST = lazy_pattern(rb'\{"type":"[^"\\]*","id":"([^"\\]*)"')
+_ID_LAST = lazy_pattern(rb',"id":"([^"\\]*)","parentId":(?:null|"[^"\\]*"),"timestamp":"[^"\\]*"\}\Z')
 _EDGE = 512  # bytes kept from each end of an oversized line, to find its id
 
 

@@ -8,12 +8,12 @@ original characters.
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.todo.state import Change, State, TodoError
 from tau.common import jsjson
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "PENDING",
@@ -33,7 +33,7 @@ VOLATILE = "in-memory, not persistent after process exit"
 PENDING = "not yet persisted"
 
 # ALM, LRM, RLM, LRE/RLE/PDF/LRO/RLO, LRI/RLI/FSI/PDI
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BIDI = lazy_pattern("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def escape_bidi(text: str) -> str:

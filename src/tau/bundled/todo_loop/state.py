@@ -20,12 +20,12 @@ At a settle (the run would otherwise end) :meth:`LoopState.settle` decides, in t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.todo_loop.branch import Anchor, Scan
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "ABORTED",
@@ -45,7 +45,7 @@ ABORTED = "aborted"
 DEFAULT_MAX_STALLS = 3
 ANCHOR_CHARS = 60
 _UNSET: Any = object()
-_SPACES = re.compile(r"\s+")
+_SPACES = lazy_pattern(r"\s+")
 
 
 def round_cap(max_rounds: int) -> str:
