@@ -10,7 +10,8 @@ What it adds to the agent (pi-host §4.4–§4.8):
 - queues (steer, follow-up, custom messages), abort, retry (:mod:`.session_retry`), threshold and
   overflow compaction (:mod:`.session_compaction`), the ``turn_end`` / ``agent_before_settle``
   boundaries (:mod:`.session_boundaries`), tree navigation, fork and new sessions
-  (:mod:`.session_tree`), user bash results, and ``agent_settled``.
+  (:mod:`.session_tree`), resuming another file (:mod:`.session_switch`), user bash results,
+  and ``agent_settled``.
 
 Public session events reach :meth:`AgentSession.subscribe` listeners as plain dicts with pi's keys,
 in pi's order: the JSON and RPC modes write them as they are (after ``to_json_event``).
@@ -33,6 +34,7 @@ from tau.agent.session_hooks import NoHooks, SessionHooks
 from tau.agent.session_nested import NestedCallRunner
 from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
 from tau.agent.session_retry import RetryMixin
+from tau.agent.session_switch import SwitchMixin
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch
 from tau.agent.session_tree import TreeMixin
 from tau.agent.settings import Settings
@@ -54,7 +56,9 @@ def _queue_mode(mode: str) -> Any:
     return mode
 
 
-class AgentSession(PromptMixin, EventsMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin):
+class AgentSession(
+    PromptMixin, EventsMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin, SwitchMixin
+):
     """An agent whose transcript is a session file, with pi's session-level behaviour.
 
     Args:

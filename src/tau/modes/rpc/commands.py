@@ -8,7 +8,6 @@ the caller. The query helpers (state, session stats, fork messages) are in :mod:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -224,11 +223,9 @@ async def _get_session_stats(mode: RpcMode, command: dict[str, Any]) -> dict[str
 async def _switch_session(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
     path = _string(command, "sessionPath")
     switch = getattr(mode.session, "switch_session", None)
-    if switch is None:
+    if switch is None:  # an embedding's session without it
         return unsupported(_id(command), "switch_session")
-    result = switch(path)
-    if inspect.isawaitable(result):
-        result = await result
+    result = await switch(path)
     return success(_id(command), "switch_session", {"cancelled": bool((result or {}).get("cancelled"))})
 
 
