@@ -8,7 +8,6 @@ Every live group is tracked, so the host can kill them all when it is itself tol
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 from dataclasses import dataclass
 
@@ -31,6 +30,8 @@ def resolve_shell(shell_path: str | None = None) -> ShellConfig:
         raise FileNotFoundError(f"Custom shell path not found: {shell_path}")
     if os.path.exists("/bin/bash"):
         return ShellConfig("/bin/bash", ("-c",))
+    import shutil  # only without /bin/bash: importing shutil (bz2, lzma) costs ~3 ms at start
+
     found = shutil.which("bash")
     return ShellConfig(found, ("-c",)) if found else ShellConfig("sh", ("-c",))
 

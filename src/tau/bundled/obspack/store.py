@@ -14,7 +14,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 
@@ -137,7 +136,9 @@ class ObservationStore:
     def ensure_stored(self, obs_id: str, data: bytes, content_hash: str) -> None:
         """Publish ``data`` as ``obs_id`` or verify the object already there (never overwrite it)."""
         with self.objects_dir(True, obs_id) as directory:
-            temporary = f".{obs_id}.{secrets.token_hex(6)}.tmp"
+            temporary = (
+                f".{obs_id}.{os.urandom(6).hex()}.tmp"  # what secrets.token_hex(6) reads, without its imports
+            )
             fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=directory)
             try:
                 try:
