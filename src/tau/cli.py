@@ -7,6 +7,7 @@ so ``tau --version`` stays fast.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -21,6 +22,18 @@ SUBCOMMANDS: dict[str, str] = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run tau with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away (`tau --list-models | head -1`): stop quietly, as command-line tools do.
+        # stdout is pointed at /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
+
+
+def _dispatch(args: list[str]) -> int:
     if args and args[0] in ("--version", "-v"):
         from tau import __version__
 

@@ -32,11 +32,6 @@ def _stderr_with_stdout_closed(args: list[str]) -> str:
     return err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="audit finding: BrokenPipeError escapes tau.cli.main as a traceback (fix in src/tau/cli.py); "
-    "remove this marker once fixed",
-)
 @pytest.mark.parametrize("args", [["--list-models"], ["--version"]], ids=["list-models", "version"])
 def test_a_closed_stdout_gives_no_traceback(args):
     err = _stderr_with_stdout_closed(args)

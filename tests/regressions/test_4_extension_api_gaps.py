@@ -155,11 +155,6 @@ def test_the_equivalence_list_covers_the_public_functions():
     assert set(PI_EQUIVALENTS) <= functions
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="audit finding (issue 4): docs/extensions.md's pi -> tau table lacks these rows; "
-    "remove this marker once the rows are added",
-)
 def test_every_public_function_with_a_pi_equivalent_is_in_the_name_table():
     table = _name_table()
     missing = [
