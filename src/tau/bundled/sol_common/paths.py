@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 
 __all__ = ["RuntimeRoot", "SolPathError", "runtime_root"]
@@ -50,6 +49,8 @@ class RuntimeRoot:
             return self.session_dir
         root = _temporary_roots.get(self.session_id)
         if root is None or not os.path.isdir(root):
+            import tempfile  # a session without a dir only: tempfile (random, shutil) is slow to import
+
             root = tempfile.mkdtemp(prefix=f"sol-{self.session_id}-")
             _temporary_roots[self.session_id] = root
         return root
