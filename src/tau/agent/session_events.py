@@ -7,7 +7,7 @@ with appended entries instead of rebuilding it for every request).
 
 from __future__ import annotations
 
-import operator
+from bisect import bisect_left
 from typing import Any
 
 from tau.agent.hooks import (
@@ -24,7 +24,7 @@ from tau.llm.stream import AbortSignal
 from tau.llm.transcript import content_text
 from tau.llm.types import Model
 from tau.session.messages import convert_to_llm
-from tau.session.projection import entry_to_messages
+from tau.session.projection import entry_to_messages, unchanged_prefix
 from tau.tools.base import ToolContext
 
 __all__ = ["EventsMixin", "ProjectionCache"]
@@ -60,9 +60,7 @@ class ProjectionCache:
         self._projection: dict[str, Any] | None = None
         self._leaf: Any = None
         self._count = 0
-        self._converted: list[dict[str, Any]] = []
-        self._converted_count = 0
-        self._converted_flag: bool | None = None
+        self._conversion = _Conversion()
 
     def invalidate(self) -> None:
         self._projection = None
@@ -77,7 +75,6 @@ class ProjectionCache:
             return projection
         projection = manager.build_session_projection()
         self._projection, self._leaf, self._count = projection, leaf, count
-        self._converted, self._converted_count = [], 0
         return projection
 
     def _extend(self, projection: dict[str, Any], leaf: Any, count: int) -> bool:
@@ -97,25 +94,50 @@ class ProjectionCache:
         return True
 
     def convert(self, messages: list[dict[str, Any]], block_images: bool) -> list[dict[str, Any]]:
-        """``convert_to_llm(messages)``, reusing the conversion of the projection's messages.
+        """``convert_to_llm(messages)``, reusing the conversion of the leading messages seen last time."""
+        if block_images:
+            return convert_to_llm(messages, block_images=True)
+        return self._conversion.convert(messages)
 
-        ``messages`` usually starts with the projection's own message objects (the request context);
-        only what follows them is converted. Any other list is converted as a whole.
-        """
-        base = self._projection["messages"] if self._projection is not None else None
-        if base is None or len(messages) < len(base) or not all(map(operator.is_, messages, base)):
-            return convert_to_llm(messages, block_images=block_images)
-        if self._converted_flag is not block_images:
-            self._converted, self._converted_count, self._converted_flag = [], 0, block_images
-        if self._converted_count < len(base):
-            self._converted.extend(convert_to_llm(base[self._converted_count :], block_images=block_images))
-            self._converted_count = len(base)
-        rest = (
-            convert_to_llm(messages[len(base) :], block_images=block_images)
-            if len(messages) > len(base)
-            else []
-        )
-        return [*self._converted, *rest]
+
+class _Conversion:
+    """``convert_to_llm`` of the request messages, extended while they are only appended to.
+
+    ``system``, ``user``, ``assistant`` and ``toolResult`` messages are their own conversion, so
+    for the leading messages that are the same objects as last time (a C-level identity check)
+    their converted list is reused as it is. The other roles (custom, bash executions, summaries)
+    build new messages from their fields, which a ``context`` handler may have edited in place:
+    they are converted again on every request. A message's role is never changed in place.
+    """
+
+    def __init__(self) -> None:
+        self._given: list[Any] = []
+        self._out: list[Any] = []
+        self._before: list[int] = []  # len(converted) before each given message
+        self._built: list[int] = []  # indices of given messages converted into new messages
+
+    def convert(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        same = unchanged_prefix(messages, self._given)
+        before = self._before[:same]
+        out = self._out[: self._before[same] if same < len(self._before) else len(self._out)]
+        built = self._built[: bisect_left(self._built, same)]
+        for index in built:
+            fresh = convert_to_llm([messages[index]])
+            at = before[index]
+            if not fresh or at >= len(out) or out[at].get("role") != fresh[0].get("role"):
+                self._given = []  # dropped or not now: start over
+                return self.convert(messages)
+            out[at] = fresh[0]
+        for index in range(same, len(messages)):
+            message = messages[index]
+            before.append(len(out))
+            converted = convert_to_llm([message])
+            if converted:
+                if converted[0] is not message:
+                    built.append(index)
+                out.append(converted[0])
+        self._given, self._out, self._before, self._built = list(messages), out, before, built
+        return list(out)
 
 
 def _append_to_projection(projection: dict[str, Any], entry: dict[str, Any]) -> None:

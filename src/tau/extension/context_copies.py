@@ -16,22 +16,15 @@ Checking every copy is one C-level comparison per message; only the new tail is 
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left
 from itertools import compress, count
 from typing import Any
+
+from tau.session.projection import unchanged_prefix
 
 __all__ = ["ContextCopies", "unchanged_prefix"]
 
 Message = dict[str, Any]
-
-
-def unchanged_prefix(messages: list[Any], previous: list[Any]) -> int:
-    """How many leading items of ``messages`` are the very objects ``previous`` starts with.
-
-    A C-level pass (no Python code per item): what an incremental pass over the request messages
-    uses to find the messages it has already looked at.
-    """
-    shortest = min(len(messages), len(previous))
-    return next(compress(count(), map(operator.is_not, messages, previous)), shortest)
 
 
 def _copy(message: Message) -> Message:
@@ -47,12 +40,42 @@ def _restore(copied: Message, message: Message) -> None:
     copied.update(_copy(message))
 
 
+class _VisibleFilter:
+    """The messages of a ``context`` chain step without the system messages, kept between requests.
+
+    The leading messages that are the same objects as last time keep their place (the role of a
+    message object is never changed in place); only the rest is looked at.
+    """
+
+    __slots__ = ("_given", "_system", "_visible")
+
+    def __init__(self) -> None:
+        self._given: list[Any] = []
+        self._system: list[int] = []  # indices in ``_given`` of its system messages
+        self._visible: list[Any] = []
+
+    def visible(self, messages: list[Any]) -> list[Any]:
+        same = unchanged_prefix(messages, self._given)
+        kept = bisect_left(self._system, same)
+        system = self._system[:kept]
+        visible = self._visible[: same - kept]
+        for index in range(same, len(messages)):
+            message = messages[index]
+            if message.get("role") == "system":
+                system.append(index)
+            else:
+                visible.append(message)
+        self._given, self._system, self._visible = list(messages), system, visible
+        return list(visible)
+
+
 class ContextCopies:
     """Per-session cache of editable message copies, by position, for the source message objects."""
 
     def __init__(self) -> None:
         self._sources: list[Any] = []
         self._copies: list[Any] = []
+        self._filters: list[_VisibleFilter] = []
 
     def copy(self, messages: list[Message]) -> list[Message]:
         """Editable copies of ``messages``, in order, each equal to its source; the sources are never handed out."""
@@ -69,3 +92,9 @@ class ContextCopies:
         copies.extend(_copy(message) if isinstance(message, dict) else message for message in messages[same:])
         self._sources, self._copies = list(messages), copies
         return list(copies)
+
+    def visible(self, step: int, messages: list[Message]) -> list[Message]:
+        """``messages`` without system messages, for the ``step``-th handler of the chain (a new list)."""
+        while len(self._filters) <= step:
+            self._filters.append(_VisibleFilter())
+        return self._filters[step].visible(messages)

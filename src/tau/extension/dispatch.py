@@ -10,6 +10,7 @@ handler blocks the call with its message instead.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ def error_text(exc: BaseException) -> str:
 
 
 def _same_messages(left: list[Any], right: list[Any]) -> bool:
-    return len(left) == len(right) and all(a is b for a, b in zip(left, right, strict=True))
+    return len(left) == len(right) and all(map(operator.is_, left, right))
 
 
 class HookDispatch:
@@ -174,9 +175,11 @@ class HookDispatch:
             return messages
         ctx = self.create_context()
         current = self.context_copies.copy(messages)
+        step = 0
         for ext, handlers in self._snapshot("context"):
             for handler in handlers:
-                visible = [message for message in current if message.get("role") != "system"]
+                visible = self.context_copies.visible(step, current)
+                step += 1
                 snapshot = list(visible)
                 try:
                     answer = await self._call(

@@ -19,6 +19,8 @@ message dicts are reused, never copied: a message is copied only where pi builds
 
 from __future__ import annotations
 
+import operator
+from itertools import compress, count
 from typing import Any
 
 from tau.session.messages import (
@@ -36,6 +38,7 @@ __all__ = [
     "convert_to_llm",
     "entry_to_messages",
     "project_entry",
+    "unchanged_prefix",
 ]
 
 Entry = dict[str, Any]
@@ -255,3 +258,13 @@ def build_session_context(branch: list[Entry]) -> dict[str, Any]:
         "thinkingLevel": projection["thinkingLevel"],
         "model": projection["model"],
     }
+
+
+def unchanged_prefix(messages: list[Any], previous: list[Any]) -> int:
+    """How many leading items of ``messages`` are the very objects ``previous`` starts with.
+
+    A C-level pass (no Python code per item): what an incremental pass over the request messages
+    uses to find the messages it has already looked at.
+    """
+    shortest = min(len(messages), len(previous))
+    return next(compress(count(), map(operator.is_not, messages, previous)), shortest)
