@@ -184,6 +184,3 @@ class UserBash:
     def record(self, command: str, result: dict[str, Any], exclude_from_context: bool) -> None:
         """Store the ``bashExecution`` message (the session holds it until a streaming run ends)."""
         self._session.record_bash_result(command, result, exclude_from_context=exclude_from_context)
-
-    def flush(self) -> None:
-        """Nothing to do: the session stores held results before its ``agent_settled``."""

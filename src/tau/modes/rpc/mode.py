@@ -96,7 +96,6 @@ class RpcMode:
             self._answer_started()
         self.write(to_json_event(event))
         if kind == "agent_settled":
-            self.bash.flush()
             self._check_shutdown()
 
     # -- prompts -----------------------------------------------------------------------------
