@@ -10,7 +10,7 @@ from typing import Any
 from tau.bundled.obspack.ledger import ledger_bytes, recall_record
 from tau.bundled.obspack.observation import Observation, is_observation_id, observation_of
 from tau.bundled.obspack.placeholder import placeholder_for
-from tau.bundled.obspack.projection import ROOT_LEAF, SendCounts, plan_projection
+from tau.bundled.obspack.projection import ROOT_LEAF, CandidateScan, SendCounts, plan_projection
 from tau.bundled.obspack.recall import read_page, render_page, search
 from tau.bundled.obspack.store import ObservationStore
 from tau.bundled.sol_common import (
@@ -67,6 +67,7 @@ class ObservationPack:
         self._observed: dict[str, tuple[str, str, Observation | None]] = {}
         self._placeholders: dict[tuple[str, int, int], str] = {}
         self._seen: set[str] = set()
+        self._scan = CandidateScan()
 
     def install(self) -> None:
         self.tau.register_tool(self.recall_tool())
@@ -141,6 +142,7 @@ class ObservationPack:
             tail_bytes=self.tail_bytes,
             observe=self.observe,
             placeholder=self.placeholder,
+            scan=self._scan,
         )
         # Remember only the results of this context: the cache never outgrows the conversation.
         self._observed = {key: value for key, value in self._observed.items() if key in self._seen}

@@ -17,8 +17,9 @@ from typing import Any
 from tau.bundled.obspack.ledger import full_record, placeholder_record
 from tau.bundled.obspack.observation import FULL_SENDS, THRESHOLD_BYTES, Observation, observation_of
 from tau.bundled.obspack.placeholder import placeholder_for
+from tau.session.projection import unchanged_prefix
 
-__all__ = ["ProjectionPlan", "SendCounts", "plan_projection"]
+__all__ = ["CandidateScan", "ProjectionPlan", "SendCounts", "plan_projection"]
 
 ROOT_LEAF = "<root>"
 
@@ -62,6 +63,47 @@ class ProjectionPlan:
             send_counts.record(leaf, obs_id, count)
 
 
+def _large(message: dict[str, Any], limit: int) -> bool:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return False
+    size = len(content)
+    for block in content:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str):
+            size += len(text)
+    return size > limit
+
+
+class CandidateScan:
+    """:func:`_candidates`, remembered between requests for the leading messages that are the same
+    objects as last time (the host reuses its copies and restores edited ones in place, so such a
+    message still has its source's content when the handler sees it); only new messages are read.
+    Any other change of the list (compaction, branch switch, a removed message) reads it all again.
+    """
+
+    def __init__(self) -> None:
+        self._given: list[Any] = []
+        self._found: list[tuple[dict[str, Any], int]] = []  # (message, assistants before it)
+        self._assistants = 0
+
+    def __call__(self, messages: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], int]], int]:
+        if unchanged_prefix(messages, self._given) < len(self._given):
+            self._given, self._found, self._assistants = [], [], 0
+        limit = THRESHOLD_BYTES // 4
+        assistants = self._assistants
+        found = self._found
+        for index in range(len(self._given), len(messages)):
+            message = messages[index]
+            role = message.get("role")
+            if role == "assistant":
+                assistants += 1
+            elif role == "toolResult" and _large(message, limit):
+                found.append((message, assistants))
+        self._given, self._assistants = list(messages), assistants
+        return [(message, assistants - before) for message, before in found], assistants + 1
+
+
 def _candidates(messages: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], int]], int]:
     """The tool results that may be large, each with the number of assistant messages after it,
     and the request number. One pass touching each message once: this runs on every request, so a
@@ -98,10 +140,14 @@ def plan_projection(
     tail_bytes: int,
     observe: Callable[[dict[str, Any]], Observation | None] = observation_of,
     placeholder: Callable[[Observation, int, int], str] = placeholder_for,
+    scan: Callable[[list[dict[str, Any]]], tuple[list[tuple[dict[str, Any], int]], int]] = _candidates,
 ) -> ProjectionPlan:
-    """Decide every eligible message of ``messages``; nothing is changed yet."""
+    """Decide every eligible message of ``messages``; nothing is changed yet.
+
+    ``scan`` finds the candidates (a :class:`CandidateScan` keeps its work between requests).
+    """
     plan = ProjectionPlan()
-    candidates, request = _candidates(messages)
+    candidates, request = scan(messages)
     pending: dict[str, int] = {}
     for message, sends in candidates:
         try:

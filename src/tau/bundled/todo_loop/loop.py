@@ -14,9 +14,10 @@ from typing import Any
 
 from tau.bundled.todo_loop.branch import BranchReader, Scan
 from tau.bundled.todo_loop.killswitch import kill_switch
-from tau.bundled.todo_loop.marker import marker_draft, without_markers_next_to_human
+from tau.bundled.todo_loop.marker import is_marker, marker_draft, without_markers_next_to_human
 from tau.bundled.todo_loop.state import Limits, LoopState
 from tau.extension import ToolDefinition, ToolResult
+from tau.session.projection import unchanged_prefix
 
 __all__ = [
     "BLOCK_DESCRIPTION",
@@ -50,6 +51,22 @@ def _has_tool_calls(message: Any) -> bool:
     )
 
 
+class _MarkerScan:
+    """Whether a request's messages hold a marker, remembered for the leading messages that are the
+    same objects as last time (only the new ones are read; markers are never edited in place)."""
+
+    def __init__(self) -> None:
+        self._given: list[Any] = []
+        self._markers = 0
+
+    def any(self, messages: list[Any]) -> bool:
+        if unchanged_prefix(messages, self._given) < len(self._given):
+            self._given, self._markers = [], 0
+        self._markers += sum(map(is_marker, messages[len(self._given) :]))
+        self._given = list(messages)
+        return self._markers > 0
+
+
 class TodoLoop:
     """One loop per extension instance: its state, its branch reader, and the API object."""
 
@@ -58,6 +75,7 @@ class TodoLoop:
         self.state = LoopState()
         self.reader = BranchReader()
         self._reported: set[str] = set()
+        self._markers = _MarkerScan()
 
     # -- shared ------------------------------------------------------------------------------
 
@@ -108,6 +126,8 @@ class TodoLoop:
     def on_context(self, event: Any, ctx: Any) -> dict[str, Any] | None:
         if self.disabled(ctx):
             return None  # a disabled extension does not touch the request
+        if not self._markers.any(event.messages):
+            return None  # no marker: nothing to remove (the common request, read incrementally)
         kept = without_markers_next_to_human(event.messages)
         return None if kept is None else {"messages": kept}
 
