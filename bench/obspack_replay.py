@@ -9,7 +9,9 @@
    input price), the rest cache writes (1.25 x). Costs are in units of "input tokens".
 2. **Overhead**: the projection's added time per request on the 10,000-entry session of
    ``bench/session_open.py`` (target <= 2 ms, median of >= 5 runs after a warm-up), as generated
-   (no result is over 10 KiB) and with every tenth tool result inflated to 12 KiB.
+   (no result is over 10 KiB) and with every tenth tool result inflated to 12 KiB. As in a run, a
+   question and an answer are appended before each request, and the handler gets the host's
+   editable copies (``ContextCopies``: reused while unchanged, edited ones restored in place).
 
 Usage: ``.venv/bin/python bench/obspack_replay.py [--runs N] [FILE.v3.jsonl ...]``
 """
@@ -36,6 +38,7 @@ from session_open import generate  # noqa: E402
 from tau.bundled.obspack.pack import ObservationPack  # noqa: E402
 from tau.bundled.sol_common import SolSettings  # noqa: E402
 from tau.common import jsjson  # noqa: E402
+from tau.extension.context_copies import ContextCopies  # noqa: E402
 from tau.session import SessionManager, projection  # noqa: E402
 
 FIXTURES = Path("/work/shared/fixtures/pi/real")
@@ -139,10 +142,16 @@ def overhead(runs: int, inflate: bool) -> tuple[float, float]:
         pack, ctx = _pack(directory, session_id, [])
         visible = [message for message in messages if message.get("role") != "system"]
 
+        host = ContextCopies()
+
         async def measure() -> tuple[list[float], list[float]]:
             timings, bare = [], []
-            for _ in range(runs + 1):
-                copies = copy.deepcopy(visible)  # the host's copy, not the projection's cost
+            for run in range(runs + 1):
+                # As in a run: a question and an answer appended since the last request, and the
+                # host's editable copies (reused while unchanged; not the projection's cost).
+                visible.append({"role": "user", "content": [{"type": "text", "text": f"q{run}"}]})
+                visible.append({"role": "assistant", "content": [{"type": "text", "text": f"a{run}"}]})
+                copies = host.copy(visible)
                 start = time.perf_counter()
                 for message in copies:
                     message.get("role")

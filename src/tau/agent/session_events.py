@@ -114,7 +114,7 @@ class _Conversion:
         self._given: list[Any] = []
         self._out: list[Any] = []
         self._before: list[int] = []  # len(converted) before each given message
-        self._built: list[int] = []  # indices of given messages converted into new messages
+        self._built: list[int] = []  # indices of given messages not passed through as they are
 
     def convert(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         same = unchanged_prefix(messages, self._given)
@@ -124,18 +124,19 @@ class _Conversion:
         for index in built:
             fresh = convert_to_llm([messages[index]])
             at = before[index]
-            if not fresh or at >= len(out) or out[at].get("role") != fresh[0].get("role"):
-                self._given = []  # dropped or not now: start over
+            present = (before[index + 1] if index + 1 < same else len(out)) - at
+            if len(fresh) != present:
+                self._given = []  # dropped then, kept now (or the reverse): start over
                 return self.convert(messages)
-            out[at] = fresh[0]
+            if fresh:
+                out[at] = fresh[0]
         for index in range(same, len(messages)):
             message = messages[index]
             before.append(len(out))
             converted = convert_to_llm([message])
-            if converted:
-                if converted[0] is not message:
-                    built.append(index)
-                out.append(converted[0])
+            if not converted or converted[0] is not message:
+                built.append(index)
+            out.extend(converted)
         self._given, self._out, self._before, self._built = list(messages), out, before, built
         return list(out)
 

@@ -1,0 +1,130 @@
+"""The passes kept between requests give what a full recomputation gives.
+
+Each scenario runs one pass object through a series of requests, as a session does: messages
+appended, the head replaced (compaction), the tail swapped (branch switch), messages edited in
+place by a handler. After every request the result must equal the pass made from scratch.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+from tau.agent.session_events import _Conversion
+from tau.bundled.obspack.projection import CandidateScan, _candidates
+from tau.bundled.todo_loop.loop import _MarkerScan
+from tau.bundled.todo_loop.marker import MARKER_TYPE, is_marker
+from tau.extension.context_copies import ContextCopies
+from tau.session.projection import convert_to_llm, unchanged_prefix
+
+
+def _message(rnd: random.Random, n: int) -> dict:
+    kind = rnd.choice(["user", "assistant", "toolResult", "toolResult", "custom", "marker", "bash", "system"])
+    if kind == "user":
+        return {"role": "user", "content": [{"type": "text", "text": f"u{n}"}], "timestamp": n}
+    if kind == "assistant":
+        return {"role": "assistant", "content": [{"type": "text", "text": f"a{n}"}], "stopReason": "stop"}
+    if kind == "toolResult":
+        size = rnd.choice([10, 20_000])
+        return {"role": "toolResult", "toolCallId": f"c{n}", "toolName": "bash", "content": [{"type": "text", "text": "x" * size}]}  # fmt: skip
+    if kind == "custom":
+        return {"role": "custom", "customType": "note", "content": f"c{n}", "display": False, "timestamp": n}
+    if kind == "marker":
+        return {
+            "role": "custom",
+            "customType": MARKER_TYPE,
+            "content": "go on",
+            "display": False,
+            "timestamp": n,
+        }
+    if kind == "bash":
+        return {"role": "bashExecution", "command": "ls", "output": f"o{n}", "exitCode": 0, "timestamp": n}
+    return {"role": "system", "content": f"prompt {n}", "timestamp": n}
+
+
+def _requests(seed: int):
+    """A session's request lists: appends, then a compaction, a branch switch, more appends."""
+    rnd = random.Random(seed)
+    messages = [_message(rnd, n) for n in range(30)]
+    counter = 30
+    for step in range(40):
+        action = rnd.random()
+        if step and action < 0.1:  # compaction: a new head replaces the older messages
+            messages = [{"role": "compactionSummary", "summary": "s", "timestamp": counter}, *messages[-5:]]
+        elif step and action < 0.2:  # branch switch: back to an earlier message, another tail
+            messages = messages[: rnd.randrange(len(messages))]
+        for _ in range(rnd.randrange(4)):
+            counter += 1
+            messages = [*messages, _message(rnd, counter)]
+        yield list(messages)
+
+
+def test_copies_and_views_equal_fresh_ones_after_appends_compaction_branch_switch_and_edits():
+    for seed in range(5):
+        copies = ContextCopies()
+        rnd = random.Random(seed)
+        for messages in _requests(seed):
+            expected = copy.deepcopy(messages)
+            given = copies.copy(messages)
+            assert given == expected
+            assert all(a is not b for a, b in zip(given, messages, strict=True))
+            for step in range(2):
+                visible = copies.visible(step, given)
+                assert visible == [m for m in given if m.get("role") != "system"]
+                assert all(a is b for a, b in zip(visible, [m for m in given if m.get("role") != "system"], strict=True))  # fmt: skip
+            for message in rnd.sample(given, min(3, len(given))):  # a handler edits in place
+                message["content"] = [{"type": "text", "text": "[placeholder]"}]
+                message["extra"] = True
+            if given and isinstance(given[0].get("content"), list) and given[0]["content"]:
+                given[0]["content"][0]["text"] = "edited block"
+            assert messages == expected  # the sources never see the edits
+
+
+def test_edited_copies_keep_their_place_so_incremental_passes_continue():
+    copies = ContextCopies()
+    source = [
+        {"role": "toolResult", "content": [{"type": "text", "text": "big"}]},
+        {"role": "user", "content": "q"},
+    ]
+    first = copies.copy(source)
+    first[0]["content"] = [{"type": "text", "text": "[placeholder]"}]
+    second = copies.copy([*source, {"role": "assistant", "content": []}])
+    assert unchanged_prefix(second, first) == 2
+    assert second[:2] == source
+
+
+def test_conversion_equals_convert_to_llm_after_every_change():
+    for seed in range(5):
+        conversion = _Conversion()
+        copies = ContextCopies()
+        rnd = random.Random(seed)
+        for messages in _requests(seed):
+            given = copies.copy(messages)
+            for message in rnd.sample(given, min(3, len(given))):
+                if message.get("role") == "custom":
+                    message["content"] = f"edited {rnd.random()}"
+                elif message.get("role") == "bashExecution":
+                    message["excludeFromContext"] = rnd.random() < 0.5
+                    message["output"] = "edited"
+            assert conversion.convert(given) == convert_to_llm(given)
+
+
+def test_candidate_scan_equals_the_full_scan():
+    for seed in range(5):
+        scan = CandidateScan()
+        copies = ContextCopies()
+        for messages in _requests(seed):
+            given = [m for m in copies.copy(messages) if m.get("role") != "system"]
+            found, request = scan(given)
+            full, full_request = _candidates(given)
+            assert request == full_request
+            assert [(id(m), after) for m, after in found] == [(id(m), after) for m, after in full]
+
+
+def test_marker_scan_equals_the_full_scan():
+    for seed in range(5):
+        scan = _MarkerScan()
+        copies = ContextCopies()
+        for messages in _requests(seed):
+            given = copies.copy(messages)
+            assert scan.any(given) == any(map(is_marker, given))
