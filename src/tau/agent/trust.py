@@ -51,7 +51,9 @@ def _read(path: Path) -> dict[str, bool | None]:
         raise TrustError(f"Invalid trust store {path}: expected an object")
     for key, value in data.items():
         if value not in (True, False, None):
-            raise TrustError(f"Invalid trust store {path}: value for {json.dumps(key)} must be true, false, or null")
+            raise TrustError(
+                f"Invalid trust store {path}: value for {json.dumps(key)} must be true, false, or null"
+            )
     return data
 
 
