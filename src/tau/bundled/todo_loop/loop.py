@@ -17,7 +17,7 @@ from tau.bundled.todo_loop.killswitch import kill_switch
 from tau.bundled.todo_loop.marker import is_marker, marker_draft, without_markers_next_to_human
 from tau.bundled.todo_loop.state import Limits, LoopState
 from tau.extension import ToolDefinition, ToolResult
-from tau.session.projection import unchanged_prefix
+from tau.extension.context_copies import unchanged_prefix
 
 __all__ = [
     "BLOCK_DESCRIPTION",
