@@ -17,6 +17,7 @@ from tau.extension.context import (
     ExtensionToolContext,
     ReadonlySessionManager,
 )
+from tau.extension.context_copies import unchanged_prefix
 from tau.extension.events import (
     AfterProviderResponseEvent,
     AgentBeforeSettleEvent,
@@ -153,5 +154,6 @@ __all__ = [
     "resolve_to_cwd",
     "truncate_head",
     "truncate_tail",
+    "unchanged_prefix",
     "write_tool",
 ]

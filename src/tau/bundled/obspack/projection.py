@@ -17,7 +17,7 @@ from typing import Any
 from tau.bundled.obspack.ledger import full_record, placeholder_record
 from tau.bundled.obspack.observation import FULL_SENDS, THRESHOLD_BYTES, Observation, observation_of
 from tau.bundled.obspack.placeholder import placeholder_for
-from tau.extension.context_copies import unchanged_prefix
+from tau.extension import unchanged_prefix
 
 __all__ = ["CandidateScan", "ProjectionPlan", "SendCounts", "plan_projection"]
 

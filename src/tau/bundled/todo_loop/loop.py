@@ -16,8 +16,7 @@ from tau.bundled.todo_loop.branch import BranchReader, Scan
 from tau.bundled.todo_loop.killswitch import kill_switch
 from tau.bundled.todo_loop.marker import is_marker, marker_draft, without_markers_next_to_human
 from tau.bundled.todo_loop.state import Limits, LoopState
-from tau.extension import ToolDefinition, ToolResult
-from tau.extension.context_copies import unchanged_prefix
+from tau.extension import ToolDefinition, ToolResult, unchanged_prefix
 
 __all__ = [
     "BLOCK_DESCRIPTION",
