@@ -27,8 +27,10 @@ _TOKEN = lazy_pattern(
     rb'"(?:[^"\\]|\\.)*"'
     rb"|(-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d+\.\d+|-?\d{16,}|NaN|-?Infinity)"
 )
-# Cheap pre-check: without any of these, orjson's output is already what JS writes.
-_MAYBE_FLOAT = lazy_pattern(rb"\d[.eE]|\d{16}|NaN|Infinity")
+# Cheap pre-check: a number token (after ':', ',' or '[') with a fraction or exponent, or of 16+
+# digits. Without one, orjson's output is already what JS writes. (Text inside strings may match too;
+# that only costs the slower exact path.)
+_MAYBE_FLOAT = lazy_pattern(rb"(?:^|[:,\[])-?\d+[.eE]|(?:^|[:,\[])-?\d{16}")
 _SURROGATE = lazy_pattern("[\ud800-\udfff]")
 
 
