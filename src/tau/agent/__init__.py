@@ -5,8 +5,9 @@ Names are imported on first use so ``import tau.agent`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tau.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from tau.agent.agent import Agent, AgentBusyError, AgentState
@@ -40,12 +41,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tau.agent' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
