@@ -10,26 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.bundled.sol_common.activation import on_first_session_start
+
 __all__ = ["ObservationPack", "extension"]
 
 
 def extension(tau: Any) -> None:
     """Read the ``sol`` settings at the first ``session_start`` and install ObservationPack if on."""
-    started = {"done": False}
 
-    def on_session_start(event: Any, ctx: Any) -> None:
-        if started["done"]:
-            return
-        started["done"] = True
-        from tau.bundled.sol_common.host import load_sol_settings
-
-        settings = load_sol_settings(tau, ctx)
+    def install(settings: Any, ctx: Any) -> None:
         if settings.observation_pack:
             from tau.bundled.obspack.pack import ObservationPack
 
             ObservationPack(tau, settings).install()
 
-    tau.on("session_start", on_session_start)
+    on_first_session_start(tau, install)
 
 
 def __getattr__(name: str) -> Any:

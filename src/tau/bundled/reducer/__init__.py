@@ -11,20 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.bundled.sol_common.activation import on_first_session_start
+
 __all__ = ["Reducer", "extension"]
 
 
 def extension(tau: Any) -> None:
     """Read the ``sol`` settings at the first ``session_start`` and install the reducer if on."""
-    started = {"done": False}
 
-    def on_session_start(event: Any, ctx: Any) -> None:
-        if started["done"]:
-            return
-        started["done"] = True
-        from tau.bundled.sol_common.host import load_sol_settings
-
-        settings = load_sol_settings(tau, ctx)
+    def install(settings: Any, ctx: Any) -> None:
         if not settings.evidence_preserving_reducer:
             return
         from tau.bundled.reducer.reducer import Reducer
@@ -33,7 +28,7 @@ def extension(tau: Any) -> None:
         Reducer(tau, settings).install()
         watch_reachability(tau, ctx, action_fusion=False, reducer=True)
 
-    tau.on("session_start", on_session_start)
+    on_first_session_start(tau, install)
 
 
 def __getattr__(name: str) -> Any:
