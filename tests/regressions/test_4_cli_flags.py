@@ -78,3 +78,39 @@ def test_disable_extension_removes_only_that_bundled_extension(tmp_path):
     assert {"read", "bash", "edit", "write", "todo"} <= tools
     assert "todo" not in fewer and {"read", "bash", "edit", "write"} <= fewer
     assert tools - fewer == {"todo"}
+
+
+def test_an_unknown_disable_extension_name_is_named_in_a_warning(tmp_path):
+    """Issue 4: ``--disable-extension`` takes bundled names; a typo is not silently ignored."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "s.json"
+    script.write_text('[{"text": "ok"}]')
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau",
+            "-p",
+            "--no-session",
+            "--model",
+            "faux/faux-1",
+            "--faux-script",
+            str(script),
+            "--disable-extension",
+            "nope",
+            "hi",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == "ok"
+    assert "no bundled extension named nope to disable (known: todo, todo-loop" in done.stderr

@@ -348,12 +348,20 @@ async def load_extensions(
     runner = ExtensionRunner(cwd=str(cwd), mode=mode, ui=ui, trusted=trusted)
     if session is not None:
         runner.bind(session)
+    disabled_names = _disabled_names(disabled, settings)
+    unknown = sorted(disabled_names - set(BUNDLED_EXTENSIONS))
+    if unknown:
+        known = ", ".join(BUNDLED_EXTENSIONS)
+        print(
+            f"Warning: no bundled extension named {', '.join(unknown)} to disable (known: {known})",
+            file=sys.stderr,
+        )
     sources = discover_extensions(
         cli_paths=cli_paths,
         cwd=cwd,
         trusted=trusted,
         no_extensions=no_extensions,
-        disabled=_disabled_names(disabled, settings),
+        disabled=disabled_names,
         directory=directory,
     )
     for source in sources:
