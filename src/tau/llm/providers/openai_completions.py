@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.llm.builder import MessageBuilder, parse_tool_call_arguments
+from tau.llm.builder import MessageBuilder
+from tau.llm.partial_json import parse_tool_call_arguments
 from tau.llm.providers._common import (
     ProviderError,
     apply_payload_hook,
