@@ -11,8 +11,9 @@ import re
 import pytest
 
 from tau.llm.auth import AuthStore, clear_command_cache, resolve_config_value
-from tau.llm.catalog import BUILTIN_MODELS, ModelsConfigError, load_models_json
+from tau.llm.catalog import BUILTIN_MODELS
 from tau.llm.cost import calculate_cost
+from tau.llm.models_json import ModelsConfigError, load_models_json
 from tau.llm.providers import faux
 from tau.llm.registry import (
     MissingCredentialsError,

@@ -14,8 +14,9 @@ from tau.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from tau.llm.builder import MessageBuilder
-    from tau.llm.catalog import BUILTIN_MODELS, ModelsConfigError
+    from tau.llm.catalog import BUILTIN_MODELS
     from tau.llm.cost import calculate_cost, context_tokens, total_usage
+    from tau.llm.models_json import ModelsConfigError
     from tau.llm.overflow import is_context_overflow
     from tau.llm.providers.faux import FauxProvider
     from tau.llm.registry import (
@@ -54,7 +55,7 @@ _EXPORTS: dict[str, str] = {
     "ModelCost": "tau.llm.types",
     "ModelNotFoundError": "tau.llm.registry",
     "ModelRegistry": "tau.llm.registry",
-    "ModelsConfigError": "tau.llm.catalog",
+    "ModelsConfigError": "tau.llm.models_json",
     "StreamOptions": "tau.llm.stream",
     "ToolResultMessage": "tau.llm.types",
     "TranscriptContext": "tau.llm.types",

@@ -11,7 +11,7 @@
 - ``--model`` patterns (:meth:`ModelRegistry.resolve`): ``provider/id``, a bare id, a part of an id
   or name, each optionally followed by ``:<thinking level>``, as pi's model resolver reads them.
 
-Errors: :class:`~tau.llm.catalog.ModelsConfigError` (a broken models.json; the registry keeps the
+Errors: :class:`~tau.llm.models_json.ModelsConfigError` (a broken models.json; the registry keeps the
 built-ins and reports it in :attr:`ModelRegistry.error`), :class:`ModelNotFoundError` (a pattern
 that names no model, or several), :class:`MissingCredentialsError` (no API key for a provider).
 """
@@ -30,13 +30,8 @@ from typing import Any, TextIO
 from tau.common.lazy_regex import lazy_pattern
 from tau.llm.auth import AuthFileError, AuthStore, agent_dir, resolve_config_value_or_raise, resolve_headers
 from tau.llm.builder import MessageBuilder
-from tau.llm.catalog import (
-    BUILTIN_MODELS,
-    BUILTIN_PROVIDERS,
-    ModelsConfigError,
-    compose_models,
-    load_models_json,
-)
+from tau.llm.catalog import BUILTIN_MODELS, BUILTIN_PROVIDERS
+from tau.llm.models_json import ModelsConfigError, compose_models, load_models_json
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import normalize_context
 from tau.llm.types import AssistantMessage, Model, TranscriptContext
