@@ -1,7 +1,9 @@
 """Settings: ``<agentDir>/settings.json`` merged with a trusted project's ``.tau/settings.json``.
 
 Project values win; nested objects merge key by key; a ``defaultTools`` list made only of
-``+name``/``-name`` entries modifies the inherited list instead of replacing it (pi 1.6).
+``+name``/``-name`` entries modifies the inherited list instead of replacing it (pi 1.6). Each file
+is checked against :data:`~tau.agent.settings_schema.SCHEMA` as it is read: a wrong-typed value is
+left out (its default applies) and described in :attr:`Settings.problems`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau.agent.settings_schema import check_settings
 from tau.common.paths import agent_dir, project_config_dir
 
 __all__ = [
@@ -130,14 +133,23 @@ class Settings:
     overrides: dict[str, Any] = field(default_factory=dict)
     global_path: Path | None = None
     project_path: Path | None = None
+    problems: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, cwd: str | Path, *, project_trusted: bool, directory: Path | None = None) -> Settings:
-        """Read the user file and, when the project is trusted, the project file."""
+        """Read the user file and, when the project is trusted, the project file.
+
+        Values of the wrong type are left out, one line each in :attr:`problems` (the modes print
+        them as warnings); a file that is not a JSON object raises :class:`SettingsError`.
+        """
         global_path = (directory or agent_dir()) / "settings.json"
         project_path = project_config_dir(cwd) / "settings.json"
-        project = _read_json_object(project_path) if project_trusted else {}
-        return cls(_read_json_object(global_path), project, {}, global_path, project_path)
+        user, problems = check_settings(_read_json_object(global_path), str(global_path), _DEFAULTS)
+        project: dict[str, Any] = {}
+        if project_trusted:
+            project, more = check_settings(_read_json_object(project_path), str(project_path), _DEFAULTS)
+            problems += more
+        return cls(user, project, {}, global_path, project_path, problems)
 
     @classmethod
     def in_memory(cls, values: dict[str, Any] | None = None) -> Settings:

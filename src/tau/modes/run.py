@@ -228,7 +228,7 @@ async def build_runtime(
         cwd, approve=args.approve, default_policy=str(user_settings.get("defaultProjectTrust", "ask"))
     )
     settings = Settings.load(cwd, project_trusted=trusted) if trusted else user_settings
-    warnings: list[str] = []
+    warnings: list[str] = list(settings.problems)
     registry = ModelRegistry()
     if registry.error:
         warnings.append(registry.error)

@@ -36,6 +36,7 @@ class Ctx:
         self.mode = mode
         self.ui = UI()
         self.tool_context = ToolContext(cwd=str(cwd))
+        self.session_manager = SimpleNamespace(get_session_id=lambda: f"session-{id(self)}")
 
     def is_project_trusted(self):
         return False
@@ -410,7 +411,7 @@ def test_registration_waits_for_session_start_and_happens_once(tmp_path):
 def test_a_bad_sol_setting_stops_initialisation(tmp_path):
     tau = Tau({"sol": {"actionFusion": "yes"}})
     fusion.extension(tau)
-    with pytest.raises(ValueError, match=r"SoL-Pi config actionFusion must be boolean: settings\.json"):
+    with pytest.raises(ValueError, match=r"^settings\.json: sol\.actionFusion must be a boolean"):
         start(tau, Ctx(tmp_path))
     assert tau.tools == {}
 

@@ -200,7 +200,11 @@ def test_a_bad_sol_setting_is_reported_and_nothing_is_installed(tmp_path):
 
     asyncio.run(run())
     messages = [e["error"] for e in errors if e["event"] == "session_start"]
-    assert any("SoL-Pi config observationPack must be boolean: settings.json" in m for m in messages)
+    # one line for the four mechanisms that read the block (issue 19)
+    assert messages == [
+        'settings.json: sol.observationPack must be a boolean (true or false), got "yes"; '
+        "the context-economy mechanisms (sol) are off"
+    ]
     tools = {definition.name for definition in harness.session.get_all_tools()}
     assert "obs_recall" not in tools
 

@@ -41,41 +41,49 @@ def test_ratios_accepted(ratio):
     assert parse_sol_settings([("s", {"cacheWriteReadRatio": ratio})]).cache_write_read_ratio == ratio
 
 
+OFF = "; the context-economy mechanisms (sol) are off"
+
+
 @pytest.mark.parametrize(
     ("block", "message"),
     [
         (
             {"cacheWriteReadRatio": None},
-            "SoL-Pi config cacheWriteReadRatio must be a finite non-negative number: /x/settings.json",
+            "/x/settings.json: sol.cacheWriteReadRatio must be a finite non-negative number, got null",
         ),
-        ({"cacheWriteReadRatio": "12.5"}, "cacheWriteReadRatio must be a finite non-negative number"),
-        ({"cacheWriteReadRatio": -1}, "cacheWriteReadRatio must be a finite non-negative number"),
+        (
+            {"cacheWriteReadRatio": "12.5"},
+            'cacheWriteReadRatio must be a finite non-negative number, got "12.5"',
+        ),
+        ({"cacheWriteReadRatio": -1}, "cacheWriteReadRatio must be a finite non-negative number, got -1"),
         ({"cacheWriteReadRatio": math.inf}, "cacheWriteReadRatio must be a finite non-negative number"),
-        ({"cacheWriteReadRatio": True}, "cacheWriteReadRatio must be a finite non-negative number"),
-        ({"actionFusion": "yes"}, "SoL-Pi config actionFusion must be boolean: /x/settings.json"),
-        ({"observationPack": 1}, "SoL-Pi config observationPack must be boolean"),
-        ({"evidencePreservingReducer": None}, "evidencePreservingReducer must be boolean"),
-        ({"onlineContextCompact": "false"}, "onlineContextCompact must be boolean"),
+        ({"cacheWriteReadRatio": True}, "cacheWriteReadRatio must be a finite non-negative number, got true"),
+        (
+            {"actionFusion": "yes"},
+            '/x/settings.json: sol.actionFusion must be a boolean (true or false), got "yes"',
+        ),
+        ({"observationPack": 1}, "sol.observationPack must be a boolean (true or false), got 1"),
+        ({"evidencePreservingReducer": None}, "evidencePreservingReducer must be a boolean"),
+        ({"onlineContextCompact": "false"}, "onlineContextCompact must be a boolean"),
         (
             {"reducerProvider": "  "},
-            "SoL-Pi config reducerProvider must be a non-empty string: /x/settings.json",
+            '/x/settings.json: sol.reducerProvider must be a non-empty string, got "  "',
         ),
-        ({"reducerModel": 5}, "SoL-Pi config reducerModel must be a non-empty string"),
-        (
-            {"observationPackHeadBytes": 0},
-            "SoL-Pi config observationPackHeadBytes must be a positive integer",
-        ),
+        ({"reducerModel": 5}, "sol.reducerModel must be a non-empty string, got 5"),
+        ({"observationPackHeadBytes": 0}, "sol.observationPackHeadBytes must be a positive integer, got 0"),
         ({"observationPackTailBytes": 1.5}, "observationPackTailBytes must be a positive integer"),
-        ({"trajectoryInspector": True}, "Unknown SoL-Pi config key: trajectoryInspector"),
-        ({"version": 1}, "Unknown SoL-Pi config key: version"),
-        ([], "SoL-Pi config must be a JSON object: /x/settings.json"),
-        (True, "SoL-Pi config must be a JSON object"),
+        ({"trajectoryInspector": True}, '/x/settings.json: sol has no key "trajectoryInspector" (known: '),
+        ({"version": 1}, 'sol has no key "version"'),
+        ([], "/x/settings.json: sol must be an object, got []"),
+        (True, "sol must be an object, got true"),
     ],
 )
-def test_invalid_values_name_the_key_and_the_file(block, message):
+def test_invalid_values_name_the_file_the_key_and_the_type(block, message):
     with pytest.raises(SolConfigError) as info:
         parse_sol_settings([("/x/settings.json", block)])
-    assert message in str(info.value)
+    text = str(info.value)
+    assert message in text and text.endswith(OFF) and "\n" not in text
+    assert "SoL-Pi" not in text  # issue 19: a user-facing name, not the internal project's
 
 
 class Ctx:
@@ -108,11 +116,12 @@ def test_the_file_holding_a_bad_value_is_named(tmp_path, monkeypatch):
     # an untrusted project is never read
     assert load_sol_settings(Tau({}), Ctx(project)).action_fusion is True
     with pytest.raises(
-        SolConfigError, match=re.escape(f"actionFusion must be boolean: {project / '.tau' / 'settings.json'}")
+        SolConfigError,
+        match=re.escape(f"{project / '.tau' / 'settings.json'}: sol.actionFusion must be a boolean"),
     ):
         load_sol_settings(Tau({"sol": {"actionFusion": "no"}}), Ctx(project, trusted=True))
     write(agent / "settings.json", {"sol": {"unknownThing": 1}})
-    with pytest.raises(SolConfigError, match="Unknown SoL-Pi config key: unknownThing"):
+    with pytest.raises(SolConfigError, match='sol has no key "unknownThing"'):
         load_sol_settings(Tau({}), Ctx(project))
 
 
@@ -120,5 +129,5 @@ def test_effective_values_come_from_the_session_settings(tmp_path, monkeypatch):
     monkeypatch.setenv("TAU_AGENT_DIR", str(tmp_path / "agent"))
     settings = load_sol_settings(Tau({"sol": {"observationPack": False}}), Ctx(tmp_path))
     assert settings.observation_pack is False and settings.action_fusion is True
-    with pytest.raises(SolConfigError, match=r"must be boolean: settings\.json"):
+    with pytest.raises(SolConfigError, match=r"^settings\.json: sol\.observationPack must be a boolean"):
         load_sol_settings(Tau({"sol": {"observationPack": "off"}}), Ctx(tmp_path))

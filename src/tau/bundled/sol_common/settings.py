@@ -1,12 +1,14 @@
 """The ``"sol"`` block of ``settings.json``: the context-economy switches and their validation.
 
-Keys and messages follow SoL-Pi's ``sol-pi.json`` (extensions.md §5.1), with the file named
-``settings.json`` (decisions.md, "Context economy"). Sources are validated one by one, so an error
-names the file that holds the offending value; later sources override earlier ones key by key.
+Keys follow SoL-Pi's ``sol-pi.json`` (extensions.md §5.1). Sources are validated one by one, so an
+error names the file that holds the offending value; later sources override earlier ones key by key.
+The messages read like the host's settings warnings (file, key, expected type, what was given)
+rather than SoL-Pi's, which name an internal project (issue 19).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -61,32 +63,46 @@ class SolSettings:
     observation_pack_tail_bytes: int = 512
 
 
+_OFF = "the context-economy mechanisms (sol) are off"
+
+
+def _shown(value: Any) -> str:
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 60 else shown[:59] + "…"
+
+
+def _problem(path: str, key: str, expected: str, value: Any) -> SolConfigError:
+    return SolConfigError(f"{path}: sol.{key} must be {expected}, got {_shown(value)}; {_OFF}")
+
+
 def _checked(key: str, value: Any, path: str) -> Any:
     if key in _BOOLEANS:
         if not isinstance(value, bool):
-            raise SolConfigError(f"SoL-Pi config {key} must be boolean: {path}")
+            raise _problem(path, key, "a boolean (true or false)", value)
         return value
     if key in _STRINGS:
         if not isinstance(value, str) or not value.strip():
-            raise SolConfigError(f"SoL-Pi config {key} must be a non-empty string: {path}")
+            raise _problem(path, key, "a non-empty string", value)
         return value.strip()
     if key in _RATIO:
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or not math.isfinite(value) or value < 0:
-            raise SolConfigError(f"SoL-Pi config {key} must be a finite non-negative number: {path}")
+            raise _problem(path, key, "a finite non-negative number", value)
         return float(value)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise SolConfigError(f"SoL-Pi config {key} must be a positive integer: {path}")
+        raise _problem(path, key, "a positive integer", value)
     return value
 
 
 def _validated(block: Any, path: str) -> dict[str, Any]:
     if not isinstance(block, dict):
-        raise SolConfigError(f"SoL-Pi config must be a JSON object: {path}")
+        raise SolConfigError(f"{path}: sol must be an object, got {_shown(block)}; {_OFF}")
     values: dict[str, Any] = {}
     for key, value in block.items():
         if key not in SOL_KEYS:
-            raise SolConfigError(f"Unknown SoL-Pi config key: {key}")
+            raise SolConfigError(
+                f"{path}: sol has no key {json.dumps(key)} (known: {', '.join(SOL_KEYS)}); {_OFF}"
+            )
         values[key] = _checked(key, value, path)
     return values
 
@@ -95,7 +111,7 @@ def parse_sol_settings(sources: Iterable[tuple[str, Any]]) -> SolSettings:
     """Validate each ``(path, sol block)`` in order and merge them key by key (later wins).
 
     Raises:
-        SolConfigError: with SoL-Pi's message, naming ``path`` for the offending block.
+        SolConfigError: one line naming ``path``, the key, what it must be and what it is.
     """
     merged: dict[str, Any] = {}
     for path, block in sources:
