@@ -351,6 +351,10 @@ class AgentSession(
             t for t in self._tools.registry.values() if t.exposure != "active" and t.name not in names
         ]
 
+    def get_offered_tool_names(self) -> set[str]:
+        """The names of every built-in and extension tool, including those ``--tools`` leaves out."""
+        return self._tools.offered_names()
+
     def get_tool_definition(self, name: str) -> ToolDefinition | None:
         return self._tools.registry.get(name)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from tau.agent.session_tools import name_matcher
 from tau.agent.settings import Settings, apply_tool_modifiers, tool_list_error
+from tau.llm.catalog import BUILTIN_PROVIDERS
 from tau.llm.registry import ModelChoice, ModelNotFoundError, ModelRegistry
 from tau.llm.types import Model
 
@@ -30,10 +31,13 @@ __all__ = [
     "prompt_file_text",
     "select_model",
     "tool_selection",
+    "unknown_tools_warning",
 ]
 
+# The example is the provider's default model, so `tau --list-models` lists what the hint names.
 NO_MODEL_HELP = (
-    "No model configured. Pick one with --model provider/id (for example --model anthropic/claude-sonnet-4-5) "
+    "No model configured. Pick one with --model provider/id "
+    f"(for example --model anthropic/{BUILTIN_PROVIDERS['anthropic'].default_model}) "
     "after setting its API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, --api-key, or ~/.tau/agent/auth.json), "
     'or set "defaultProvider" and "defaultModel" in ~/.tau/agent/settings.json. '
     "To run offline with a scripted model: --model faux/faux-1 --faux-script FILE. "
@@ -127,6 +131,22 @@ def tool_selection(settings: Settings, tools: Sequence[str] | None, no_tools: bo
         return ToolSelection(apply_tool_modifiers(defaults, entries), None, entries, not no_tools)
     # An allowlist activates every registered tool it names or matches.
     return ToolSelection(["*"], name_matcher(entries), [], False)
+
+
+def unknown_tools_warning(entries: Sequence[str], offered: set[str]) -> str | None:
+    """A warning for the ``--tools`` entries that name or match no tool, or ``None``.
+
+    pi 1.6 accepts such entries silently; tau warns (decisions.md), and runs without them.
+    """
+    unmatched = []
+    for entry in entries:
+        name = entry[1:] if entry[:1] in "+-" else entry
+        if name and not any(name_matcher([name])(tool) for tool in offered):
+            unmatched.append(name)
+    if not unmatched:
+        return None
+    quoted = ", ".join(f'"{name}"' for name in unmatched)
+    return f"--tools: no tool named {quoted}; the tools are {', '.join(sorted(offered))}"
 
 
 _CONTEXT_NAMES = ("AGENTS.md", "CLAUDE.md")

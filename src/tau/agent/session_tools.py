@@ -96,6 +96,10 @@ class ToolSet:
         merged.update({name: tool for name, tool in self._extension.items() if self.is_allowed(name)})
         return merged
 
+    def offered_names(self) -> set[str]:
+        """Every tool name offered, whether the allowlist lets it in or not."""
+        return set(self._builtins) | set(self._extension)
+
     def is_builtin(self, name: str) -> bool:
         return name in self._builtins and name not in self._extension
 

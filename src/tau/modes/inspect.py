@@ -1,5 +1,7 @@
 """``tau session context|info|check FILE``: look into a session file without ever writing it.
 
+``tau session list`` (:mod:`tau.modes.session_list`) lists the sessions of a directory.
+
 Files are opened read-only: a v1/v2 file is migrated in memory only (pi would rewrite it on open),
 nothing is locked, nothing is appended. Exit codes: 0 fine, 1 ``check`` found problems, 2 the file
 cannot be read as a session (or the command line is wrong).
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.common import jsjson
+from tau.modes.session_list import add_list_parser, run_list
 from tau.session import CURRENT_VERSION, SessionError, SessionManager
 from tau.session.check import Finding, check_entries, read_layout
 from tau.session.projection import convert_to_llm
@@ -30,9 +33,10 @@ class InspectError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Inspect a pi/tau session file (JSONL). Never writes the file.",
+        description="List sessions, or inspect a pi/tau session file (JSONL). Never writes anything.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_list_parser(commands)
 
     context = commands.add_parser(
         "context",
@@ -63,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     """Run ``tau session ...`` with ``argv`` (after ``session``); returns the exit code."""
     args = build_parser().parse_args(argv)
-    command = {"context": run_context, "info": run_info, "check": run_check}[args.command]
+    command = {"list": run_list, "context": run_context, "info": run_info, "check": run_check}[args.command]
     try:
         return command(args)
     except InspectError as exc:

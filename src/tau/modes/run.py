@@ -32,7 +32,7 @@ def _terminal_columns() -> int:
         return 80
 
 
-class _HelpFormatter(argparse.HelpFormatter):
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """argparse's formatter, sized as argparse sizes it but without importing shutil (and with it
     bz2, lzma, zlib) at every start: ``add_argument`` builds a formatter even when no help is shown."""
 
@@ -44,12 +44,23 @@ class _HelpFormatter(argparse.HelpFormatter):
         )
 
 
+_COMMANDS_HELP = """\
+commands (each has --help):
+  tau demo                      a scripted session offline, then its savings report
+  tau savings FILE_OR_DIR...    what tau saves on existing pi or tau sessions
+  tau session list [--all]      the sessions of this directory (ids for --session)
+  tau session info|context|check FILE
+                                inspect a session file without changing it
+
+offline, with the scripted model: tau -p --model faux/faux-1 --faux-script SCRIPT.json 'hello'"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tau",
         formatter_class=_HelpFormatter,
         description="tau: a coding agent compatible with pi 1.6.",
-        epilog="Offline demo: tau -p --model faux/faux-1 --faux-script SCRIPT.json 'hello'",
+        epilog=_COMMANDS_HELP,
     )
     add = parser.add_argument
     add("--version", "-v", action="store_true", help="print the version and exit")
@@ -102,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+NO_PROMPT = (
+    "tau: no prompt (no message on the command line, nothing on standard input); "
+    'give one: tau -p "fix the failing test" or echo PROMPT | tau -p'
+)
+
+
 @dataclass
 class Runtime:
     """What the modes need: the session, the extension runtime (if any), and startup warnings."""
@@ -137,6 +154,10 @@ def main(argv: list[str]) -> int:
     if mode == "rpc":
         return _run_rpc(args)
     initial, messages = _initial_messages(args)
+    if mode == "print" and not (initial or "").strip() and not messages:
+        # pi 1.6 exits 0 without a word here; tau says why nothing ran (decisions.md).
+        print(NO_PROMPT, file=sys.stderr)
+        return 2
     if mode == "interactive":
         return _run_interactive(args, initial, messages)
     return asyncio.run(_run_once(args, mode, initial, messages))
@@ -208,10 +229,14 @@ async def build_runtime(
     ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
     """
     from tau.agent.session import AgentSession
-    from tau.agent.session_setup import context_files, prompt_file_text, select_model, tool_selection
+    from tau.agent.session_setup import (
+        context_files,
+        prompt_file_text,
+        select_model,
+        tool_selection,
+        unknown_tools_warning,
+    )
     from tau.agent.session_tools import PromptSettings
-    from tau.agent.settings import Settings
-    from tau.agent.trust import resolve_trust
     from tau.common.paths import agent_dir, project_config_dir
     from tau.llm.registry import THINKING_LEVELS, ModelRegistry
 
@@ -223,11 +248,7 @@ async def build_runtime(
         faux.use_script(Path(args.faux_script).resolve())
     cwd = os.getcwd()
     directory = agent_dir()
-    user_settings = Settings.load(cwd, project_trusted=False)
-    trusted = resolve_trust(
-        cwd, approve=args.approve, default_policy=str(user_settings.get("defaultProjectTrust", "ask"))
-    )
-    settings = Settings.load(cwd, project_trusted=trusted) if trusted else user_settings
+    settings, trusted = load_settings(cwd, args.approve)
     warnings: list[str] = list(settings.problems)
     registry = ModelRegistry()
     if registry.error:
@@ -286,11 +307,27 @@ async def build_runtime(
     if before_start is not None:
         before_start(session, extensions)
     await session.start()
+    if args.tools:  # after session_start: extensions may register tools there
+        unknown = unknown_tools_warning(args.tools.split(","), session.get_offered_tool_names())
+        warnings += [unknown] if unknown else []
     return Runtime(session, extensions, warnings)
 
 
-def _session_dir(args: argparse.Namespace, cwd: str, settings: Any) -> str | None:
-    configured = args.session_dir or os.environ.get("TAU_SESSION_DIR") or settings.get("sessionDir")
+def load_settings(cwd: str, approve: bool | None) -> tuple[Any, bool]:
+    """The settings of a run in ``cwd`` (the project file only when trusted) and the trust decision."""
+    from tau.agent.settings import Settings
+    from tau.agent.trust import resolve_trust
+
+    user_settings = Settings.load(cwd, project_trusted=False)
+    trusted = resolve_trust(
+        cwd, approve=approve, default_policy=str(user_settings.get("defaultProjectTrust", "ask"))
+    )
+    return (Settings.load(cwd, project_trusted=trusted) if trusted else user_settings), trusted
+
+
+def configured_session_dir(flag: str | None, cwd: str, settings: Any) -> str | None:
+    """Where sessions go: ``--session-dir``, then ``TAU_SESSION_DIR``, then ``sessionDir`` (``None``: the default)."""
+    configured = flag or os.environ.get("TAU_SESSION_DIR") or settings.get("sessionDir")
     if not configured:
         return None
     return str((Path(cwd) / os.path.expanduser(str(configured))).resolve())
@@ -299,7 +336,7 @@ def _session_dir(args: argparse.Namespace, cwd: str, settings: Any) -> str | Non
 def _session_manager(args: argparse.Namespace, cwd: str, settings: Any) -> Any:
     from tau.session.manager import SessionManager
 
-    session_dir = _session_dir(args, cwd, settings)
+    session_dir = configured_session_dir(args.session_dir, cwd, settings)
     if args.no_session:
         return SessionManager.in_memory(cwd, id=args.session_id)
     if args.session:
@@ -322,7 +359,9 @@ def _resolve_session(value: str, cwd: str, session_dir: str | None) -> str:
         match = next((info for info in listing if info.id.startswith(value)), None)
         if match is not None:
             return str(match.path)
-    raise ValueError(f"No session found matching {value!r} (use a file path, or an id from `tau session`)")
+    raise ValueError(
+        f"No session found matching {value!r} (use a file path, or an id from `tau session list`)"
+    )
 
 
 # -- extensions ------------------------------------------------------------------------------

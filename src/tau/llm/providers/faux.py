@@ -13,7 +13,8 @@ Each model call takes the next step of a script (a JSON array, from ``TAU_FAUX_S
 Replies stream in 16-character deltas (text, thinking, tool-call JSON); tool calls without an id
 get ``call_<n>``, counting from 1 per process. Usage is estimated exactly as pi-ai 1.6's faux
 provider does (see :func:`estimate_usage`), costs are 0. When the script runs out the call ends
-with ``stopReason: "error"`` and ``No more faux responses queued``, as in pi.
+with ``stopReason: "error"`` and ``No more faux responses queued``, as in pi; when no script was
+given at all (neither ``--faux-script`` nor ``TAU_FAUX_SCRIPT``), the error says how to give one.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from tau.llm.types import Model, TranscriptContext, Usage, empty_usage
 __all__ = [
     "CHUNK_CHARS",
     "NO_MORE_RESPONSES",
+    "NO_SCRIPT",
     "FauxProvider",
     "FauxScriptError",
     "chat_completions_payload",
@@ -55,6 +57,10 @@ __all__ = [
 CHUNK_CHARS = 16
 NO_MORE_RESPONSES = "No more faux responses queued"
 SCRIPT_ENV = "TAU_FAUX_SCRIPT"
+NO_SCRIPT = (
+    "The faux model needs a script: --faux-script FILE or TAU_FAUX_SCRIPT=FILE "
+    "(a JSON array of steps, see docs/models.md)"
+)
 _MAX_FACTORY_DEPTH = 32
 
 _call_ids = itertools.count(1)
@@ -384,12 +390,18 @@ class FauxProvider:
     Args:
         steps: the script as a list of steps.
         script_path: where the steps came from (factories are found relative to it).
+        scripted: whether a script was given at all (``False``: running out says how to give one).
     """
 
     def __init__(
-        self, steps: Iterable[Step] = (), *, script_path: str | os.PathLike[str] | None = None
+        self,
+        steps: Iterable[Step] = (),
+        *,
+        script_path: str | os.PathLike[str] | None = None,
+        scripted: bool = True,
     ) -> None:
         self.script_path = Path(script_path) if script_path is not None else None
+        self.scripted = scripted
         self.steps: deque[Step] = deque(steps)
         self.prompt_cache: dict[str, list[str]] = {}
         self.call_count = 0
@@ -406,10 +418,11 @@ class FauxProvider:
     def from_env(cls) -> FauxProvider:
         """A provider for ``$TAU_FAUX_SCRIPT``, or an empty script when it is unset."""
         path = os.environ.get(SCRIPT_ENV)
-        return cls.from_file(path) if path else cls()
+        return cls.from_file(path) if path else cls(scripted=False)
 
     def push(self, *steps: Step) -> None:
         """Append steps to the end of the script."""
+        self.scripted = True
         self.steps.extend(steps)
 
     @property
@@ -449,7 +462,9 @@ class FauxProvider:
             if options.on_response:
                 await _maybe_await(options.on_response(200, {}))
             if step is None:
-                message = _assistant([], "error", error_message=NO_MORE_RESPONSES)
+                message = _assistant(
+                    [], "error", error_message=NO_MORE_RESPONSES if self.scripted else NO_SCRIPT
+                )
             else:
                 message = _message_from_step(await self._resolve(step, context))
             message.update(api=model.api, provider=model.provider, model=model.id)
