@@ -43,14 +43,19 @@ from tau.llm.types import AssistantMessage, Model, StopReason, Usage, empty_usag
 
 __all__ = [
     "ABORTED_MESSAGE",
+    "SIGNAL_ABORTED_MESSAGE",
     "MessageBuilder",
     "ToolArgumentsStream",
+    "aborted_before_request",
     "parse_streaming_json",
     "parse_tool_call_arguments",
     "repair_json",
 ]
 
 ABORTED_MESSAGE = "Request was aborted"
+# What an already-aborted signal throws in Node (``signal.throwIfAborted()``): pi's text for a
+# request that was never sent.
+SIGNAL_ABORTED_MESSAGE = "This operation was aborted"
 
 _BLOCK_KINDS = {"text": "text", "thinking": "thinking", "toolCall": "toolcall"}
 
@@ -355,6 +360,27 @@ class MessageBuilder:
         self._finished = True
         self.stream.end(self.message)
         return self.message
+
+
+def aborted_before_request(model: Model, signal: Any) -> AssistantMessageEventStream | None:
+    """The ended stream of a request whose ``signal`` is already aborted, else ``None``.
+
+    Providers call it before any work (credentials, SDK import, scripted steps): such a request is
+    never sent. The message is pi's for a request that failed before it started: no content, zero
+    usage, ``stopReason: "aborted"``, ``This operation was aborted``.
+    """
+    if signal is None or not signal.aborted:
+        return None
+    builder = MessageBuilder(model)
+    timestamp = builder.message["timestamp"]
+    builder.message = {  # type: ignore[typeddict-item]
+        **{key: value for key, value in builder.message.items() if key != "timestamp"},
+        "stopReason": "aborted",
+        "errorMessage": SIGNAL_ABORTED_MESSAGE,
+        "timestamp": timestamp,
+    }
+    builder.finish("aborted")
+    return builder.stream
 
 
 def _error_text(error: BaseException | str) -> str:

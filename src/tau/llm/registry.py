@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 from tau.common.lazy_regex import lazy_pattern
 from tau.llm.auth import AuthFileError, AuthStore, agent_dir, resolve_config_value_or_raise, resolve_headers
-from tau.llm.builder import MessageBuilder
+from tau.llm.builder import MessageBuilder, aborted_before_request
 from tau.llm.catalog import BUILTIN_MODELS, BUILTIN_PROVIDERS
 from tau.llm.models_json import ModelsConfigError, compose_models, load_models_json
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
@@ -145,7 +145,11 @@ def stream(
     """Start a request with the adapter for ``model.api``; the options are used as given.
 
     Never raises: an unknown api or a missing adapter ends the stream with an ``error`` event.
+    An already-aborted ``options.signal`` ends it as aborted before any of that.
     """
+    aborted = aborted_before_request(model, options.signal if options else None)
+    if aborted is not None:
+        return aborted
     module_name = API_MODULES.get(model.api)
     if module_name is None:
         return _error_stream(model, f"No API provider registered for api: {model.api}")
@@ -328,6 +332,9 @@ class ModelRegistry:
     ) -> AssistantMessageEventStream:
         """Start a request with the model's credentials and headers (never raises)."""
         options = options or StreamOptions()
+        aborted = aborted_before_request(model, options.signal)
+        if aborted is not None:
+            return aborted
         try:
             auth = self.request_auth(model)
         except (MissingCredentialsError, AuthFileError, ValueError) as exc:

@@ -20,7 +20,7 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.common.jsstr import js_len
-from tau.llm.builder import MessageBuilder
+from tau.llm.builder import MessageBuilder, aborted_before_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import system_message_text
 from tau.llm.types import Model
@@ -63,10 +63,14 @@ def run_request(model: Model, options: StreamOptions | None, request: Request) -
 
     The task never raises into the caller: an exception ends the stream with an ``error`` event,
     and an abort through ``options.signal`` cancels the task (closing the HTTP stream) and ends it
-    with ``stopReason: "aborted"`` and ``Request was aborted``.
+    with ``stopReason: "aborted"`` and ``Request was aborted``. A request whose signal is already
+    aborted is not started at all (see :func:`~tau.llm.builder.aborted_before_request`).
     """
-    builder = MessageBuilder(model)
     signal = options.signal if options else None
+    aborted = aborted_before_request(model, signal)
+    if aborted is not None:
+        return aborted
+    builder = MessageBuilder(model)
     task = asyncio.get_running_loop().create_task(_guarded(builder, signal, request))
     if signal is not None:
         remove = signal.add_callback(task.cancel)

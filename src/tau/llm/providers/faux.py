@@ -34,7 +34,7 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.common.jsstr import js_len, ms_now
-from tau.llm.builder import MessageBuilder
+from tau.llm.builder import MessageBuilder, aborted_before_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import content_text, current_system_prompt, current_tools, system_message_text
 from tau.llm.types import Model, TranscriptContext, Usage, empty_usage
@@ -433,8 +433,14 @@ class FauxProvider:
     def stream(
         self, model: Model, context: TranscriptContext, options: StreamOptions | None = None
     ) -> AssistantMessageEventStream:
-        """Answer one call with the next step; returns the event stream at once."""
+        """Answer one call with the next step; returns the event stream at once.
+
+        A call whose signal is already aborted is not made: no step is used and nothing is counted.
+        """
         options = options or StreamOptions()
+        aborted = aborted_before_request(model, options.signal)
+        if aborted is not None:
+            return aborted
         builder_stream = AssistantMessageEventStream()
         self.call_count += 1
         self.requests.append(context)
