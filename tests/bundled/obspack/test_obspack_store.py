@@ -16,7 +16,7 @@ import pytest
 
 from tau.bundled.obspack import store as store_module
 from tau.bundled.obspack.store import ObservationStore, StoreError, guard_no_follow
-from tau.bundled.sol_common import runtime_root
+from tau.bundled.sol_common import private_dirs, runtime_root
 
 OBS = "obs_" + "a" * 24
 DATA = b"stored bytes\n" * 1000
@@ -161,7 +161,7 @@ def test_the_no_follow_fallback_refuses_symlinks_and_passes_the_rest(tmp_path, m
 
 
 def test_the_store_works_without_o_nofollow(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_module, "_NOFOLLOW", 0)
+    monkeypatch.setattr(private_dirs, "_NOFOLLOW", 0)
     store = make_store(tmp_path)
     store.ensure_stored(OBS, DATA, sha(DATA))
     os.remove(store.object_path(OBS))

@@ -13,6 +13,7 @@ from tau.bundled.reducer.archive import Archive, ArchiveIntegrityError, ArchiveO
 from tau.bundled.reducer.config import sha256
 from tau.bundled.reducer.prompt import reducer_input, reducer_instructions
 from tau.bundled.reducer.receipt import Evidence, Rejected, ValidReceipt, receipt_text, validate_receipt
+from tau.bundled.sol_common import runtime_root
 
 BODY = "collected 3 items\ntest_a.py::test_x FAILED\nE   AssertionError: assert 1 == 2\n1 failed, 2 passed\n"
 ARCHIVED = ArchiveObject(sha256(BODY), len(BODY.encode()), 4, "/s/objects/ab/x.txt")
@@ -149,11 +150,10 @@ def test_line_count():
 
 
 def test_the_archive_is_private_content_addressed_and_checked(tmp_path):
-    archive = Archive(str(tmp_path / "evidence-preserving-reducer"))
+    archive = Archive(runtime_root(str(tmp_path), "session-a"))
     stored = archive.store(BODY)
-    assert stored.path == str(
-        tmp_path / "evidence-preserving-reducer" / "objects" / stored.hash[:2] / f"{stored.hash}.txt"
-    )
+    reducer_dir = tmp_path / "sol" / "session-a" / "evidence-preserving-reducer"
+    assert stored.path == str(reducer_dir / "objects" / stored.hash[:2] / f"{stored.hash}.txt")
     assert Path(stored.path).read_text(encoding="utf-8") == BODY
     assert stat.S_IMODE(os.stat(stored.path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.dirname(stored.path)).st_mode) == 0o700

@@ -1,11 +1,12 @@
 """The content-addressed object store: ``<root>/observation-pack/objects/<id>.txt`` (extensions.md §5.4).
 
-Safety rules (SoL-Pi's): directories 0700 and files 0600; the runtime-root parts tau creates
-(``sol``, ``sol/<session>``) and the objects directory are never links, and each is checked again
-after it is opened; every later step works relative to the opened directory, so a directory
-swapped underneath cannot redirect a write. An object is written to a private temporary name and
-published with ``link`` (which never replaces an existing file): readers never see partial bytes,
-and an existing object is verified (regular file, size, SHA-256) instead of being overwritten.
+Safety rules (SoL-Pi's), kept by :mod:`tau.bundled.sol_common.private_dirs` for every archive under
+``sol/``: directories 0700 and files 0600; the runtime-root parts tau creates (``sol``,
+``sol/<session>``) and the objects directory are never links, and each is checked again after it is
+opened; every later step works relative to the opened directory, so a directory swapped underneath
+cannot redirect a write. An object is written to a private temporary name and published with ``link``
+(which never replaces an existing file): readers never see partial bytes, and an existing object is
+verified (regular file, size, SHA-256) instead of being overwritten.
 """
 
 from __future__ import annotations
@@ -18,66 +19,24 @@ import stat
 from collections.abc import Iterator
 
 from tau.bundled.sol_common import RuntimeRoot
+from tau.bundled.sol_common.private_dirs import (
+    PrivatePathError,
+    guard_no_follow,
+    open_no_follow,
+    private_directory,
+    publish_file,
+    write_all,
+)
 
 __all__ = ["ObservationStore", "StoreError", "guard_no_follow"]
 
 PACK_DIR = "observation-pack"
 OBJECTS_DIR = "objects"
 LEDGER_FILE = "ledger.jsonl"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CHUNK = 1024 * 1024
 
-
-class StoreError(OSError):
-    """A store failure the model or the log can read; ``code`` is the errno name when there is one."""
-
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(errno.__dict__.get(code or "", 0) or None, message)
-        self.message = message
-        self.code = code
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def guard_no_follow(path: str, *, dir_fd: int | None = None) -> None:
-    """Where ``O_NOFOLLOW`` does not exist (Windows): refuse a symlink as the flag would (``ELOOP``).
-
-    An absent path passes (the open that follows reports it); other errors propagate.
-    """
-    try:
-        info = os.lstat(path, dir_fd=dir_fd) if dir_fd is not None else os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(info.st_mode):
-        raise StoreError(f"Refusing to follow a symbolic link: {path}", "ELOOP")
-
-
-def _open(name: str, flags: int, mode: int = 0o600, *, dir_fd: int) -> int:
-    if not _NOFOLLOW:
-        guard_no_follow(name, dir_fd=dir_fd)
-    return os.open(name, flags | _NOFOLLOW, mode, dir_fd=dir_fd)
-
-
-def _open_child_dir(parent: int, name: str, create: bool, label: str) -> int:
-    if create:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(name, 0o700, dir_fd=parent)
-    try:
-        fd = _open(name, os.O_RDONLY | _DIRECTORY, dir_fd=parent)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR) or isinstance(exc, StoreError):
-            raise StoreError(label, "ENOTDIR") from exc
-        raise
-    opened, current = os.fstat(fd), os.lstat(name, dir_fd=parent)
-    if not stat.S_ISDIR(current.st_mode) or (opened.st_dev, opened.st_ino) != (
-        current.st_dev,
-        current.st_ino,
-    ):
-        os.close(fd)
-        raise StoreError(f"{label} (changed while open)", "ENOTDIR")
-    return fd
+# A store failure the model or the log can read; ``code`` is the errno name when there is one.
+StoreError = PrivatePathError
 
 
 def _sha256_fd(fd: int) -> str:
@@ -106,24 +65,16 @@ class ObservationStore:
     def ledger_path(self) -> str:
         return os.path.join(self.root.path, PACK_DIR, LEDGER_FILE)
 
-    @contextlib.contextmanager
-    def _directory(self, parts: tuple[str, ...], create: bool, obs_id: str = "") -> Iterator[int]:
+    def _directory(
+        self, parts: tuple[str, ...], create: bool, obs_id: str = ""
+    ) -> contextlib.AbstractContextManager[int]:
         """The opened directory ``root/parts``, each level opened below the previous one."""
-        fd = os.open(self.root.base, os.O_RDONLY | _DIRECTORY)
-        try:
-            walked = self.root.base
-            for index, name in enumerate((*self.root.parts, *parts)):
-                walked = os.path.join(walked, name)
-                if index < len(self.root.parts):
-                    label = f"SoL runtime directory is not a regular directory: {walked}"
-                else:
-                    label = f"Observation directory is not a regular directory for {obs_id or walked}"
-                child = _open_child_dir(fd, name, create, label)
-                os.close(fd)
-                fd = child
-            yield fd
-        finally:
-            os.close(fd)
+        return private_directory(
+            self.root,
+            parts,
+            create=create,
+            label=lambda walked: f"Observation directory is not a regular directory for {obs_id or walked}",
+        )
 
     def objects_dir(self, create: bool, obs_id: str = "") -> contextlib.AbstractContextManager[int]:
         return self._directory((PACK_DIR, OBJECTS_DIR), create, obs_id)
@@ -136,33 +87,12 @@ class ObservationStore:
     def ensure_stored(self, obs_id: str, data: bytes, content_hash: str) -> None:
         """Publish ``data`` as ``obs_id`` or verify the object already there (never overwrite it)."""
         with self.objects_dir(True, obs_id) as directory:
-            temporary = (
-                f".{obs_id}.{os.urandom(6).hex()}.tmp"  # what secrets.token_hex(6) reads, without its imports
-            )
-            fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=directory)
-            try:
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                finally:
-                    os.close(fd)
-                os.link(
-                    temporary,
-                    f"{obs_id}.txt",
-                    src_dir_fd=directory,
-                    dst_dir_fd=directory,
-                    follow_symlinks=False,
-                )
-            except FileExistsError:
+            if not publish_file(directory, f"{obs_id}.txt", data):
                 self._verify(directory, obs_id, len(data), content_hash)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temporary, dir_fd=directory)
 
     def _verify(self, directory: int, obs_id: str, size: int, content_hash: str) -> None:
         try:
-            fd = _open(f"{obs_id}.txt", os.O_RDONLY, dir_fd=directory)
+            fd = open_no_follow(f"{obs_id}.txt", os.O_RDONLY, dir_fd=directory)
         except OSError as exc:
             if exc.errno == errno.ELOOP or isinstance(exc, StoreError):
                 raise StoreError(
@@ -196,7 +126,7 @@ class ObservationStore:
             if not stat.S_ISREG(info.st_mode):
                 raise StoreError(f"Stored observation is not a regular file: {obs_id}")
             try:
-                fd = _open(name, os.O_RDONLY, dir_fd=directory)
+                fd = open_no_follow(name, os.O_RDONLY, dir_fd=directory)
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise StoreError(f"Stored observation is a symbolic link: {obs_id}", "ELOOP") from exc
@@ -219,10 +149,8 @@ class ObservationStore:
         if not data:
             return
         with self.pack_dir(True) as directory:
-            fd = _open(LEDGER_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, dir_fd=directory)
+            fd = open_no_follow(LEDGER_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, dir_fd=directory)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
             finally:
                 os.close(fd)

@@ -1,19 +1,28 @@
 """The reducer's archive: every reduced log, content-addressed (extensions.md §5.5).
 
-``<root>/evidence-preserving-reducer/objects/<sha[0:2]>/<sha>.txt``, directories 0700, files 0600,
-created exclusively. A file that exists with other bytes is an integrity failure: the receipt would
-point the model at evidence that is not the log, so it is raised, never passed over.
+``<runtime root>/evidence-preserving-reducer/objects/<sha[0:2]>/<sha>.txt``, written through
+:mod:`tau.bundled.sol_common.private_dirs` like every archive under ``sol/``: directories 0700, files
+0600, no link followed anywhere below the session dir, a log published whole or not at all. A file
+that exists with other bytes is an integrity failure: the receipt would point the model at evidence
+that is not the log, so it is raised, never passed over. A directory tau refuses (a link) raises
+:class:`~tau.bundled.sol_common.private_dirs.PrivatePathError`, an ``OSError`` the reducer falls back on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 
 from tau.bundled.reducer.config import utf8
+from tau.bundled.sol_common import RuntimeRoot
+from tau.bundled.sol_common.private_dirs import open_no_follow, private_directory, publish_file
 
-__all__ = ["Archive", "ArchiveIntegrityError", "ArchiveObject", "line_count"]
+__all__ = ["ARCHIVE_DIR", "Archive", "ArchiveIntegrityError", "ArchiveObject", "line_count"]
+
+ARCHIVE_DIR = "evidence-preserving-reducer"
 
 
 class ArchiveIntegrityError(RuntimeError):
@@ -36,49 +45,56 @@ def line_count(text: str) -> int:
     return newlines if not text or text.endswith("\n") else newlines + 1
 
 
-def _private_dir(path: str) -> None:
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    if os.path.islink(path) or not os.path.isdir(path):
-        raise ArchiveIntegrityError(f"Reducer archive integrity failure: {path}")
+def _integrity_error(path: str) -> ArchiveIntegrityError:
+    return ArchiveIntegrityError(f"Reducer archive integrity failure: {path}")
 
 
 class Archive:
-    """The ``objects`` tree under ``store_root``."""
+    """The ``objects`` tree of the reducer under one runtime root."""
 
-    def __init__(self, store_root: str) -> None:
-        self.store_root = store_root
+    def __init__(self, root: RuntimeRoot) -> None:
+        self.root = root
 
     def path_of(self, digest: str) -> str:
-        return os.path.join(self.store_root, "objects", digest[:2], f"{digest}.txt")
+        return os.path.join(self.root.path, ARCHIVE_DIR, "objects", digest[:2], f"{digest}.txt")
+
+    def _directory(self, digest: str, create: bool) -> contextlib.AbstractContextManager[int]:
+        return private_directory(self.root, (ARCHIVE_DIR, "objects", digest[:2]), create=create)
 
     def store(self, body: str) -> ArchiveObject:
-        """Archive ``body`` (or find it already archived); raises :class:`ArchiveIntegrityError`."""
+        """Archive ``body`` (or find it already archived).
+
+        Raises:
+            ArchiveIntegrityError: a file of that name holds other bytes.
+            OSError: the archive cannot be written (a refused link, a full disk, permissions).
+        """
         data = utf8(body)
         digest = hashlib.sha256(data).hexdigest()
         path = self.path_of(digest)
-        _private_dir(self.store_root)
-        _private_dir(os.path.dirname(os.path.dirname(path)))
-        _private_dir(os.path.dirname(path))
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        except FileExistsError:
-            self.verify(path, data)
-        else:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+        with self._directory(digest, True) as directory:
+            if not publish_file(directory, f"{digest}.txt", data):
+                self._verify_in(directory, path, data)
         return ArchiveObject(digest, len(data), line_count(body), os.path.abspath(path))
 
-    def verify(self, path: str, data: bytes) -> None:
-        """Raise unless ``path`` is a regular file holding exactly ``data``."""
+    def _verify_in(self, directory: int, path: str, data: bytes) -> None:
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = open_no_follow(os.path.basename(path), os.O_RDONLY, dir_fd=directory)
         except OSError as exc:
-            raise ArchiveIntegrityError(f"Reducer archive integrity failure: {path}") from exc
+            raise _integrity_error(path) from exc
         with os.fdopen(fd, "rb") as handle:
-            same = handle.read(len(data) + 1) == data
+            same = stat.S_ISREG(os.fstat(fd).st_mode) and handle.read(len(data) + 1) == data
         if not same:
-            raise ArchiveIntegrityError(f"Reducer archive integrity failure: {path}")
+            raise _integrity_error(path)
 
     def recheck(self, archived: ArchiveObject, body: str) -> None:
-        """Before reusing a cached receipt: the archived file must still hold ``body``."""
-        self.verify(archived.path, utf8(body))
+        """Before reusing a cached receipt: the archived file must still hold ``body``.
+
+        Raises:
+            ArchiveIntegrityError: the file is gone or holds other bytes.
+            OSError: a directory on the way is now refused (a link).
+        """
+        try:
+            with self._directory(archived.hash, False) as directory:
+                self._verify_in(directory, archived.path, utf8(body))
+        except FileNotFoundError as exc:
+            raise _integrity_error(archived.path) from exc

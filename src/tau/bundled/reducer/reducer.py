@@ -95,14 +95,13 @@ class Reducer:
     def _state(self, ctx: Any) -> _RootState | None:
         manager = ctx.session_manager
         try:
-            root = runtime_root(manager.get_session_dir(), manager.get_session_id()).path
+            root = runtime_root(manager.get_session_dir(), manager.get_session_id())
         except Exception as exc:  # no safe place for the archive: leave every result alone
             sys.stderr.write(f"[evidence-reducer] fail-open: {exc}\n")
             return None
-        state = self.roots.get(root)
+        state = self.roots.get(root.key)
         if state is None:
-            archive = Archive(f"{root}/evidence-preserving-reducer")
-            state = self.roots[root] = _RootState(sha256(root)[:16], archive)
+            state = self.roots[root.key] = _RootState(sha256(root.path)[:16], Archive(root))
         return state
 
     def _journal(self, state: _RootState, kind: str, data: dict[str, Any]) -> None:
@@ -152,7 +151,7 @@ class Reducer:
         self, view: ResultView, candidate: Candidate, state: _RootState, ctx: Any
     ) -> dict[str, Any] | None:
         body = self._checked_body(view, candidate)
-        archived = state.archive.store(body)  # an integrity failure propagates: not fail-open
+        archived = _archived(state.archive.store, body, known={"sourceSha256": sha256(body)})
         self._journal(
             state,
             "candidate",
@@ -190,7 +189,7 @@ class Reducer:
         )
         cached = state.cache.get(key)
         if cached is not None:
-            state.archive.recheck(cached.archived, body)
+            _archived(state.archive.recheck, cached.archived, body, known=known)
             state.cache.move_to_end(key)
             self._journal(state, "cache_hit", {"toolCallId": view.tool_call_id, **known})
             return self._apply(
@@ -354,6 +353,17 @@ class Reducer:
             "isError": view.is_error,
             "details": {**details, "evidencePreservingReducer": summary},
         }
+
+
+def _archived(step: Any, *args: Any, known: dict[str, Any]) -> Any:
+    """Run an archive step; one it cannot write (a refused link, a full disk) falls back.
+
+    An :class:`~tau.bundled.reducer.archive.ArchiveIntegrityError` propagates: not fail-open.
+    """
+    try:
+        return step(*args)
+    except OSError as exc:
+        raise _Fallback("archive-unavailable", error=str(exc), **known) from exc
 
 
 def _stream_options(signal: Any, max_tokens: int, run_id: str, timeout_seconds: float) -> Any:
