@@ -28,6 +28,8 @@ HEAVY = (
     "prompt_toolkit",
     "email",
     "importlib.metadata",
+    "detect_secrets",
+    "requests",
 )
 
 # Runs tau's CLI in-process, then prints which of HEAVY ended up in sys.modules.

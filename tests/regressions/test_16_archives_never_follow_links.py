@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
-import re
 import stat
 import sys
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundled" / "reducer"))
 
-from reducer_fakes import FakeCtx, FakeRegistry, FakeTau, answer, bash_event
+from reducer_fakes import FakeCtx, FakeRegistry, FakeTau, bash_event, failure_receipt
 
 from tau.bundled.obspack.store import ObservationStore
 from tau.bundled.reducer.reducer import Reducer
@@ -116,21 +114,10 @@ def test_a_linked_session_dir_above_sol_stays_allowed_and_everything_is_private(
 
 
 def test_a_link_that_appears_after_archiving_makes_a_cache_hit_fall_back(tmp_path):
-    def good(context):
-        text = context["messages"][0]["content"][0]["text"]
-        digest = re.search(r"^source_sha256=([0-9a-f]{64})$", text, re.MULTILINE).group(1)
-        quote = "E   AssertionError: assert 41 == 42"
-        receipt = {
-            "schema": "sol-pi-evidence-receipt/1",
-            "source_sha256": digest,
-            "status": "failure",
-            "uncertain": False,
-            "evidence": [{"kind": "failure", "quote": quote}],
-        }
-        return answer(json.dumps(receipt))
-
     tau = FakeTau()
-    ctx = FakeCtx(str(tmp_path), FakeRegistry(replies=[good]))
+    ctx = FakeCtx(
+        str(tmp_path), FakeRegistry(replies=[failure_receipt("E   AssertionError: assert 41 == 42")])
+    )
     reducer = Reducer(tau, SolSettings(evidence_preserving_reducer=True))
     event = bash_event("pytest -q", INLINE, is_error=True)
     assert asyncio.run(reducer.on_tool_result(event, ctx)) is not None

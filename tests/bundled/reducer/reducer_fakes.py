@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +51,24 @@ def answer(text: str, stop_reason: str = "stop", total: int = 321) -> dict[str, 
         "stopReason": stop_reason,
         "usage": usage,
     }
+
+
+def failure_receipt(quote: str):
+    """A reply (for ``FakeRegistry``) with a valid failure receipt quoting ``quote`` from the request's log."""
+
+    def respond(context: dict[str, Any]) -> dict[str, Any]:
+        text = context["messages"][0]["content"][0]["text"]
+        digest = re.search(r"^source_sha256=([0-9a-f]{64})$", text, re.MULTILINE).group(1)  # type: ignore[union-attr]
+        receipt = {
+            "schema": "sol-pi-evidence-receipt/1",
+            "source_sha256": digest,
+            "status": "failure",
+            "uncertain": False,
+            "evidence": [{"kind": "failure", "quote": quote}],
+        }
+        return answer(json.dumps(receipt))
+
+    return respond
 
 
 class FakeUI:

@@ -50,9 +50,16 @@ DIAGNOSTIC_COMMAND = re.compile(
 FAILURE_SIGNAL = re.compile(
     r"error|failed|failure|fatal|exception|panic|timeout|unsolved|type mismatch|assert", re.IGNORECASE
 )
-# A precaution, not a secret scanner: a credential-looking name, a short gap, then an assignment.
+# The seed's precaution (the full scan is ``secret_scan``): a credential-looking name, then an
+# assignment and a value. Tightened from the seed's "name, any 32 characters, ``:`` or ``=``", which
+# blocked every failing pytest line of a project with "secret" or "bearer" in a test name
+# (``tests/test_secret.py::test_x - AssertionError: …``): only name characters may follow the name
+# before the assignment, ``::`` and ``==`` are none, and the value (group ``value``, after an
+# ``Authorization`` scheme) must be there; ``secret_scan`` also wants it to look generated.
 LIKELY_SECRET = re.compile(
-    r"(?:api[_-]?key|authorization|bearer|access[_-]?token|secret)[^\n]{0,32}[:=][^\n]+", re.IGNORECASE
+    r"(?:api[_-]?key|authorization|bearer|access[_-]?token|secret)[\w.-]{0,32}\\?[\"']?[ \t]*"
+    r"(?<![:=])[:=](?![:=])[ \t]*\\?[\"']?(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?P<value>[^\s\"'\\,;()\[\]{}<>]{4,200})",
+    re.IGNORECASE,
 )
 
 

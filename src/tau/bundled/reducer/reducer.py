@@ -17,7 +17,6 @@ import tau.extension as api
 from tau.bundled.reducer.archive import Archive, ArchiveObject
 from tau.bundled.reducer.candidate import Candidate, ResultView, find_candidate
 from tau.bundled.reducer.config import (
-    LIKELY_SECRET,
     MAX_CHARS,
     MAX_OUTPUT_TOKENS,
     MIN_BYTES,
@@ -30,6 +29,7 @@ from tau.bundled.reducer.config import (
 )
 from tau.bundled.reducer.prompt import reducer_input, reducer_instructions
 from tau.bundled.reducer.receipt import Rejected, ValidReceipt, receipt_text, validate_receipt
+from tau.bundled.reducer.secret_scan import find_secret
 from tau.bundled.sol_common import SolSettings, format_savings_bytes, runtime_root, show_savings
 from tau.common.jsstr import js_len, ms_now
 
@@ -134,15 +134,16 @@ class Reducer:
             self._journal(state, "fallback", data)
             return None
 
-    def _checked_body(self, view: ResultView, candidate: Candidate) -> str:
+    async def _checked_body(self, view: ResultView, candidate: Candidate) -> str:
         body = candidate.body
         if body is None or js_len(body) > self.max_chars:
             raise _Fallback("source-over-max-chars")
         known = {"sourceSha256": sha256(body), "sourceBytes": len(utf8(body))}
         if known["sourceBytes"] < self.min_bytes:
             raise _Fallback("source-under-min-bytes", **known)
-        if LIKELY_SECRET.search(body):
-            raise _Fallback("likely-secret", **known)
+        finding = await _secret_in(candidate.command, body, known)
+        if finding is not None:
+            raise _Fallback("likely-secret", finding=finding, **known)
         if candidate.exit_failed is not None and candidate.exit_failed != view.is_error:
             raise _Fallback("exit-state-mismatch", **known)
         return body
@@ -150,7 +151,7 @@ class Reducer:
     async def _reduce(
         self, view: ResultView, candidate: Candidate, state: _RootState, ctx: Any
     ) -> dict[str, Any] | None:
-        body = self._checked_body(view, candidate)
+        body = await self._checked_body(view, candidate)
         archived = _archived(state.archive.store, body, known={"sourceSha256": sha256(body)})
         self._journal(
             state,
@@ -353,6 +354,18 @@ class Reducer:
             "isError": view.is_error,
             "details": {**details, "evidencePreservingReducer": summary},
         }
+
+
+async def _secret_in(command: str, body: str, known: dict[str, Any]) -> str | None:
+    """The kind of credential in what the request would carry (never the value), or ``None``.
+
+    A log of 600,000 characters takes a noticeable part of a second to scan: that runs in a thread, so
+    the event loop (an abort, the terminal) is not held up meanwhile.
+    """
+    try:
+        return await asyncio.to_thread(lambda: find_secret(command) or find_secret(body))
+    except ImportError as exc:  # no scanner, no request: the text may hold anything
+        raise _Fallback("secret-scan-unavailable", error=str(exc), **known) from exc
 
 
 def _archived(step: Any, *args: Any, known: dict[str, Any]) -> Any:
