@@ -198,9 +198,10 @@ def test_abort_during_a_tool_gives_every_call_a_result_and_ends_the_run():
     results = [m for m in agent.state.messages if m["role"] == "toolResult"]
     assert [r["content"][0]["text"] for r in results] == ["Operation aborted", "Operation aborted"]
     assert all(r["isError"] for r in results)
-    assert agent.state.messages[-1]["stopReason"] == "aborted"
-    assert faux.call_count == 2  # the follow-up request is made, and ends aborted at once
-    assert agent.state.messages[-1]["content"] == []
+    last = agent.state.messages[-1]
+    assert (last["stopReason"], last["errorMessage"]) == ("aborted", "This operation was aborted")
+    assert faux.call_count == 1  # as pi: the follow-up request is not made (issue 22)
+    assert last["content"] == [] and last["usage"]["totalTokens"] == 0
     assert recorder.types()[-1] == "agent_end"
 
 

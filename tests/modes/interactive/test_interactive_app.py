@@ -52,7 +52,9 @@ def test_enter_steers_alt_enter_follows_up_and_esc_returns_them_to_the_editor(tm
         assert session.get_steering_messages() == ["steer me"]
         assert session.get_follow_up_messages() == ["later"]
         screen.send(ESC)
-        await screen.wait_for(lambda: session.is_idle() and "Aborted: Request was aborted" in screen.text())
+        await screen.wait_for(
+            lambda: session.is_idle() and "Aborted: This operation was aborted" in screen.text()
+        )
         assert "✗ $ sleep 30" in screen.text()
         assert screen.mode.editor.get_text() == "steer me\n\nlater"
         assert session.get_steering_messages() == [] and session.get_follow_up_messages() == []

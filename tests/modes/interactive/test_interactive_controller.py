@@ -109,7 +109,7 @@ def test_abort_of_a_running_bash_call(tmp_path):
     tool = next(b for b in controller.blocks if isinstance(b, ToolBlock))
     answer = [b for b in controller.blocks if isinstance(b, AssistantBlock)][-1]
     assert tool.status == "error" and answer.stop_reason == "aborted"
-    assert "Aborted: Request was aborted" in screen_text(controller)
+    assert "Aborted: This operation was aborted" in screen_text(controller)
     assert not controller.footer.working
 
 

@@ -141,7 +141,7 @@ def test_a_session_in_a_terminal(tau_pty):
     tau.wait_text("⋯ $ sleep 30")
     started = time.monotonic()
     tau.send(ESC)
-    tau.wait_text("Aborted: Request was aborted")
+    tau.wait_text("Aborted: This operation was aborted")
     assert time.monotonic() - started < 20
     assert "✗ $ sleep 30" in tau.text()
 
