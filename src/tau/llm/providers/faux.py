@@ -61,6 +61,8 @@ NO_SCRIPT = (
     "The faux model needs a script: --faux-script FILE or TAU_FAUX_SCRIPT=FILE "
     "(a JSON array of steps, see docs/models.md)"
 )
+BILL_ENV = "TAU_FAUX_BILL"
+BILL_PROMPTS_ENV = "TAU_FAUX_BILL_PROMPTS"
 _MAX_FACTORY_DEPTH = 32
 
 _call_ids = itertools.count(1)
@@ -306,6 +308,30 @@ def estimate_usage(
     }
 
 
+# -- the bill: one line per answered call, for benchmarks ----------------------------------
+
+
+def _bill(context: TranscriptContext, options: StreamOptions, usage: Usage) -> None:
+    """Append this call's usage to ``$TAU_FAUX_BILL`` (a JSON-lines file), when it is set.
+
+    The bill is what a provider would charge for the request faux received: ``bench/economy``
+    prices every call of a run from it, side requests (reducer, summaries) included. With
+    ``$TAU_FAUX_BILL_PROMPTS=1`` each line also holds the rendered prompt the usage was counted on.
+    """
+    path = os.environ.get(BILL_ENV)
+    if not path:
+        return
+    line: dict[str, Any] = {
+        "sessionId": options.session_id,
+        "cacheRetention": options.cache_retention,
+        "usage": usage,
+    }
+    if os.environ.get(BILL_PROMPTS_ENV) == "1":
+        line["prompt"] = render_prompt(context["messages"])
+    with open(path, "ab") as out:
+        out.write(jsjson.dumps(line) + b"\n")
+
+
 # -- the payload for before_provider_request -----------------------------------------------
 
 
@@ -483,6 +509,7 @@ class FauxProvider:
                 cache_retention=options.cache_retention,
                 prompt_cache=self.prompt_cache,
             )
+            _bill(context, options, message["usage"])
         except Exception as exc:  # boundary: a broken step or factory ends this call with an error
             message = _assistant([], "error", error_message=str(exc) or type(exc).__name__)
             message.update(api=model.api, provider=model.provider, model=model.id, timestamp=ms_now())
