@@ -1,0 +1,225 @@
+"""One benchmark run: a task with one profile, as a real ``tau -p`` in a throwaway git repository.
+
+The run's cost is what the faux provider billed: every call it answered (agent requests and the
+side requests of the reducer and of compaction) is a line of ``$TAU_FAUX_BILL`` with the usage it
+reported, priced cache-aware in *cost units* (uncached input 1, cache read 0.1, cache write 1.25,
+output 5 per token). ``tau savings --json`` on the run's session file must report the same total.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PLAY = f"{HERE / 'play.py'}:respond"
+
+READ, WRITE, OUTPUT = 0.1, 1.25, 5.0
+# tau savings prices at a real model's rates; its output/input ratio is this benchmark's 5.
+SAVINGS_PRICE = "anthropic/claude-sonnet-4-6"
+SAVINGS_INPUT_PER_MILLION = 3.0
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "none": {"args": ["--no-extensions"], "settings": {}},
+    "todo": {
+        "args": [],
+        "settings": {
+            "disabledExtensions": ["action-fusion", "observation-pack", "evidence-reducer", "online-compact"]
+        },
+    },
+    "default": {"args": [], "settings": {}},
+    "full": {
+        "args": [],
+        "settings": {"sol": {"evidencePreservingReducer": True, "onlineContextCompact": True}},
+    },
+}
+
+
+def cost_units(usage: dict[str, Any]) -> float:
+    """What one call costs: uncached input, cache reads and writes, output."""
+    return (
+        usage.get("input", 0)
+        + READ * usage.get("cacheRead", 0)
+        + WRITE * usage.get("cacheWrite", 0)
+        + OUTPUT * usage.get("output", 0)
+    )
+
+
+@dataclass
+class Bill:
+    """The calls of one run, from the faux bill: agent requests are those of the session's id."""
+
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, path: Path) -> Bill:
+        if not path.exists():
+            return cls()
+        return cls([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line])
+
+    def figures(self, agent_requests: int) -> dict[str, Any]:
+        usage = [line["usage"] for line in self.lines]
+        return {
+            "requests": agent_requests,
+            "side_requests": len(self.lines) - agent_requests,
+            "input_tokens": sum(u.get("input", 0) for u in usage),
+            "cache_read": sum(u.get("cacheRead", 0) for u in usage),
+            "cache_write": sum(u.get("cacheWrite", 0) for u in usage),
+            "output_tokens": sum(u.get("output", 0) for u in usage),
+            "cost_units": round(sum(cost_units(u) for u in usage), 2),
+        }
+
+    def cache_breaks(self, session_id: str) -> tuple[int, int]:
+        """Requests of the session whose cached prefix is shorter than the previous prompt, and the
+        tokens written again because of it."""
+        breaks = rewritten = 0
+        previous: int | None = None
+        for line in self.lines:
+            if line.get("sessionId") != session_id or line.get("cacheRetention") == "none":
+                continue
+            usage = line["usage"]
+            prompt = usage.get("input", 0) + usage.get("cacheRead", 0) + usage.get("cacheWrite", 0)
+            if previous is not None and usage.get("cacheRead", 0) < previous:
+                breaks += 1
+                rewritten += previous - usage.get("cacheRead", 0)
+            previous = prompt
+        return breaks, rewritten
+
+
+@dataclass
+class Run:
+    task: str
+    profile: str
+    exit_code: int
+    seconds: float
+    session: Path | None
+    bill: Bill
+    stdout: str
+    stderr: str
+    workdir: Path
+
+    def result(self) -> dict[str, Any]:
+        header, assistants = _session_counts(self.session)
+        figures = self.bill.figures(assistants)
+        breaks, rewritten = self.bill.cache_breaks(header.get("id", ""))
+        return {
+            "task": self.task,
+            "profile": self.profile,
+            **figures,
+            "cache_breaks": breaks,
+            "rewritten_tokens": rewritten,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 2),
+            "final": self.stdout.strip().splitlines()[-1][:120] if self.stdout.strip() else "",
+        }
+
+
+def _session_counts(session: Path | None) -> tuple[dict[str, Any], int]:
+    if session is None:
+        return {}, 0
+    lines = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines() if line]
+    assistants = sum(
+        1
+        for entry in lines
+        if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "assistant"
+    )
+    return lines[0], assistants
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+            "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+        },
+    )
+
+
+def prepare(task: Any, workdir: Path) -> Path:
+    """The task's repository under ``workdir``, committed (a plain directory without git)."""
+    repo = workdir / "repo"
+    repo.mkdir()
+    task.setup(repo)
+    if shutil.which("git"):
+        _git(repo, "init", "-q")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "initial")
+    return repo
+
+
+def run_task(task: Any, profile: str, workdir: Path | None = None, *, timeout: float = 300) -> Run:
+    """Run ``task`` with ``profile`` in ``workdir`` (a new temporary directory by default)."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix=f"tau-economy-{task.name}-{profile}-"))
+    if workdir.exists() and any(workdir.iterdir()):
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    repo = prepare(task, workdir)
+    agent = workdir / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps(PROFILES[profile]["settings"]), encoding="utf-8")
+    script = workdir / "script.json"
+    script.write_text(json.dumps([{"factory": PLAY}]), encoding="utf-8")
+    bill = workdir / "bill.jsonl"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("TAU_", "ANTHROPIC_", "OPENAI_"))},
+        "TAU_AGENT_DIR": str(agent),
+        "TAU_FAUX_BILL": str(bill),
+        "TAU_ECONOMY_TASK": task.name,
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "tau",
+        "-p",
+        "--model",
+        "faux/faux-1",
+        "--faux-script",
+        str(script),
+        *PROFILES[profile]["args"],
+        *task.prompts,
+    ]
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
+    seconds = time.monotonic() - started
+    sessions = sorted((agent / "sessions").rglob("*.jsonl")) if (agent / "sessions").exists() else []
+    sessions = [s for s in sessions if s.read_bytes().startswith(b'{"type":"session"')]
+    return Run(
+        task.name,
+        profile,
+        done.returncode,
+        seconds,
+        sessions[-1] if sessions else None,
+        Bill.read(bill),
+        done.stdout,
+        done.stderr,
+        workdir,
+    )
+
+
+def savings_units(session: Path) -> tuple[float, dict[str, Any]]:
+    """``tau savings --json`` on ``session``: its measured cost in cost units, and the report."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tau", "savings", str(session), "--json", "--price", SAVINGS_PRICE],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(done.stdout.splitlines()[0])
+    return report["tau"]["cost"] / (SAVINGS_INPUT_PER_MILLION / 1_000_000), report

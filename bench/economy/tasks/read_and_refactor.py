@@ -1,0 +1,197 @@
+"""read-and-refactor: rename a function across two large modules (48 KB and 36 KB).
+
+The model greps for the old name, reads each module whole, edits it in two passes (the second pass
+needs the module's text again: from the read when it is still visible, else a recall or a new
+read), re-reads a region to check its work, then greps again and runs the tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from policy import View, recall_step
+
+from tasks.base import Task, write_files
+
+OLD, NEW = "legacy_total", "order_total"
+GREP = f"grep -rn {OLD} shop tests || echo 'no matches'"
+TEST = "python3 -m unittest"
+CHECK = "python3 -m py_compile shop/orders.py shop/reports.py"
+
+ORDERS_SITES = [f"subtotal_{n} = {OLD}(batch_{n}.items)" for n in range(6)]
+REPORTS_SITES = [f"row_total_{n} = {OLD}(report_{n}.lines)" for n in range(5)]
+DEFINITION = f"def {OLD}(items):"
+DOCSTRING = f"Totals come from ``{OLD}`` in shop.orders."
+
+
+def _block(module: str, n: int, site: str | None) -> str:
+    body = (
+        f"def {module}_step_{n:03d}(batch_{n}, report_{n}=None):\n"
+        f'    """Step {n} of the {module} pipeline: validate, price and record one batch."""\n'
+        f"    checked_{n} = [item for item in batch_{n}.items if item.quantity > 0]\n"
+        f"    if not checked_{n}:\n"
+        f"        return None\n"
+    )
+    if site is not None:
+        body += f"    {site}\n    return subtotal_or_row(locals())\n\n\n"
+    else:
+        body += f"    return len(checked_{n}) * {n + 1}\n\n\n"
+    return body
+
+
+def _module(module: str, header: str, sites: list[str], blocks: int) -> str:
+    every = blocks // (len(sites) + 1)
+    parts = [header]
+    for n in range(blocks):
+        site_index = n // every - 1 if n % every == 0 and n > 0 else None
+        parts.append(
+            _block(
+                module, n, sites[site_index] if site_index is not None and site_index < len(sites) else None
+            )
+        )
+    return "".join(parts)
+
+
+def setup(repo: Path) -> None:
+    orders_header = (
+        '"""Orders: pricing and totals."""\n\n\n'
+        f"{DEFINITION}\n"
+        f'    """The total price of ``items``."""\n'
+        "    return sum(item.price * item.quantity for item in items)\n\n\n"
+        "def subtotal_or_row(names):\n    return next(v for k, v in names.items() if k.startswith(('subtotal', 'row')))\n\n\n"
+    )
+    reports_header = (
+        f'"""Reports.\n\n{DOCSTRING}\n"""\n\nfrom shop.orders import {OLD}, subtotal_or_row\n\n\n'
+    )
+    tests = (
+        "import unittest\nfrom types import SimpleNamespace as NS\n\n"
+        f"from shop.orders import {NEW}\n\n\n"
+        "class TestTotals(unittest.TestCase):\n"
+        "    def test_total(self):\n"
+        f"        self.assertEqual({NEW}([NS(price=2, quantity=3)]), 6)\n"
+    )
+    write_files(
+        repo,
+        {
+            "shop/__init__.py": "",
+            "shop/orders.py": _module("orders", orders_header, ORDERS_SITES, 170),
+            "shop/reports.py": _module("reports", reports_header, REPORTS_SITES, 125),
+            "tests/__init__.py": "",
+            "tests/test_shop.py": tests,
+        },
+    )
+
+
+def _seen(view: View, path: str, line: str) -> bool:
+    """Whether ``line`` of ``path`` is visible: in a full read of it, or in a recall."""
+    for call in view.calls:
+        shown = call.shown()
+        if shown is None or shown.kind != "full":
+            continue
+        if call.name == "read" and call.args.get("path") == path and line in shown.text:
+            return True
+        if call.name == "obs_recall" and line in shown.text:
+            return True
+    return False
+
+
+def _done(view: View, path: str, old: str) -> bool:
+    """An edit of ``path`` that replaced ``old`` went through."""
+    return any(
+        any(e.get("oldText") == old for e in call.args.get("edits") or [])
+        and call.shown() is not None
+        and (not call.failed or "[then_run:" in call.shown().text)
+        for call in view.edits_of(path)
+    )
+
+
+def _edit(view: View, path: str, pairs: list[tuple[str, str]], what: str) -> dict[str, Any]:
+    missing = [old for old, _ in pairs if not _seen(view, path, old)]
+    if missing:
+        read = view.latest_read(path)
+        shown = read.shown() if read is not None else None
+        if shown is not None and shown.kind == "placeholder":
+            asked = {c.args.get("query") for c in view.recalls_of(shown.obs_id)}
+            if missing[0] not in asked:
+                return recall_step(shown.obs_id, query=missing[0])
+        return {"text": f"Reading {path} to {what}.", "tool": "read", "args": {"path": path}}
+    args: dict[str, Any] = {"path": path, "edits": [{"oldText": o, "newText": n} for o, n in pairs]}
+    if view.fusion:
+        args["then_run"] = {"command": CHECK}
+    return {"text": f"Renaming in {path}: {what}.", "tool": "edit", "args": args}
+
+
+def _renamed(site: str) -> str:
+    return site.replace(OLD, NEW)
+
+
+def _passes(view: View) -> list[tuple[str, str, list[tuple[str, str]], str]]:
+    orders, reports = "shop/orders.py", "shop/reports.py"
+    return [
+        (
+            orders,
+            "definition",
+            [(DEFINITION, DEFINITION.replace(OLD, NEW))] + [(s, _renamed(s)) for s in ORDERS_SITES[:3]],
+            "the definition and the first call sites",
+        ),
+        (orders, "rest", [(s, _renamed(s)) for s in ORDERS_SITES[3:]], "the remaining call sites"),
+        (reports, "sites", [(s, _renamed(s)) for s in REPORTS_SITES], "the call sites"),
+        (
+            reports,
+            "import",
+            [
+                (f"from shop.orders import {OLD},", f"from shop.orders import {NEW},"),
+                (DOCSTRING, DOCSTRING.replace(OLD, NEW)),
+            ],
+            "the import and the docstring",
+        ),
+    ]
+
+
+def decide(view: View) -> dict[str, Any]:
+    if not view.runs_of(GREP):
+        return {"text": f"Finding every use of {OLD}.", "bash": GREP}
+    for path, _, pairs, what in _passes(view):
+        if not _done(view, path, pairs[0][0]):
+            if path == "shop/reports.py" and not _reread(view):
+                return {
+                    "text": "Checking the renamed definition.",
+                    "tool": "read",
+                    "args": {"path": "shop/orders.py", "offset": 1, "limit": 12},
+                }
+            return _edit(view, path, pairs, what)
+    greps = view.runs_of(GREP)
+    last_edit = max(c.position for c in view.calls if c.name == "edit")
+    if greps[-1].position < last_edit:
+        return {"text": "Checking that no use is left.", "bash": GREP}
+    tests = view.runs_of(TEST)
+    if not tests or tests[-1].position < last_edit or tests[-1].result is None:
+        return {"text": "Running the tests.", "bash": TEST}
+    if tests[-1].failed:
+        return {"text": "The tests still fail after the rename; stopping here."}
+    return {"text": f"Renamed {OLD} to {NEW} in shop/orders.py and shop/reports.py; the tests pass."}
+
+
+def _reread(view: View) -> bool:
+    return any(
+        call.name == "read" and call.args.get("path") == "shop/orders.py" and call.args.get("offset")
+        for call in view.calls
+    )
+
+
+def facts(text: str) -> list[str]:
+    return [f"renamed {site}" for site in ORDERS_SITES + REPORTS_SITES if _renamed(site) in text]
+
+
+TASK = Task(
+    name="read-and-refactor",
+    description="rename a function across a 48 KB and a 36 KB module: reads, four edits, a re-read",
+    prompts=(
+        f"Rename the function `{OLD}` to `{NEW}` everywhere in this repository (definition, call sites, "
+        "imports and docstrings), then check that nothing uses the old name and that the tests pass.",
+    ),
+    setup=setup,
+    decide=decide,
+    facts=facts,
+)
