@@ -3,29 +3,35 @@
 from __future__ import annotations
 
 from tau.modes.savings import savings_for_branch
-from tau.modes.savings.cost_model import CACHE_TTL_MS, CacheModel, PriceBook, Prices
+from tau.modes.savings.cost_model import CACHE_TTL_MS, PriceBook, Prices, PromptCache
 from tau.modes.savings.mechanisms import fuse_branch
 from tau.modes.savings.report import render_table
 
 MODEL = ("anthropic", "claude-test")
 
 
+def _user(text: str) -> dict:
+    return {"role": "user", "content": text, "timestamp": 0}
+
+
 def test_a_shared_prefix_is_read_until_the_cache_expires_or_the_model_changes():
-    cache = CacheModel()
-    assert cache.request(["a"], [100], 0, MODEL) == (0, 100)
-    assert cache.request(["a", "b"], [100, 10], 60_000, MODEL) == (100, 10)
-    assert cache.request(["a", "b", "c"], [100, 10, 5], 60_000 + CACHE_TTL_MS + 1, MODEL) == (0, 115)
-    assert cache.request(["a", "b", "c"], [100, 10, 5], 60_000 + CACHE_TTL_MS + 2, ("openai", "x")) == (
-        0,
-        115,
-    )
-    assert cache.request(["a", "x"], [100, 7], 60_000 + CACHE_TTL_MS + 3, ("openai", "x")) == (100, 7)
+    first = [_user("x" * 395)]  # "user:" + 395 = 400 characters: 100 tokens
+    second = [*first, _user("y" * 33)]  # + 2 (blank line) + 38 = 440 characters: 110 tokens
+    third = [*second, _user("z" * 15)]  # + 2 + 20 = 462: 116 tokens
+    cache = PromptCache()
+    assert cache.request(first, 0, MODEL) == (0, 100)
+    assert cache.request(second, 60_000, MODEL) == (100, 10)
+    assert cache.request(third, 60_000 + CACHE_TTL_MS + 1, MODEL) == (0, 116)
+    assert cache.request(third, 60_000 + CACHE_TTL_MS + 2, ("openai", "x")) == (0, 116)
+    # The prefix is counted in characters: "\n\nuser:" of the new last message is shared too.
+    assert cache.request([*second, _user("w" * 15)], 60_000 + CACHE_TTL_MS + 3, ("openai", "x")) == (112, 4)
 
 
 def test_prices_read_write_and_output():
     prices = Prices(input=10.0, output=20.0, source="override")
-    # 1M read at 0.1x, 1M written at 1.25x, 1M output
+    # 1M read at 0.1x, 1M written at 1.25x, 1M output, 1M uncached input at 1x
     assert prices.cost(1_000_000, 1_000_000, 1_000_000) == 10.0 * 0.1 + 10.0 * 1.25 + 20.0
+    assert prices.cost(0, 0, 0, uncached=1_000_000) == 10.0
 
 
 def test_recorded_costs_give_the_prices_of_a_model_the_catalogue_lacks():

@@ -23,28 +23,43 @@ def js_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def message_chars(message: dict) -> int:
-    """pi's characters of one agent message (text, thinking, tool-call name and JSON arguments)."""
-    role = message["role"]
-    if role == "bashExecution":
-        return js_len(message["command"]) + js_len(message.get("output") or "")
-    if role == "compactionSummary":
-        return js_len(message["summary"])
-    content = message["content"]
+def _blocks(content, *, assistant: bool = False) -> str:
     if isinstance(content, str):
-        return js_len(content)
-    chars = 0
+        return content
+    parts = []
     for block in content:
         if block["type"] == "text":
-            chars += js_len(block["text"])
+            parts.append(block["text"])
         elif block["type"] == "thinking":
-            chars += js_len(block["thinking"])
+            parts.append(block["thinking"])
         elif block["type"] == "image":
-            chars += 4800
-        elif block["type"] == "toolCall":
+            parts.append(f"[image:{block.get('mimeType')}:{js_len(block.get('data') or '')}]")
+        elif block["type"] == "toolCall" and assistant:
             arguments = json.dumps(block["arguments"], separators=(",", ":"), ensure_ascii=False)
-            chars += js_len(block["name"]) + js_len(arguments)
-    return chars
+            parts.append(f"{block['name']}:{arguments}")
+    return "\n".join(parts)
+
+
+def rendered_chars(message: dict) -> int:
+    """The characters of one message as the faux provider renders a request: ``role:text``."""
+    role = message["role"]
+    if role == "bashExecution":
+        output = message.get("output")
+        text = f"Ran `{message['command']}`\n" + (f"```\n{output}\n```" if output else "(no output)")
+        if message.get("exitCode") not in (None, 0):
+            text += f"\n\nCommand exited with code {message['exitCode']}"
+        return js_len(f"user:{text}")
+    if role == "compactionSummary":
+        text = (
+            "The conversation history before this point was compacted into the following summary:\n\n"
+            f"<summary>\n{message['summary']}\n</summary>"
+        )
+        return js_len(f"user:{text}")
+    if role == "toolResult":
+        return js_len(
+            "\n".join([f"toolResult:{message.get('toolName')}", *[_blocks([b]) for b in message["content"]]])
+        )
+    return js_len(f"{role}:{_blocks(message['content'], assistant=role == 'assistant')}")
 
 
 def independent_count(path: Path) -> tuple[int, int]:
@@ -52,24 +67,26 @@ def independent_count(path: Path) -> tuple[int, int]:
 
     Every assistant message is a request; it is sent every message before it, except what a
     compaction replaced: after a compaction, the context is its summary, the messages from
-    ``firstKeptEntryId`` on, and everything after it. Tokens: ceil(characters / 4) per message.
+    ``firstKeptEntryId`` on, and everything after it. Tokens: the request rendered as one text
+    (``role:text`` per message, joined by blank lines), ceil(characters / 4).
     """
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
-    context: list[tuple[str, int]] = []  # (entry id, tokens)
+    context: list[tuple[str, int]] = []  # (entry id, characters)
     requests = tokens = 0
     for entry in lines:
         if entry["type"] == "compaction":
             ids = [entry_id for entry_id, _ in context]
             kept = context[ids.index(entry["firstKeptEntryId"]) :] if entry["firstKeptEntryId"] in ids else []
             summary = {"role": "compactionSummary", "summary": entry["summary"]}
-            context = [("summary", math.ceil(message_chars(summary) / 4)), *kept]
+            context = [("summary", rendered_chars(summary)), *kept]
         if entry["type"] != "message":
             continue
         message = entry["message"]
         if message["role"] == "assistant":
             requests += 1
-            tokens += sum(count for _, count in context)
-        context.append((entry["id"], math.ceil(message_chars(message) / 4)))
+            chars = sum(count for _, count in context) + 2 * max(0, len(context) - 1)
+            tokens += math.ceil(chars / 4)
+        context.append((entry["id"], rendered_chars(message)))
     return requests, tokens
 
 

@@ -1,10 +1,15 @@
-"""``tau savings FILE...``: what tau's context-economy mechanisms would have saved on existing sessions.
+"""``tau savings FILE...``: what tau's context-economy mechanisms saved, or would have saved.
 
-Each file (a pi or tau session; a directory is searched for ``*.jsonl``) is opened read-only, its
-active branch replayed request by request as stock pi sent it (the baseline) and with each
-mechanism of the profile alone and all together, then priced at the session's model prices with
-a cache-aware cost model (:mod:`tau.modes.savings.cost_model`). Files are never written
-(decisions.md "Inspection never writes").
+Each file (a directory is searched for ``*.jsonl``) is opened read-only (decisions.md "Inspection
+never writes"), and its active branch is priced with a cache-aware cost model
+(:mod:`tau.modes.savings.cost_model`):
+
+- **a tau session** (one that tau's mechanisms ran in, that has a ``sol/`` archive, or whose system
+  prompt is tau's): ``tau`` is what was billed, from the usage every call recorded (agent requests,
+  reducer calls, summary calls; :mod:`tau.modes.savings.billed`); the baseline is a replay of the
+  session with every mechanism undone (:mod:`tau.modes.savings.undo`), an estimate;
+- **a pi session**: the baseline is the replay of the file as stock pi sent it, and ``tau`` the
+  replay with each mechanism of the profile alone and all together (estimates both).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tau.modes.savings.billed import billed_parts, is_tau_session, total
 from tau.modes.savings.cost_model import PriceBook, Prices, add_figures, empty_figures
 from tau.modes.savings.progress import Progress
 from tau.modes.savings.replay import (
@@ -25,6 +31,7 @@ from tau.modes.savings.replay import (
     summary_figures,
 )
 from tau.modes.savings.report import render_table
+from tau.modes.savings.undo import UndoResult, evidence, undo_branch
 
 __all__ = ["PROFILES", "build_parser", "main", "savings_for_branch", "savings_for_file"]
 
@@ -147,7 +154,8 @@ def _override(spec: str) -> Prices:
     return Prices(model.cost.input, model.cost.output, f"--price {spec}")
 
 
-def _open_branch(path: Path) -> list[dict[str, Any]]:
+def _open_branch(path: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """The active branch and the session id."""
     from tau.session import SessionError, SessionManager
 
     try:
@@ -157,9 +165,17 @@ def _open_branch(path: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise SavingsError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
     try:
-        return manager.get_branch()
+        return manager.get_branch(), manager.get_session_id()
     finally:
         manager.close()
+
+
+def _archive_root(path: Path, session_id: str | None) -> Path | None:
+    """The session's ``sol/<sessionId>/`` archive beside its file, when there is one."""
+    if not session_id:
+        return None
+    root = path.parent / "sol" / session_id
+    return root if root.is_dir() else None
 
 
 def _price_book(branch: list[dict[str, Any]], override: Prices | None) -> PriceBook:
@@ -178,8 +194,15 @@ def savings_for_file(
     path: Path, *, profile: str = "default", override: Prices | None = None, progress: bool | None = None
 ) -> dict[str, Any]:
     """The savings report of one session file (the ``--json`` object)."""
-    branch = _open_branch(path)
-    return savings_for_branch(branch, str(path), profile=profile, override=override, progress=progress)
+    branch, session_id = _open_branch(path)
+    return savings_for_branch(
+        branch,
+        str(path),
+        profile=profile,
+        override=override,
+        progress=progress,
+        archive_root=_archive_root(path, session_id),
+    )
 
 
 def savings_for_branch(
@@ -189,9 +212,13 @@ def savings_for_branch(
     profile: str = "default",
     override: Prices | None = None,
     progress: bool | None = None,
+    archive_root: Path | None = None,
 ) -> dict[str, Any]:
-    """The savings report of one branch (root→leaf entries)."""
+    """The savings report of one branch (root→leaf entries); ``archive_root`` is its ``sol/<id>/``."""
     book = _price_book(branch, override)
+    found = evidence(branch)
+    if is_tau_session(branch, found, archive_root is not None):
+        return _tau_report(branch, name, book, found, archive_root)
     enabled = PROFILES[profile]
     not_measured = _not_measured()
     measurable = [m for m in enabled if m not in not_measured]
@@ -219,6 +246,7 @@ def savings_for_branch(
         add_figures(tau_summaries, occ_summary_figures(final.occ, book))
     return {
         "file": name,
+        "kind": "pi",
         "profile": profile,
         "requests": baseline.figures["requests"],
         "baseline": baseline.figures,
@@ -259,3 +287,83 @@ def _prices_used(branch: list[dict[str, Any]], book: PriceBook) -> dict[str, Any
             "source": prices.source,
         }
     return used
+
+
+def _packed_live(archive_root: Path | None) -> bool:
+    """Whether ObservationPack ran in the session (it keeps a ledger when a result is large)."""
+    return archive_root is not None and (archive_root / "observation-pack" / "ledger.jsonl").is_file()
+
+
+def _undone_figures(undone: UndoResult, book: PriceBook, pack: bool) -> dict[str, Any]:
+    requests = replay_branch(undone.branch, book, ("observationPack",) if pack else ())
+    parts = {"requests": requests.figures, "summaries": summary_figures(undone.branch, book)}
+    return {**total(parts), "parts": parts, "placeholders": requests.placeholders}
+
+
+def _tau_report(
+    branch: list[dict[str, Any]],
+    name: str,
+    book: PriceBook,
+    found: dict[str, int],
+    archive_root: Path | None,
+) -> dict[str, Any]:
+    """What a tau session was billed, against the replay of it with every mechanism undone."""
+    parts = billed_parts(branch, book)
+    packed = _packed_live(archive_root)
+    used = set(found) | ({"observationPack"} if packed else set())
+    everything = set(MECHANISMS)
+    undone = undo_branch(branch, everything, archive_root=archive_root)
+    baseline = _undone_figures(undone, book, pack=False)
+    mechanisms: dict[str, Any] = {}
+    for mechanism in MECHANISMS:
+        if mechanism not in used:
+            mechanisms[mechanism] = {"used": False}
+            continue
+        kept = undo_branch(branch, everything - {mechanism}, archive_root=archive_root)
+        figures = _undone_figures(kept, book, pack=mechanism == "observationPack")
+        if mechanism == "evidencePreservingReducer":
+            figures = {
+                **add_figures(dict(figures), parts["reducer"]),
+                "parts": {**figures["parts"], "reducer": parts["reducer"]},
+            }
+        mechanisms[mechanism] = {
+            "used": True,
+            "measured": False,
+            **figures,
+            **_undo_details(mechanism, found, undone),
+        }
+    replayed_branch = undo_branch(branch, (), archive_root=archive_root)
+    replayed = _undone_figures(replayed_branch, book, pack=packed)
+    replayed = add_figures(dict(replayed), parts["reducer"])
+    measured = total(parts)
+    return {
+        "file": name,
+        "kind": "tau",
+        "profile": "as run",
+        "requests": parts["requests"]["requests"],
+        "baseline": {**baseline, "measured": False},
+        "tau": {**measured, "measured": True, "parts": parts},
+        "mechanisms": mechanisms,
+        "replayed": {**replayed, "measured": False},
+        "undone": {
+            "unfused": undone.unfused,
+            "receipts": undone.receipts,
+            "unrestored": undone.unrestored,
+            "recalls": undone.recalls,
+            "occCompactions": undone.occ_compactions,
+            "notes": undone.notes,
+        },
+        "summaries": {"baseline": baseline["parts"]["summaries"], "tau": parts["summaries"]},
+        "prices": _prices_used(branch, book),
+        "recorded": recorded_figures(branch),
+    }
+
+
+def _undo_details(mechanism: str, found: dict[str, int], undone: UndoResult) -> dict[str, Any]:
+    if mechanism == "actionFusion":
+        return {"fusedCalls": found.get(mechanism, 0)}
+    if mechanism == "observationPack":
+        return {"recalls": undone.recalls}
+    if mechanism == "evidencePreservingReducer":
+        return {"receipts": undone.receipts, "unrestored": undone.unrestored}
+    return {"compactions": undone.occ_compactions}

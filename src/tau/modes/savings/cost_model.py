@@ -1,10 +1,13 @@
 """The cache-aware cost of a sequence of requests (decisions.md "`tau savings`").
 
-Every prompt token is either read from the provider's prompt cache or written to it: the messages a
-request shares, as a prefix, with the previous request are read (0.1 x the input price) when that
-request was made less than five minutes before (the cache's time to live, refreshed by every use);
-the rest is written (1.25 x). Output is billed at the output price. Tokens are pi's estimate
-(characters / 4 per message), so a request's figures follow from the session file alone.
+A request is counted as the ``faux`` provider bills it (:func:`tau.llm.providers.faux.estimate_usage`):
+the whole request rendered as one text (each message tagged with its role; the system prompt and
+the tool declarations, where the session holds them, included), a token per 4 UTF-16 code units.
+The longest prefix it shares with the previous request is read from the cache (0.1 x the input
+price) when that request was made less than five minutes before with the same model (the cache's
+time to live, refreshed by every use); the rest is written (1.25 x). Uncached input, which recorded
+usage may hold, is billed at the input price, output at the output price. So a replayed request's
+figures follow from the session file alone, and for a faux session they are exactly its bill.
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ __all__ = [
     "CACHE_READ",
     "CACHE_TTL_MS",
     "CACHE_WRITE",
-    "CacheModel",
     "Figures",
     "PriceBook",
     "Prices",
+    "PromptCache",
     "add_figures",
     "empty_figures",
 ]
@@ -33,11 +36,12 @@ _PER_MILLION = 1_000_000
 
 
 class Figures(TypedDict):
-    """What a set of requests sends and costs. ``inputTokens`` = ``cacheRead`` + ``cacheWrite``;
-    ``cost`` is input and output, ``inputCost`` the cache-aware input part alone (USD)."""
+    """What a set of requests sends and costs. ``inputTokens`` = ``uncachedInput`` + ``cacheRead`` +
+    ``cacheWrite``; ``cost`` is input and output, ``inputCost`` the cache-aware input part alone (USD)."""
 
     requests: int
     inputTokens: int
+    uncachedInput: int
     cacheRead: int
     cacheWrite: int
     outputTokens: int
@@ -49,6 +53,7 @@ def empty_figures() -> Figures:
     return {
         "requests": 0,
         "inputTokens": 0,
+        "uncachedInput": 0,
         "cacheRead": 0,
         "cacheWrite": 0,
         "outputTokens": 0,
@@ -59,9 +64,36 @@ def empty_figures() -> Figures:
 
 def add_figures(total: Figures, part: Figures) -> Figures:
     """Add ``part`` into ``total`` in place; returns ``total``."""
-    for key in ("requests", "inputTokens", "cacheRead", "cacheWrite", "outputTokens", "cost", "inputCost"):
-        total[key] += part[key]  # type: ignore[literal-required]
+    for key in _KEYS:
+        total[key] += part.get(key, 0)  # type: ignore[literal-required]
     return total
+
+
+_KEYS = (
+    "requests",
+    "inputTokens",
+    "uncachedInput",
+    "cacheRead",
+    "cacheWrite",
+    "outputTokens",
+    "cost",
+    "inputCost",
+)
+
+
+def count_request(
+    figures: Figures, prices: Prices, *, uncached: int = 0, read: int = 0, write: int = 0, output: int = 0
+) -> Figures:
+    """Add one request with these token counts to ``figures`` in place; returns ``figures``."""
+    figures["requests"] += 1
+    figures["inputTokens"] += uncached + read + write
+    figures["uncachedInput"] += uncached
+    figures["cacheRead"] += read
+    figures["cacheWrite"] += write
+    figures["outputTokens"] += output
+    figures["cost"] += prices.cost(read, write, output, uncached=uncached)
+    figures["inputCost"] += prices.cost(read, write, 0, uncached=uncached)
+    return figures
 
 
 @dataclass(frozen=True)
@@ -72,8 +104,8 @@ class Prices:
     output: float
     source: str
 
-    def cost(self, cache_read: int, cache_write: int, output: int) -> float:
-        prompt = cache_read * CACHE_READ + cache_write * CACHE_WRITE
+    def cost(self, cache_read: int, cache_write: int, output: int, *, uncached: int = 0) -> float:
+        prompt = uncached + cache_read * CACHE_READ + cache_write * CACHE_WRITE
         return (prompt * self.input + output * self.output) / _PER_MILLION
 
 
@@ -134,27 +166,24 @@ def _number(value: Any) -> bool:
 
 
 @dataclass
-class CacheModel:
-    """The prompt cache of one replay: the previous request's messages and when it was made."""
+class PromptCache:
+    """The provider's prompt cache across one replay: the previous request, its model and time."""
 
-    keys: list[Any] = field(default_factory=list)
+    _previous: dict[str, list[str]] = field(default_factory=dict)
     model: tuple[str, str] | None = None
     last_used_ms: int | None = None
 
-    def request(
-        self, keys: list[Any], tokens: list[int], at_ms: int | None, model: tuple[str, str]
-    ) -> tuple[int, int]:
-        """``(cacheRead, cacheWrite)`` of a request whose messages have ``keys`` and ``tokens``."""
+    def request(self, messages: list[Any], at_ms: int | None, model: tuple[str, str]) -> tuple[int, int]:
+        """``(cacheRead, cacheWrite)`` of a request sending ``messages`` (model messages, system included)."""
+        from tau.llm.providers.faux import estimate_usage
+
         warm = self.model == model and (
             at_ms is None or self.last_used_ms is None or at_ms - self.last_used_ms <= CACHE_TTL_MS
         )
-        shared = 0
-        if warm:
-            limit = min(len(keys), len(self.keys))
-            while shared < limit and keys[shared] == self.keys[shared]:
-                shared += 1
-        read = sum(tokens[:shared])
-        self.keys, self.model = keys, model
+        if not warm:
+            self._previous.clear()
+        usage = estimate_usage(messages, [], session_id="replay", prompt_cache=self._previous)
+        self.model = model
         if at_ms is not None:
             self.last_used_ms = at_ms
-        return read, sum(tokens) - read
+        return usage["cacheRead"], usage["cacheWrite"]

@@ -94,6 +94,7 @@ def _fusable(branch: list[Entry], index: int) -> tuple[dict[str, Any], int, int,
         for c in calls
         if c.get("name") in MUTATIONS
         and isinstance(c.get("arguments"), dict)
+        and "then_run" not in c["arguments"]  # already fused: its command ran inside the call
         and not (_message(branch[results[str(c.get("id"))]], "toolResult") or {}).get("isError")
     ]
     if not mutations:

@@ -2,29 +2,33 @@
 
 A request is an assistant message on the active branch (error and aborted ones included); its
 context is the branch up to that message, projected as pi 1.6 projects it
-(:func:`tau.session.projection.build_session_context`). Compaction and branch-summary calls are
-not requests: they are counted apart (:func:`summary_figures`).
+(:func:`tau.session.projection.build_session_context`) and converted for the model
+(:func:`tau.session.messages.convert_to_llm`), system messages included; it is counted as the faux
+provider bills a request (:class:`~tau.modes.savings.cost_model.PromptCache`). Its output is the
+message's recorded output tokens, or faux's estimate of its content when it has none. Compaction
+and branch-summary calls are not requests: they are counted apart (:func:`summary_figures`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
-from tau.common import jsjson
 from tau.common.jsstr import ms_from_iso
-from tau.modes.savings.cost_model import CacheModel, Figures, PriceBook, empty_figures
+from tau.modes.savings.cost_model import Figures, PriceBook, PromptCache, count_request, empty_figures
 from tau.modes.savings.mechanisms import PackState, count_fused, fuse_branch
 from tau.session import projection
+from tau.session.messages import convert_to_llm
 
 __all__ = [
     "MECHANISMS",
     "ReplayResult",
     "context_tokens",
+    "count_recorded",
     "occ_summary_figures",
+    "output_tokens",
     "recorded_figures",
     "replay_branch",
     "request_positions",
@@ -78,26 +82,6 @@ class ReplayResult:
     occ: Any = None
 
 
-@dataclass
-class _Sizes:
-    """Cache keys and token estimates per message; the branch's stored dicts are memoised by identity."""
-
-    stable: dict[int, tuple[Any, int]] = field(default_factory=dict)
-
-    def of(self, message: dict[str, Any]) -> tuple[Any, int]:
-        known = self.stable.get(id(message))
-        if known is not None:
-            return known
-        digest = hashlib.blake2b(jsjson.dumps(message), digest_size=16).digest()
-        return digest, estimate_tokens(message)
-
-    def remember(self, branch: Iterable[Entry]) -> None:
-        for entry in branch:
-            message = entry.get("message") if entry.get("type") == "message" else None
-            if isinstance(message, dict):
-                self.stable[id(message)] = (("entry", id(message)), estimate_tokens(message))
-
-
 def replay_branch(
     branch: list[Entry],
     prices: PriceBook,
@@ -116,9 +100,7 @@ def replay_branch(
         branch, result.merged = fusion.branch, len(fusion.merged)
     pack = PackState(head_bytes, tail_bytes) if "observationPack" in enabled else None
     occ = _occ_for(branch, prices) if "onlineContextCompact" in enabled else None
-    sizes = _Sizes()
-    sizes.remember(branch)
-    cache = CacheModel()
+    cache = PromptCache()
     work = list(branch)
     last: list[dict[str, Any]] = []
     last_at = 0
@@ -128,7 +110,7 @@ def replay_branch(
         message = _assistant(work[index])
         if message is not None:
             model = model_of(message)
-            last, prompt = _request(result.figures, work, index, pack, sizes, cache, prices)
+            last, prompt = _request(result.figures, work, index, pack, cache, prices)
             last_at = index
             if occ is not None:
                 occ.request(prompt)
@@ -167,8 +149,7 @@ def _request(
     work: list[Entry],
     index: int,
     pack: PackState | None,
-    sizes: _Sizes,
-    cache: CacheModel,
+    cache: PromptCache,
     prices: PriceBook,
 ) -> tuple[list[dict[str, Any]], int]:
     """Count the request made for ``work[index]``; returns its messages as sent and their tokens."""
@@ -176,20 +157,22 @@ def _request(
     messages = projection.build_session_context(work[:index])["messages"]
     if pack is not None:
         messages = pack.project(messages, work, index)
-    measured = [sizes.of(m) for m in messages]
-    keys, tokens = [key for key, _ in measured], [count for _, count in measured]
     model = model_of(message)
-    read, write = cache.request(keys, tokens, request_time(work[index]), model)
-    output = estimate_tokens(message)
-    figures["requests"] += 1
-    figures["inputTokens"] += read + write
-    figures["cacheRead"] += read
-    figures["cacheWrite"] += write
-    figures["outputTokens"] += output
-    rates = prices.prices(*model)
-    figures["cost"] += rates.cost(read, write, output)
-    figures["inputCost"] += rates.cost(read, write, 0)
+    read, write = cache.request(convert_to_llm(messages), request_time(work[index]), model)
+    count_request(figures, prices.prices(*model), read=read, write=write, output=output_tokens(message))
     return messages, read + write
+
+
+def output_tokens(message: dict[str, Any]) -> int:
+    """A request's output: its recorded output tokens, else faux's estimate of its content."""
+    usage = message.get("usage")
+    recorded = usage.get("output") if isinstance(usage, dict) else None
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        return recorded
+    from tau.llm.providers.faux import estimate_usage
+
+    content = message.get("content")
+    return estimate_usage([], content if isinstance(content, list) else [])["output"]
 
 
 def _recallable(pack: PackState, branch: list[Entry]) -> int:
@@ -209,9 +192,10 @@ def _recallable(pack: PackState, branch: list[Entry]) -> int:
 def summary_figures(branch: list[Entry], prices: PriceBook) -> Figures:
     """The summary calls the file records (compactions, branch summaries), counted apart.
 
-    A compaction's input is the context it replaced (pi's estimate of the projection just before
-    it), its output the stored summary; a branch summary's input (the abandoned branch) is not on
-    this branch, so only its output is counted.
+    A call with recorded ``usage`` (pi 1.6 and tau store it on the entry) costs what it records.
+    Without it, a compaction's input is the context it replaced (pi's estimate of the projection
+    just before it) sent uncached, as pi sends summary requests, and its output the stored summary;
+    a branch summary's input (the abandoned branch) is not on this branch, so only its output counts.
     """
     figures = empty_figures()
     model: tuple[str, str] = ("", "")
@@ -223,18 +207,30 @@ def summary_figures(branch: list[Entry], prices: PriceBook) -> Figures:
         kind = entry.get("type")
         if kind not in ("compaction", "branch_summary"):
             continue
+        rates = prices.prices(*model)
+        usage = entry.get("usage")
+        if isinstance(usage, dict) and any(
+            _count(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite", "output")
+        ):
+            count_recorded(figures, usage, rates)
+            continue
         summary = entry.get("summary")
         output = -(-len(summary.encode("utf-16-le")) // 8) if isinstance(summary, str) else 0
-        prompt = 0
-        if kind == "compaction":
-            prompt = context_tokens(branch[:position])
-        figures["requests"] += 1
-        figures["inputTokens"] += prompt
-        figures["cacheWrite"] += prompt
-        figures["outputTokens"] += output
-        figures["cost"] += prices.prices(*model).cost(0, prompt, output)
-        figures["inputCost"] += prices.prices(*model).cost(0, prompt, 0)
+        prompt = context_tokens(branch[:position]) if kind == "compaction" else 0
+        count_request(figures, rates, uncached=prompt, output=output)
     return figures
+
+
+def count_recorded(figures: Figures, usage: dict[str, Any], rates: Any) -> Figures:
+    """Add one call as its recorded ``usage`` bills it, at ``rates``."""
+    return count_request(
+        figures,
+        rates,
+        uncached=_count(usage.get("input")),
+        read=_count(usage.get("cacheRead")),
+        write=_count(usage.get("cacheWrite")),
+        output=_count(usage.get("output")),
+    )
 
 
 def recorded_figures(branch: list[Entry]) -> Figures:
@@ -247,6 +243,7 @@ def recorded_figures(branch: list[Entry]) -> Figures:
         tokens = {key: _count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")}
         figures["requests"] += 1
         figures["inputTokens"] += tokens["input"] + tokens["cacheRead"] + tokens["cacheWrite"]
+        figures["uncachedInput"] += tokens["input"]
         figures["cacheRead"] += tokens["cacheRead"]
         figures["cacheWrite"] += tokens["cacheWrite"]
         figures["outputTokens"] += tokens["output"]
@@ -266,16 +263,11 @@ def _amount(value: Any) -> float:
 
 
 def occ_summary_figures(occ: Any, prices: PriceBook) -> Figures:
-    """The summary calls Online Context Compact added: input the removed history, output 1,000 tokens."""
+    """The summary calls Online Context Compact added: input the removed history sent uncached (pi's
+    summary request), output 1,000 tokens."""
     from tau.modes.savings.occ import SUMMARY_TOKENS
 
     figures = empty_figures()
     for archive, model in occ.summaries:
-        rates = prices.prices(*model)
-        figures["requests"] += 1
-        figures["inputTokens"] += archive
-        figures["cacheWrite"] += archive
-        figures["outputTokens"] += SUMMARY_TOKENS
-        figures["cost"] += rates.cost(0, archive, SUMMARY_TOKENS)
-        figures["inputCost"] += rates.cost(0, archive, 0)
+        count_request(figures, prices.prices(*model), uncached=archive, output=SUMMARY_TOKENS)
     return figures

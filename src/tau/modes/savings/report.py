@@ -52,9 +52,8 @@ def _mechanism_note(name: str, data: dict[str, Any]) -> str:
     return ""
 
 
-def render_table(report: dict[str, Any]) -> str:
-    """The report of one file as text lines."""
-    lines = [f"{report['file']}  (profile {report['profile']})"]
+def _price_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
     for model, price in report["prices"].items():
         if price["source"] == "none":
             lines.append(f"  {model}: no price known (cost counted as 0; use --price PROVIDER/MODEL)")
@@ -62,10 +61,21 @@ def render_table(report: dict[str, Any]) -> str:
             lines.append(
                 f"  {model}: ${price['input']:g} in / ${price['output']:g} out per M tokens ({price['source']})"
             )
+    return lines
+
+
+def _header() -> str:
     header = " ".join(
         f"{title:>12}" for title in ("requests", "input tok", "cache read", "cache write", "output")
     )
-    lines.append(f"{'':<26}{header} {'cost':>10} {'vs pi':>9}")
+    return f"{'':<26}{header} {'cost':>10} {'vs pi':>9}"
+
+
+def render_table(report: dict[str, Any]) -> str:
+    """The report of one file as text lines."""
+    if report.get("kind") == "tau":
+        return _render_tau(report)
+    lines = [f"{report['file']}  (profile {report['profile']})", *_price_lines(report), _header()]
     baseline = report["baseline"]
     lines.append(_row("stock pi (baseline)", baseline, None))
     for name, data in report["mechanisms"].items():
@@ -106,3 +116,53 @@ def _ratio(figures: dict[str, Any], baseline: dict[str, Any], key: str = "cost")
     if baseline["inputTokens"] > 0:
         return f"{figures['inputTokens'] / baseline['inputTokens']:.2f}x of the input tokens"
     return "n/a"
+
+
+_TAU_NOTES = {
+    "actionFusion": lambda d: f"{d['fusedCalls']} fused calls kept",
+    "observationPack": lambda d: (
+        f"{d['placeholders']} results packed in the replay, {d['recalls']} recalls kept"
+    ),
+    "evidencePreservingReducer": lambda d: (
+        f"{d['receipts']} receipts kept, {d['parts']['reducer']['requests']} reducer calls (measured)"
+    ),
+    "onlineContextCompact": lambda d: f"{d['compactions']} compactions kept",
+}
+
+
+def _render_tau(report: dict[str, Any]) -> str:
+    """A tau session: what was billed, against stock pi replayed with every mechanism undone."""
+    lines = [
+        f"{report['file']}  (tau session: measured cost against stock pi replayed)",
+        *_price_lines(report),
+    ]
+    lines.append(_header())
+    baseline, tau = report["baseline"], report["tau"]
+    lines.append(_row("stock pi (estimate)", baseline, None, "replay, every mechanism undone"))
+    lines.append(_row("tau (measured)", tau, baseline, "what the calls recorded"))
+    for part, label in (
+        ("requests", "agent requests"),
+        ("reducer", "reducer calls"),
+        ("summaries", "summary calls"),
+    ):
+        if tau["parts"][part]["requests"]:
+            lines.append(_row(f"  {label}", tau["parts"][part], None))
+    used = {name: data for name, data in report["mechanisms"].items() if data.get("used")}
+    if used:
+        lines.append("each mechanism alone (estimates: the replay with only it kept):")
+    for name, data in used.items():
+        lines.append(_row(f"  {LABELS[name]}", data, baseline, _TAU_NOTES[name](data)))
+    replayed = report["replayed"]
+    check = f"{replayed['cost'] / tau['cost'] - 1:+.1%} of measured" if tau["cost"] > 0 else ""
+    lines.append(_row("tau (replayed, estimate)", replayed, baseline, check))
+    undone = report["undone"]
+    lines.append(
+        f"undone for the baseline: {undone['unfused']} fused commands split, {undone['receipts']} receipts restored"
+        f" ({undone['unrestored']} not), {undone['recalls']} recalls and {undone['occCompactions']} OCC compactions removed"
+    )
+    lines.append(
+        f"cost: {_money(tau['cost'])} measured instead of {_money(baseline['cost'])} estimated for stock pi "
+        f"({_ratio(tau, baseline)}); summary and reducer calls included on both sides"
+    )
+    lines.append("cache write 1.25x, read 0.1x of the input price; replays count tokens as characters / 4")
+    return "\n".join(lines)
