@@ -163,7 +163,14 @@ def prepare(task: Any, workdir: Path) -> Path:
     return repo
 
 
-def run_task(task: Any, profile: str, workdir: Path | None = None, *, timeout: float = 300) -> Run:
+def run_task(
+    task: Any,
+    profile: str,
+    workdir: Path | None = None,
+    *,
+    timeout: float = 300,
+    extra_env: dict[str, str] | None = None,
+) -> Run:
     """Run ``task`` with ``profile`` in ``workdir`` (a new temporary directory by default)."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix=f"tau-economy-{task.name}-{profile}-"))
     if workdir.exists() and any(workdir.iterdir()):
@@ -182,6 +189,7 @@ def run_task(task: Any, profile: str, workdir: Path | None = None, *, timeout: f
         "TAU_FAUX_BILL": str(bill),
         "TAU_ECONOMY_TASK": task.name,
         "PYTHONDONTWRITEBYTECODE": "1",
+        **(extra_env or {}),
     }
     command = [
         sys.executable,

@@ -49,13 +49,12 @@ def test_the_demo_runs_a_checked_session_and_reports_its_savings(tmp_path):
     check = run(["tau", "session", "check", str(session_file)], tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "no problems" in check.stdout
-    assert "stock pi (baseline)" in out and "1 results packed, 1/1 recallable" in out
-    assert "(+1 already fused in this session)" in out
-    # replayed with the full profile, OCC takes its boundaries from the session's todo plan
-    full = run(["tau.modes.savings", "--json", "--profile", "full", str(session_file)], tmp_path)
+    # a tau session: what was billed, against stock pi replayed with the fusion and the recall undone
+    assert "stock pi (estimate)" in out and "tau (measured)" in out
+    assert "1 fused calls kept" in out and "1 results packed in the replay, 1 recalls kept" in out
+    full = run(["tau.modes.savings", "--json", str(session_file)], tmp_path)
     report = json.loads(full.stdout)
-    occ = report["mechanisms"]["onlineContextCompact"]
-    assert not occ["measured"] or occ["boundaries"] == "plan"
+    assert report["kind"] == "tau" and report["undone"]["unfused"] == report["undone"]["recalls"] == 1
     assert report["requests"] == 13 and report["tau"]["inputTokens"] < report["baseline"]["inputTokens"]
 
 
