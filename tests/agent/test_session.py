@@ -192,6 +192,23 @@ def test_thinking_level_and_model_changes_are_recorded(tmp_path):
     assert h.entry_types()[-1] in ("model_change", "thinking_level_change")
 
 
+@pytest.mark.parametrize(
+    ("settings", "after"),
+    [
+        ({}, "high"),  # unset: the current level is kept (issue 22; pi's golden: set-model-keeps-level)
+        ({"defaultThinkingLevel": "low"}, "low"),
+        ({"defaultThinkingLevel": "low", "modelThinkingLevels": {"faux/faux-1": "minimal"}}, "minimal"),
+    ],
+)
+def test_set_model_level_is_the_models_then_a_set_default_then_the_current(tmp_path, settings, after):
+    h = Harness(tmp_path, [], settings=settings, model_overrides={"reasoning": True}, thinking_level="high")
+    model = h.session.model
+    run(h.session.set_model(model))
+    assert h.session.get_thinking_level() == after
+    changes = [e["level"] for e in h.events if e["type"] == "thinking_level_changed"]
+    assert changes == ([] if after == "high" else [after])
+
+
 def test_register_tool_replaces_a_builtin_and_is_declared(tmp_path):
     from tau.tools.base import ToolDefinition, ToolResult
 

@@ -408,7 +408,11 @@ class AgentSession(
     # -- model and thinking level ------------------------------------------------------------
 
     async def set_model(self, model: Model) -> None:
-        """Switch model (recorded as a ``model_change``); the thinking level is re-clamped."""
+        """Switch model (recorded as a ``model_change``); the thinking level is re-clamped.
+
+        The level is the model's own from ``modelThinkingLevels``, else a ``defaultThinkingLevel``
+        that a settings file sets, else the current one (pi 1.6: an unset default keeps the level).
+        """
         if not self._registry.has_configured_auth(model):
             raise ValueError(f"No API key for {model.provider}/{model.id}")
         previous = self.agent.state.model
@@ -416,7 +420,7 @@ class AgentSession(
         self._session_manager.append_model_change(model.provider, model.id)
         per_model = (self._settings.get("modelThinkingLevels") or {}).get(f"{model.provider}/{model.id}")
         self.set_thinking_level(
-            per_model or self._settings.get("defaultThinkingLevel") or self.thinking_level
+            per_model or self._settings.get_set("defaultThinkingLevel") or self.thinking_level
         )
         if previous is None or (previous.provider, previous.id) != (model.provider, model.id):
             await self._emit_hook(

@@ -186,10 +186,10 @@ class CompactionMixin:
             "threshold": "Auto-compaction failed",
         }
         error_message = None if aborted else f"{prefix[reason]}: {message}"
+        # No "result" key: pi's is undefined, which JSON.stringify leaves out.
         event: dict[str, Any] = {
             "type": "compaction_end",
             "reason": reason,
-            "result": None,
             "aborted": aborted,
             "willRetry": False,
         }
@@ -342,7 +342,6 @@ class CompactionMixin:
                 {
                     "type": "compaction_end",
                     "reason": "overflow",
-                    "result": None,
                     "aborted": False,
                     "willRetry": False,
                     "errorMessage": error,

@@ -48,9 +48,14 @@ class RetryMixin:
         return self._retry_signal is not None
 
     def abort_retry(self: Any) -> None:
-        """Cancel a retry wait in progress."""
+        """Cancel a retry wait in progress.
+
+        ``auto_retry_end`` is emitted at once, before the caller answers (pi's sleep rejects
+        synchronously, so its RPC response follows the event); the waiting run then settles.
+        """
         if self._retry_signal is not None:
             self._retry_signal.abort()
+            self._finish_cancelled_retry()
 
     def _is_retryable(self: Any, message: dict[str, Any]) -> bool:
         model = self.agent.state.model

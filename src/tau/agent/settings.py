@@ -158,16 +158,18 @@ class Settings:
 
     @property
     def effective(self) -> dict[str, Any]:
-        merged = _merge_settings(_merge_settings(self.global_settings, self.project_settings), self.overrides)
-        return _deep_merge(_DEFAULTS, merged)
+        return _deep_merge(_DEFAULTS, self._given())
+
+    def _given(self) -> dict[str, Any]:
+        return _merge_settings(_merge_settings(self.global_settings, self.project_settings), self.overrides)
 
     def get(self, dotted: str, default: Any = None) -> Any:
-        value: Any = self.effective
-        for part in dotted.split("."):
-            if not isinstance(value, dict) or part not in value:
-                return default
-            value = value[part]
-        return value
+        return _lookup(self.effective, dotted, default)
+
+    def get_set(self, dotted: str) -> Any:
+        """The value a settings file or an override gives ``dotted``; ``None`` when only the built-in
+        default would (pi reads some settings this way, e.g. ``defaultThinkingLevel`` on a model switch)."""
+        return _lookup(self._given(), dotted, None)
 
     def as_dict(self) -> dict[str, Any]:
         """A deep copy of the effective settings (what ``get_settings()`` hands to extensions)."""
@@ -199,6 +201,14 @@ class Settings:
     def default_tools(self) -> list[str]:
         entries = self.get("defaultTools")
         return resolve_default_tools(entries) if isinstance(entries, list) else list(DEFAULT_TOOL_NAMES)
+
+
+def _lookup(value: Any, dotted: str, default: Any) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return default
+        value = value[part]
+    return value
 
 
 def _set_path(target: dict[str, Any], dotted: str, value: Any) -> None:

@@ -177,10 +177,14 @@ def _initial_messages(args: argparse.Namespace) -> tuple[str | None, list[str]]:
     messages = list(args.messages)
     parts = []
     if args.mode != "rpc" and not sys.stdin.isatty():
+        from tau.common.jsstr import js_trim
+
         try:
             piped = sys.stdin.read()
         except (OSError, ValueError):  # stdin closed or not readable (embedded runs, test runners)
             piped = ""
+        # As pi: the piped text trimmed (whitespace only counts as none), then the prompt, no separator.
+        piped = js_trim(piped)
         if piped:
             parts.append(piped)
     if messages:
