@@ -48,10 +48,28 @@ def test_no_output(ctx):
     assert text_of(call("bash", {"command": "exit 4"}, ctx)) == "(no output)\n\nCommand exited with code 4"
 
 
-def test_stdout_and_stderr_are_merged_in_order(ctx):
-    assert (
-        text_of(call("bash", {"command": "echo one; echo two >&2; echo three"}, ctx)) == "one\ntwo\nthree\n"
+def test_stdout_and_stderr_both_reach_the_output(ctx):
+    """Two pipes, as in pi: each stream keeps its own order (their interleaving is the reader's)."""
+    text = text_of(call("bash", {"command": "echo one; echo two >&2; echo three"}, ctx))
+    assert sorted(text.splitlines()) == ["one", "three", "two"]
+    assert text.index("one") < text.index("three")
+
+
+def test_a_chunk_never_mixes_stdout_and_stderr():
+    """Issue 22: pi passes stdout and stderr chunks on separately (one update each); one shared
+    pipe merged them. Whatever the timing, every chunk comes from one stream."""
+    from tau.tools.bash_exec import LocalBashOperations
+
+    chunks: list[bytes] = []
+    command = "for i in 1 2 3 4 5; do printf ooo; printf eee >&2; done"
+    code = asyncio.run(
+        LocalBashOperations().exec(
+            command, os.getcwd(), on_data=chunks.append, signal=None, timeout=None, env=dict(os.environ)
+        )
     )
+    assert code == 0
+    assert b"".join(chunks).count(b"o") == b"".join(chunks).count(b"e") == 15
+    assert all(set(chunk) in ({ord("o")}, {ord("e")}) for chunk in chunks), chunks
 
 
 def test_invalid_utf8_and_binary_output_never_crash(ctx):

@@ -186,6 +186,20 @@ def test_prepare_arguments_folds_legacy_and_loose_shapes():
     assert validate_arguments("edit", tool.parameters, prepared) == {"path": "p", "edits": [one]}
 
 
+def test_an_edits_string_is_parsed_into_the_live_call_and_a_legacy_fold_is_a_copy():
+    """Issue 22: as pi, ``edits`` sent as a JSON string becomes the array in the call's own arguments
+    (later events and the next request carry it; the stored entry was written before)."""
+    tool = builtin_tool("edit")
+    one = {"oldText": "a", "newText": "b"}
+    live = {"path": "p", "edits": json.dumps([one])}
+    assert prepare_arguments(tool, live) is live and live == {"path": "p", "edits": [one]}
+    single = {"path": "p", "edits": one}
+    assert prepare_arguments(tool, single) is single and single["edits"] == [one]
+    legacy = {"path": "p", "oldText": "a", "newText": "b"}
+    assert prepare_arguments(tool, legacy) is not legacy
+    assert legacy == {"path": "p", "oldText": "a", "newText": "b"}
+
+
 def test_parallel_edits_of_one_file_are_serialized(ctx):
     """Ten concurrent single-line edits of one file all land (no lost update)."""
     write(ctx, "counter.txt", "".join(f"slot{i}=0\n" for i in range(10)))

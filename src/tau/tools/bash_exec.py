@@ -1,8 +1,10 @@
 """Running one shell command locally: spawn, stream, time out, abort (pi 1.6 ``createLocalShellOperations``).
 
-The shell runs in its own session (``start_new_session``), stdout and stderr share one pipe, and
-stdin is closed. After the shell exits, output is read until the pipe falls idle for 100 ms, so a
-background process that keeps the pipe open cannot hang the call but still gets its late output in.
+The shell runs in its own session (``start_new_session``) with stdin closed. stdout and stderr are
+two pipes, each chunk passed on as it arrives (pi streams them the same way: a write to stderr is
+never merged into a stdout chunk). After the shell exits, output is read until the pipes fall idle
+for 100 ms, so a background process that keeps a pipe open cannot hang the call but still gets its
+late output in.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class LocalBashOperations:
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.PIPE,
             start_new_session=True,
         )
         try:
@@ -140,6 +142,7 @@ class _ShellProtocol(asyncio.SubprocessProtocol):
         self.output_closed = asyncio.Event()
         self.data_arrived = asyncio.Event()
         self.accepting = True
+        self._open_pipes = {1, 2}
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if self.accepting:
@@ -147,7 +150,8 @@ class _ShellProtocol(asyncio.SubprocessProtocol):
             self.data_arrived.set()
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
+        self._open_pipes.discard(fd)
+        if not self._open_pipes:
             self.output_closed.set()
 
     def process_exited(self) -> None:

@@ -85,10 +85,15 @@ def _is_single_edit(value: Any) -> bool:
 
 def prepare_edit_arguments(arguments: Any) -> Any:
     """Fold shapes models send into ``{path, edits: [...]}``: ``edits`` as a JSON string or a single
-    object, and the legacy top-level ``oldText``/``newText`` (pi 0.58's schema). Never mutates the input."""
+    object, and the legacy top-level ``oldText``/``newText`` (pi 0.58's schema).
+
+    As in pi 1.6, ``edits`` is replaced in the given arguments (the live tool call: later events and
+    the next request carry the array, while the stored entry keeps what the model sent); the legacy
+    fold returns a new object.
+    """
     if not isinstance(arguments, dict):
         return arguments
-    args = dict(arguments)
+    args = arguments
     edits = args.get("edits")
     if isinstance(edits, str):
         try:
@@ -104,9 +109,9 @@ def prepare_edit_arguments(arguments: Any) -> Any:
     if not (isinstance(args.get("oldText"), str) and isinstance(args.get("newText"), str)):
         return args
     folded = list(args["edits"]) if isinstance(args.get("edits"), list) else []
-    folded.append({"oldText": args.pop("oldText"), "newText": args.pop("newText")})
-    args["edits"] = folded
-    return args
+    folded.append({"oldText": args["oldText"], "newText": args["newText"]})
+    rest = {key: value for key, value in args.items() if key not in ("oldText", "newText")}
+    return {**rest, "edits": folded}
 
 
 async def execute_edit(
