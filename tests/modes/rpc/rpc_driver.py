@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from piped_process import start_piped
+
 REPO = Path(__file__).resolve().parents[3]
 ANCHOR_TYPES = {"response", "agent_settled", "tool_execution_start"}
 
@@ -62,15 +64,7 @@ def tau_env(**extra: str) -> dict[str, str]:
 async def replay(
     plan: list[tuple[int, str | None]], argv: list[str], *, cwd: Path, env: dict, timeout: float = 60
 ) -> Run:
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=1 << 24,
-    )
+    proc = await start_piped(argv, cwd=cwd, env=env)
     run = Run()
     anchors = 0
 
