@@ -86,6 +86,25 @@ CASES = {
     ),
     "has_dependents": (PAIR_OPEN, {"action": "remove", "baseRevision": 0, "id": "t1"}),
     "unknown_task": (PAIR_OPEN, {"action": "remove", "baseRevision": 0, "id": "t9"}),
+    "ambiguous_task": (
+        check_state(
+            {
+                "schemaVersion": 1,
+                "revision": 0,
+                "tasks": [
+                    {
+                        "id": f"abcdefgh-{n}",
+                        "title": "t",
+                        "description": "",
+                        "status": "pending",
+                        "dependencies": [],
+                    }
+                    for n in (1, 2)
+                ],
+            }
+        ),
+        {"action": "remove", "baseRevision": 0, "id": "abcdefgh"},
+    ),
 }
 
 
@@ -105,6 +124,7 @@ def test_each_rule_of_the_doc_gives_the_documented_text_and_code(code):
     for concrete in ("t100", "t9", "t2", "t1"):
         shown = shown.replace(concrete, "<id>")
     shown = shown.replace(": 1 task(s)", ": <n> task(s)")
+    shown = shown.replace("prefix abcdefgh matches 2", "prefix <prefix> matches <n>")
     assert f"`{shown}` (`{code}`)" in doc_row(code)
 
 

@@ -128,12 +128,17 @@ def test_the_model_plans_and_completes_three_dependent_tasks(tmp_path):
     assert final[1]["dependencies"] == [final[0]["id"]] and final[2]["dependencies"] == [final[1]["id"]]
     results = harness.todo_results()
     assert results[0]["content"][0]["text"] == '{"revision":0,"tasks":[]}'
-    assert results[1]["content"][0]["text"] == f"todo revision 1 (1 change: {final[0]['id']})"
+    first_line, listed = results[1]["content"][0]["text"].split("\n")
+    assert first_line == f"todo revision 1 (1 change: {final[0]['id'][:8]})"
+    assert json.loads(listed) == {
+        "revision": 1,
+        "tasks": [{"id": final[0]["id"][:8], "title": "Write the parser", "status": "pending"}],
+    }
     assert all(not r["isError"] for r in results)
     assert harness.ui.status["pi-todo"] == "todo 3/3"
 
 
-def test_the_snapshot_reaches_the_model_once_per_revision(tmp_path):
+def test_results_carry_the_list_so_no_block_is_ever_sent(tmp_path):
     harness = Harness(tmp_path, [{"factory": planner.plan}])
 
     async def scenario() -> None:
@@ -141,16 +146,35 @@ def test_the_snapshot_reaches_the_model_once_per_revision(tmp_path):
         await harness.session.prompt("plan")
 
     asyncio.run(scenario())
-    first, after_list, *rest = harness.requests
-    assert snapshot_blocks(first) == [] and snapshot_blocks(after_list) == []  # revision 0 or a list result
-    for number, request in enumerate(rest, start=1):
-        blocks = snapshot_blocks(request)
-        assert len(blocks) == 1, request
-        assert f"[todo snapshot, revision {number}]" in json.dumps(blocks[0])
-        assert "pi-todo:snapshot" not in Path(harness.manager.get_session_file()).read_text()
+    assert len(harness.requests) == 8
+    assert all(snapshot_blocks(request) == [] for request in harness.requests)
+    assert "pi-todo:snapshot" not in Path(harness.manager.get_session_file()).read_text()
 
 
-def test_a_current_list_result_suppresses_the_block(tmp_path):
+def test_an_edit_outside_the_tool_is_sent_once_at_the_end_and_stays(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
+        {"text": "first"},
+        {"bash": "true"},
+        {"text": "second"},
+    ]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("go")
+        [store] = _stores(harness)
+        store.mutate({"action": "add", "baseRevision": 1, "title": "two (from /todo)"})
+        await harness.session.prompt("again")
+
+    asyncio.run(scenario())
+    third, fourth = harness.requests[2:]
+    [block] = snapshot_blocks(third)
+    assert third[-1] == block and "[todo snapshot, revision 2]" in json.dumps(block)
+    assert fourth[: len(third)] == third and snapshot_blocks(fourth) == [block]
+
+
+def test_list_and_mutation_results_both_suppress_the_block(tmp_path):
     steps = [
         {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
         {"tool": "todo", "args": {"action": "list"}},
@@ -163,7 +187,7 @@ def test_a_current_list_result_suppresses_the_block(tmp_path):
         await harness.session.prompt("go")
 
     asyncio.run(scenario())
-    assert [len(snapshot_blocks(r)) for r in harness.requests] == [0, 1, 0]
+    assert [len(snapshot_blocks(r)) for r in harness.requests] == [0, 0, 0]
 
 
 def test_errors_are_error_results_with_the_code(tmp_path):
@@ -198,8 +222,7 @@ def test_volatile_sessions_say_so_to_the_model(tmp_path):
     asyncio.run(scenario())
     [result] = harness.todo_results()
     assert result["content"][0]["text"].endswith("\n(in-memory, not persistent after process exit)")
-    block = json.dumps(snapshot_blocks(harness.requests[1]))
-    assert "in-memory, not persistent after process exit" in block
+    assert snapshot_blocks(harness.requests[1]) == []  # the result says it
     assert harness.ui.status["pi-todo"] == "todo 0/1 (in-memory, not persistent after process exit)"
 
 
@@ -208,19 +231,23 @@ def test_an_inactive_todo_tool_adds_nothing(tmp_path):
         {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
         {"text": "a"},
         {"text": "b"},
+        {"text": "c"},
     ]
     harness = Harness(tmp_path, steps)
 
     async def scenario() -> None:
         await harness.start()
         await harness.session.prompt("go")
-        harness.session.set_active_tools([n for n in harness.session.get_active_tool_names() if n != "todo"])
+        [store] = _stores(harness)
+        store.mutate({"action": "add", "baseRevision": 1, "title": "two (from /todo)"})
         await harness.session.prompt("again")
+        harness.session.set_active_tools([n for n in harness.session.get_active_tool_names() if n != "todo"])
+        await harness.session.prompt("more")
 
     asyncio.run(scenario())
-    assert len(snapshot_blocks(harness.requests[1])) == 1
-    assert snapshot_blocks(harness.requests[2]) == []
-    assert len(harness.states()) == 1  # the stored snapshot stays
+    assert len(snapshot_blocks(harness.requests[2])) == 1
+    assert snapshot_blocks(harness.requests[3]) == []
+    assert len(harness.states()) == 2  # the stored snapshots stay
 
 
 def test_a_different_visible_todo_tool_fails_closed(tmp_path):
@@ -298,7 +325,7 @@ def test_slash_todo_reconcile_lifts_a_quarantine(tmp_path):
 
 def _stores(harness: Harness) -> list[Any]:
     """The extension's store, found through its registered tool's bound method."""
-    definition = next(d for d in harness.runner.extensions[-1].tools.values() if d.name == "todo")
+    definition = next(d for ext in harness.runner.extensions for d in ext.tools.values() if d.name == "todo")
     return [definition.execute.__self__.store]
 
 
@@ -358,7 +385,7 @@ def test_fork_recovers_the_checklist_in_the_new_file(tmp_path):
     assert listed.startswith('{"revision":1,"tasks":[{"id":')
 
 
-def test_compaction_recovers_and_the_snapshot_follows_the_summary(tmp_path):
+def test_compaction_recovers_and_the_compacted_list_is_sent_again(tmp_path):
     steps = [
         {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
         {"text": "first"},
@@ -381,7 +408,7 @@ def test_compaction_recovers_and_the_snapshot_follows_the_summary(tmp_path):
     assert len(blocks) == 1 and "[todo snapshot, revision 1]" in json.dumps(blocks[0])
     assert any(e["type"] == "compaction" for e in harness.manager.get_branch())
     visible = [m for m in last if m["role"] != "system"]
-    assert "compacted into the following summary" in json.dumps(visible[0]) and visible[1] == blocks[0]
+    assert "compacted into the following summary" in json.dumps(visible[0]) and visible[-1] == blocks[0]
 
 
 def test_print_mode_end_to_end_writes_the_checklist_to_the_session_file(tmp_path):
@@ -413,3 +440,31 @@ def test_print_mode_end_to_end_writes_the_checklist_to_the_session_file(tmp_path
         parent = by_id[state["parentId"]]
         assert parent["type"] == "message" and parent["message"]["role"] == "assistant"
     assert "pi-todo:snapshot" not in path.read_text()
+
+
+def test_other_extensions_read_the_checklist_on_the_event_bus(tmp_path):
+    steps = [{"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}}, {"text": "ok"}]
+    harness = Harness(tmp_path, steps)
+    answers = []
+
+    def reader(tau):
+        async def on_settled(event, ctx):
+            request = {"ctx": ctx}
+            await tau.events.emit("pi-todo:read", request)
+            answers.append(request.get("todo"))
+
+        tau.on("agent_settled", on_settled)
+
+    async def scenario() -> None:
+        await harness.start(reader)
+        await harness.session.prompt("go")
+        [store] = _stores(harness)
+        store._quarantine_for("a test quarantine")
+        await harness.session.prompt("again")
+
+    faux.use_script([*steps, {"text": "still"}])
+    asyncio.run(scenario())
+    first, second = answers
+    assert first["mode"] == "file" and first["reason"] is None
+    assert first["state"] == harness.states()[-1]
+    assert second == {"state": None, "reason": "a test quarantine", "mode": "unavailable"}

@@ -52,7 +52,10 @@ def test_bidi_controls_are_escaped_only_in_model_visible_text():
 def test_mutation_reply_is_compact_with_full_snapshots_in_details():
     change = apply(empty_state(), {"action": "add", "baseRevision": 0, "title": "x"}, lambda: "abc")
     reply = results.mutation_reply(change)
-    assert reply.text == "todo revision 1 (1 change: abc)"
+    assert (
+        reply.text
+        == 'todo revision 1 (1 change: abc)\n{"revision":1,"tasks":[{"id":"abc","title":"x","status":"pending"}]}'
+    )
     assert reply.details == reply.structured == change.state
     assert reply.details is not reply.structured
 
@@ -81,4 +84,4 @@ def test_storage_notes_use_the_seed_words():
     reply = results.list_reply(empty_state(), results.VOLATILE)
     assert reply.text == '{"revision":0,"tasks":[]}\n(in-memory, not persistent after process exit)'
     noop = results.mutation_reply(Change(empty_state(), []), results.PENDING)
-    assert noop.text == "todo revision 0 (0 changes)\n(not yet persisted)"
+    assert noop.text == 'todo revision 0 (0 changes)\n{"revision":0,"tasks":[]}\n(not yet persisted)'

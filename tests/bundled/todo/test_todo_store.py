@@ -67,7 +67,10 @@ def test_a_file_backed_edit_is_appended_verified_and_silent(manager):
     assert store.mode == "file" and store.note is None
     reply = add(store, "first")
     task_id = store.state["tasks"][0]["id"]
-    assert reply.text == f"todo revision 1 (1 change: {task_id})"
+    assert reply.text == (
+        f"todo revision 1 (1 change: {task_id[:8]})\n"
+        f'{{"revision":1,"tasks":[{{"id":"{task_id[:8]}","title":"first","status":"pending"}}]}}'
+    )
     assert not reply.is_error
     [line] = state_lines(manager.get_session_file())
     assert line["data"] == store.state == reply.details
@@ -85,7 +88,7 @@ def test_conflicts_and_no_ops_append_nothing(manager):
     noop = store.mutate(
         {"action": "update", "baseRevision": 1, "updates": [{"id": task_id, "title": "first"}]}
     )
-    assert noop.text == "todo revision 1 (0 changes)"
+    assert noop.text.split("\n")[0] == "todo revision 1 (0 changes)"
     assert len(state_lines(manager.get_session_file())) == 1
 
 
@@ -198,6 +201,24 @@ def test_recovery_ignores_altered_same_id_data(manager):
     path.write_bytes(path.read_bytes().replace(b'"title":"b"', b'"title":"B"'))
     again = make_store(manager)
     assert again.state["revision"] == 1 and [t["title"] for t in again.state["tasks"]] == ["a"]
+
+
+def test_a_branch_whose_every_snapshot_the_file_lost_is_unavailable_not_empty(manager):
+    """Issue 18, item 4: after an external change, reconcile names the state unavailable."""
+    store = make_store(manager)
+    add(store, "a")
+    path = Path(manager.get_session_file())
+    header, *rest = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(header + b"".join(line for line in rest if CUSTOM_TYPE.encode() not in line))
+    store.reconcile()
+    assert store.state is None and store.mode == "unavailable"
+    assert store.reason == (
+        f"no {CUSTOM_TYPE} entry of this branch is a complete line of {path.name} "
+        "(1 on the branch; the file changed outside this session)"
+    )
+    listed = store.list()
+    assert listed.is_error and listed.details == {"error": "storage_unavailable"}
+    assert store.status_text() == "todo unavailable"
 
 
 def test_recovery_ignores_an_incomplete_last_line(manager):

@@ -1,25 +1,35 @@
-"""The checklist in the model's context: one snapshot block per revision, never persisted.
+"""The checklist in the model's context: the current list once, never persisted, never moved.
 
-The ``context`` hook gets the projected messages of one request. When no successful ``list`` result
-of the current revision is among them, one ``custom`` message (``customType: "pi-todo:snapshot"``)
-carries the snapshot. It is placed right after the turn in which the revision was recorded (after
-the last message not newer than the snapshot entry, and after the tool results of that turn), so
-every request of that revision sees it at the same place. Unavailable storage is named instead,
-at the end, without a snapshot. A checklist that was never recorded (revision 0, no entry) adds
-nothing.
+Every successful ``todo`` result carries the whole list (``list``: the list JSON on its first line;
+a mutation: the compact list JSON on the line after ``todo revision N (…)``), so in the common
+request the model already sees the current list and the ``context`` hook adds nothing. Only when no successful result of exactly the current
+list is among the request's messages (the list changed through ``/todo``, the results were compacted
+away, a branch switch, the storage became unavailable) is one hidden ``custom`` message
+(``customType: "pi-todo:snapshot"``) added, **at the end** of that request.
+
+A block, once sent, stays: later requests carry it at the same place (right after the message it
+followed) with the same text, even when a newer list has superseded it, because removing or moving
+it would change messages an earlier request already sent and break the provider's cached prefix.
+When the message it followed is no longer in the context (compaction, another branch), the block
+goes too: that prefix has changed anyway. A checklist that was never recorded (revision 0, no entry)
+adds nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
-from tau.bundled.todo.results import list_json, unavailable_text
+from tau.bundled.todo.results import compact_json, list_json, unavailable_text
 from tau.bundled.todo.state import State
 
-__all__ = ["SNAPSHOT_TYPE", "has_current_list", "snapshot_message", "transform", "without_snapshots"]
+__all__ = ["SNAPSHOT_TYPE", "Blocks", "has_current_list", "snapshot_message", "without_snapshots"]
 
 SNAPSHOT_TYPE = "pi-todo:snapshot"
+_MUTATION_PREFIX = "todo revision "
+
+Key = tuple[Any, Any, Any, Any]
 
 
 def without_snapshots(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -34,18 +44,25 @@ def without_snapshots(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | 
 
 
 def has_current_list(messages: list[dict[str, Any]], state: State) -> bool:
-    """Whether a successful ``list`` result of exactly this snapshot is among ``messages``."""
-    expected = list_json(state)
-    for message in messages:
+    """Whether a successful ``todo`` result among ``messages`` shows exactly this list."""
+    listed: str | None = None
+    carried: str | None = None  # both made only when a result needs them
+    for message in reversed(messages):
         if message.get("role") != "toolResult" or message.get("toolName") != "todo" or message.get("isError"):
             continue
-        texts = [
-            b.get("text")
-            for b in message.get("content") or ()
-            if isinstance(b, dict) and b.get("type") == "text"
-        ]
-        if any(isinstance(text, str) and text.split("\n", 1)[0] == expected for text in texts):
-            return True
+        for block in message.get("content") or ():
+            text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+            if not isinstance(text, str):
+                continue
+            first, _, rest = text.partition("\n")  # JSON strings hold no raw newline
+            if first.startswith(_MUTATION_PREFIX):
+                carried = carried if carried is not None else compact_json(state)
+                if rest.partition("\n")[0] == carried:
+                    return True
+            else:
+                listed = listed if listed is not None else list_json(state)
+                if first == listed:
+                    return True
     return False
 
 
@@ -60,54 +77,112 @@ def snapshot_message(text: str, timestamp: int) -> dict[str, Any]:
     }
 
 
-def transform(
-    messages: list[dict[str, Any]],
-    *,
-    active: bool,
-    state: State | None,
-    note: str | None,
-    reason: str | None,
-    recorded: bool,
-    anchor_ms: int | None,
-    now_ms: int,
-) -> list[dict[str, Any]] | None:
-    """The request's messages with the checklist block in place, or ``None`` for no change.
-
-    ``active``: whether ``todo`` is an active tool (otherwise only stale blocks are removed).
-    ``state`` is ``None`` when the storage is unavailable (``reason`` says why).
-    """
-    cleaned = without_snapshots(messages)
-    base = cleaned if cleaned is not None else messages
-    if not active:
-        return cleaned
+def block_text(state: State | None, note: str | None, reason: str | None) -> str:
+    """What a block says: the snapshot (with the storage words), or why the storage is unavailable."""
     if state is None:
-        text = f"[todo unavailable]\n{unavailable_text(reason or 'unknown')}"
-        return [*base, snapshot_message(text, now_ms)]
-    if not recorded and not state["tasks"] and state["revision"] == 0:
-        return cleaned
-    if has_current_list(base, state):
-        return cleaned
+        return f"[todo unavailable]\n{unavailable_text(reason or 'unknown')}"
     text = f"[todo snapshot, revision {state['revision']}]\n{list_json(state)}"
-    if note:
-        text += f"\n({note})"
-    at = _position(base, anchor_ms)
-    return [*base[:at], snapshot_message(text, anchor_ms if anchor_ms is not None else now_ms), *base[at:]]
+    return f"{text}\n({note})" if note else text
 
 
-def _position(messages: list[dict[str, Any]], anchor_ms: int | None) -> int:
-    """After the last message not newer than the snapshot entry, and after that turn's tool results."""
-    if anchor_ms is None:
-        return len(messages)
-    at = 0
-    for index, message in enumerate(messages):
-        stamp = message.get("timestamp")
-        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and stamp <= anchor_ms:
-            at = index + 1
-    while at < len(messages) and messages[at].get("role") == "toolResult":
-        at += 1
-    if at == 0 and messages and messages[0].get("role") == "compactionSummary":
-        at = 1
-    return at
+@dataclass(frozen=True)
+class _Placed:
+    """A block that was sent: the message it follows (``None``: the start) and the block itself."""
+
+    after: Key | None
+    message: dict[str, Any]
+
+
+class Blocks:
+    """The blocks this extension has sent in the current session, re-placed on every request."""
+
+    def __init__(self) -> None:
+        self._placed: list[_Placed] = []
+
+    def forget(self) -> None:
+        """A new session (or another file): nothing was sent in its context yet."""
+        self._placed = []
+
+    def transform(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        active: bool,
+        state: State | None,
+        note: str | None,
+        reason: str | None,
+        recorded: bool,
+        now_ms: int,
+    ) -> list[dict[str, Any]] | None:
+        """The request's messages with the blocks in place, or ``None`` for no change.
+
+        ``active``: whether ``todo`` is an active tool (otherwise no block is sent, and the sent ones
+        are forgotten: the tool set changed, so the cached prefix did too). ``state`` is ``None``
+        when the storage is unavailable (``reason`` says why).
+        """
+        cleaned = without_snapshots(messages)
+        base = cleaned if cleaned is not None else messages
+        if not active:
+            self._placed = []
+            return cleaned
+        out = self._replace(base)
+        wanted = self._wanted(base, state, note, reason, recorded)
+        if wanted is not None and not any(placed.message["content"] == wanted for placed in self._placed):
+            placed = _Placed(_key(base[-1]) if base else None, snapshot_message(wanted, now_ms))
+            self._placed.append(placed)
+            out.append(placed.message)
+        if not self._placed:
+            return cleaned
+        return out
+
+    def _replace(self, base: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``base`` with every sent block after its message; blocks whose message is gone are dropped."""
+        out: list[dict[str, Any]] = []
+        kept: list[_Placed] = []
+        index = 0
+        for placed in self._placed:
+            if kept and placed.after == kept[-1].after:  # sent after the same message: after that block
+                found: int | None = index
+            elif placed.after is None:
+                found = 0 if not kept else None
+            else:
+                found = next(
+                    (at + 1 for at in range(index, len(base)) if _key(base[at]) == placed.after), None
+                )
+            if found is None:
+                continue
+            out.extend(base[index:found])
+            out.append(placed.message)
+            kept.append(placed)
+            index = found
+        out.extend(base[index:])
+        self._placed = kept
+        return out
+
+    @staticmethod
+    def _wanted(
+        base: list[dict[str, Any]], state: State | None, note: str | None, reason: str | None, recorded: bool
+    ) -> str | None:
+        """The text the model is missing, or ``None`` when it has the current list (or there is none)."""
+        if state is None:
+            return block_text(None, note, reason)
+        if not recorded and not state["tasks"] and state["revision"] == 0:
+            return None
+        if has_current_list(base, state):
+            return None
+        return block_text(state, note, reason)
+
+
+def _key(message: Any) -> Key:
+    """What identifies a message from one request to the next (the objects are copies each time)."""
+    if not isinstance(message, dict):
+        return (None, None, None, None)
+    return (
+        message.get("role"),
+        message.get("timestamp"),
+        message.get("toolCallId"),
+        message.get("customType"),
+    )
 
 
 def _is_snapshot(message: Any) -> bool:

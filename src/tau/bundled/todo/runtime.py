@@ -5,6 +5,9 @@
 branch), ``session_tree`` and ``session_compact`` (recovered again), ``session_shutdown`` and the
 ``context`` hook (the snapshot block). Every reconcile retires an open overlay.
 
+Other extensions read the checklist through the event bus: ``await tau.events.emit(READ_CHANNEL,
+request)`` fills in ``request["todo"]`` (see :meth:`TodoExtension.on_read`). todo-loop reads it so.
+
 Fail closed: when a different ``todo`` tool is already visible (``get_all_tools()``: other
 parameters or another source), nothing is registered, nothing is appended, and the user is told
 once.
@@ -15,8 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tau.bundled.todo import schema
-from tau.bundled.todo.context import transform
-from tau.bundled.todo.results import Reply
+from tau.bundled.todo.context import Blocks
+from tau.bundled.todo.results import Reply, snapshot
 from tau.bundled.todo.store import Store
 from tau.common.jsstr import ms_now
 from tau.extension import ToolDefinition, ToolResult
@@ -24,8 +27,9 @@ from tau.extension import ToolDefinition, ToolResult
 if TYPE_CHECKING:  # pragma: no cover
     from tau.bundled.todo.overlay import TodoOverlay
 
-__all__ = ["STATUS_KEY", "USAGE", "TodoExtension", "extension"]
+__all__ = ["READ_CHANNEL", "STATUS_KEY", "USAGE", "TodoExtension", "extension"]
 
+READ_CHANNEL = "pi-todo:read"
 STATUS_KEY = "pi-todo"
 USAGE = (
     "/todo opens the checklist in the interactive mode. Here the model keeps it with the todo tool: "
@@ -40,6 +44,7 @@ class TodoExtension:
     def __init__(self, tau: Any) -> None:
         self.tau = tau
         self.store: Store | None = None
+        self.blocks = Blocks()
         self.overlay: TodoOverlay | None = None
         self.collision: str | None = None
         self._told = False
@@ -70,6 +75,7 @@ class TodoExtension:
         self.tau.on("session_compact", self.on_reconcile)
         self.tau.on("session_shutdown", self.on_shutdown)
         self.tau.on("context", self.on_context)
+        self.tau.events.on(READ_CHANNEL, self.on_read)
 
     def _find_collision(self) -> str | None:
         """The source of a different visible ``todo`` definition, if there is one."""
@@ -97,6 +103,7 @@ class TodoExtension:
                 )
             return
         self._retire_overlay()
+        self.blocks.forget()
         self.store = Store(
             ctx.session_manager, self.tau.append_entry, warn=lambda text: ctx.ui.notify(text, "warning")
         )
@@ -114,17 +121,33 @@ class TodoExtension:
     def on_context(self, event: Any, ctx: Any) -> dict[str, Any] | None:
         store = self._store(ctx)
         store.refresh()
-        messages = transform(
+        messages = self.blocks.transform(
             event.messages,
             active=schema.NAME in self.tau.get_active_tools(),
             state=store.state,
             note=store.note,
             reason=store.reason,
             recorded=store.recorded,
-            anchor_ms=store.anchor_ms,
             now_ms=ms_now(),
         )
         return None if messages is None else {"messages": messages}
+
+    def on_read(self, request: Any) -> None:
+        """``pi-todo:read`` on the event bus: the checklist as this extension reads it.
+
+        Fills ``request["todo"]`` with ``{"state": a copy of {schemaVersion, revision, tasks} or None,
+        "reason": why the storage is unavailable or None, "mode": the storage mode}``. ``request["ctx"]``
+        (optional) finds the session when no ``session_start`` has come yet.
+        """
+        if not isinstance(request, dict):
+            return
+        ctx = request.get("ctx")
+        if self.store is None and ctx is None:
+            return
+        store = self._store(ctx)
+        store.refresh()
+        state = snapshot(store.state) if store.state is not None else None
+        request["todo"] = {"state": state, "reason": store.reason, "mode": store.mode}
 
     def _store(self, ctx: Any) -> Store:
         """The store of the current session (made on first use when no ``session_start`` came)."""

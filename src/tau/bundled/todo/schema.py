@@ -13,8 +13,13 @@ DESCRIPTION = (
     "Revisioned checklist for the current session branch. "
     'Call {"action":"list"} before editing: it returns the full snapshot with its revision. '
     'Mutations ("add", "update", "remove", "clear") require the current baseRevision; on a revision '
-    "conflict, list again and retry, never replay blindly. "
+    "conflict, list again and retry, never replay blindly. Every successful mutation returns the new "
+    "revision and the whole list, so there is no need to list after it. "
+    '"add" takes one task (title, description?, status?, dependencies?) or a whole plan at once: '
+    'tasks: [{title, description?, dependencies?}], where a dependency may also be "#N", the N-th task '
+    "of the same tasks array. "
     '"update" takes an atomic array of patches {id, title?, description?, status?, dependencies?}. '
+    "Wherever an id is taken, its first 8 characters are enough. "
     "Status is pending, in_progress or completed; starting or completing a task requires its "
     "dependencies to be completed. An empty description clears it; an empty dependencies array "
     "removes prerequisites. Limits: 40 tasks, titles 160 characters, descriptions 512, 16 dependencies."
@@ -23,12 +28,27 @@ DESCRIPTION = (
 SNIPPET = "Revisioned checklist of the current branch: list, add, update, remove, clear"
 
 GUIDELINES = [
-    "Use todo to plan multi-step work: list first, then add tasks with their dependencies, and mark "
-    "each task in_progress and completed as you go, passing the current baseRevision.",
+    "Use todo to plan multi-step work: list first, then add the whole plan in one call (tasks: [...]) "
+    "with its dependencies, and mark each task in_progress and completed as you go, passing the current "
+    "baseRevision.",
 ]
 
 _STATUS = {"type": "string", "enum": ["pending", "in_progress", "completed"]}
 _IDS = {"type": "array", "items": {"type": "string"}, "description": "ids of prerequisite tasks"}
+_BATCH_TASK = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "description": {"type": "string"},
+        "dependencies": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": 'ids of existing tasks, or "#N" for the N-th task of this tasks array',
+        },
+    },
+    "required": ["title"],
+    "additionalProperties": False,
+}
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -43,6 +63,13 @@ PARAMETERS: dict[str, Any] = {
         "description": {"type": "string", "description": "add: optional details (at most 512 characters)"},
         "status": {**_STATUS, "description": "add: initial status (default pending)"},
         "dependencies": {**_IDS, "description": "add: ids of prerequisite tasks"},
+        "tasks": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 40,
+            "description": "add, instead of title: several new pending tasks in one revision",
+            "items": _BATCH_TASK,
+        },
         "updates": {
             "type": "array",
             "minItems": 1,
@@ -60,7 +87,7 @@ PARAMETERS: dict[str, Any] = {
                 "additionalProperties": False,
             },
         },
-        "id": {"type": "string", "description": "remove: the task id"},
+        "id": {"type": "string", "description": "remove: the task id (or its first 8 characters)"},
     },
     "required": ["action"],
     "additionalProperties": False,

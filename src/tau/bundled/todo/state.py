@@ -27,6 +27,7 @@ __all__ = [
     "MAX_STATE_BYTES",
     "MAX_TASKS",
     "MAX_TITLE",
+    "MIN_ID_PREFIX",
     "MUTATIONS",
     "SCHEMA_VERSION",
     "STATUSES",
@@ -34,6 +35,7 @@ __all__ = [
     "State",
     "Task",
     "TodoError",
+    "abbreviate",
     "apply",
     "check_state",
     "empty_state",
@@ -51,6 +53,8 @@ STATUSES = ("pending", "in_progress", "completed")
 MUTATIONS = ("add", "update", "remove", "clear")
 _ACTIVE = ("in_progress", "completed")
 _ID_SHOWN = 80  # longest id quoted back in an error message
+MIN_ID_PREFIX = 8  # the shortest id prefix accepted for a task id (as git takes abbreviated hashes)
+_BATCH_REF = "#"  # "#N" in a batch item's dependencies: the N-th task of the same batch (1-based)
 
 Status = Literal["pending", "in_progress", "completed"]
 
@@ -118,6 +122,36 @@ def shown(task_id: Any) -> str:
     return text if len(text) <= _ID_SHOWN else text[: _ID_SHOWN - 1] + "…"
 
 
+def abbreviate(task_id: str, ids: Iterable[str]) -> str:
+    """The shortest prefix of ``task_id``, at least :data:`MIN_ID_PREFIX` characters, that no other of
+    ``ids`` starts with (the whole id when it is that short)."""
+    others = [other for other in ids if other != task_id]
+    for length in range(MIN_ID_PREFIX, len(task_id)):
+        prefix = task_id[:length]
+        if not any(other.startswith(prefix) for other in others):
+            return prefix
+    return task_id
+
+
+def _resolve(ids: Iterable[str], given: Any) -> str | None:
+    """The task id ``given`` names: itself, or the one id it is a unique prefix (>= 8 characters) of.
+
+    ``None`` when it names none; raises ``ambiguous_task`` when a prefix fits several.
+    """
+    ids = list(ids)
+    if not isinstance(given, str) or given in ids:
+        return given if given in ids else None
+    if len(given) < MIN_ID_PREFIX:
+        return None
+    found = [task_id for task_id in ids if task_id.startswith(given)]
+    if len(found) > 1:
+        raise TodoError(
+            "ambiguous_task",
+            f"task id prefix {shown(given)} matches {len(found)} tasks; give more characters",
+        )
+    return found[0] if found else None
+
+
 # ---------------------------------------------------------------------------------------------- apply
 
 
@@ -135,7 +169,7 @@ def apply(state: State, params: dict[str, Any], new_id: Callable[[], str] = new_
     _check_revision(state, params.get("baseRevision"))
     before = state["tasks"]
     if action == "add":
-        after = _add(before, params, new_id)
+        after = _add_batch(before, params, new_id) if "tasks" in params else _add(before, params, new_id)
     elif action == "update":
         after = _update(before, params)
     elif action == "remove":
@@ -179,9 +213,50 @@ def _add(before: list[Task], params: dict[str, Any], new_id: Callable[[], str]) 
         "title": _title(params.get("title")),
         "description": _description(params.get("description", "")),
         "status": _status(params.get("status", "pending")),
-        "dependencies": _dependencies(params.get("dependencies", [])),
+        "dependencies": _resolved(existing, _dependencies(params.get("dependencies", []))),
     }
     return [*_copy_tasks(before), task]
+
+
+def _add_batch(before: list[Task], params: dict[str, Any], new_id: Callable[[], str]) -> list[Task]:
+    """``add`` with ``tasks``: every item a new pending task, in order, as one mutation."""
+    items = params.get("tasks")
+    if "title" in params:
+        raise TodoError("invalid_arguments", "add takes either title or tasks, not both")
+    stray = [key for key in ("description", "status", "dependencies") if key in params]
+    if stray:
+        raise TodoError(
+            "invalid_arguments", f"with tasks, give {', '.join(stray)} inside each task, not beside tasks"
+        )
+    if not isinstance(items, list) or not items or not all(isinstance(item, dict) for item in items):
+        raise TodoError(
+            "invalid_arguments", "tasks must be a non-empty array of {title, description?, dependencies?}"
+        )
+    if len(before) + len(items) > MAX_TASKS:
+        raise TodoError("task_limit", f"task limit {MAX_TASKS} reached")
+    existing = {task["id"] for task in before}
+    batch_ids: list[str] = []
+    for _ in items:
+        task_id = new_id()
+        while task_id in existing or task_id in batch_ids:
+            task_id = new_id()
+        batch_ids.append(task_id)
+    added: list[Task] = []
+    for index, (item, task_id) in enumerate(zip(items, batch_ids, strict=True)):
+        try:
+            dependencies = _dependencies(item.get("dependencies", []))
+            added.append(
+                {
+                    "id": task_id,
+                    "title": _title(item.get("title")),
+                    "description": _description(item.get("description", "")),
+                    "status": "pending",
+                    "dependencies": _resolved(existing, dependencies, batch_ids),
+                }
+            )
+        except TodoError as exc:
+            raise TodoError(exc.code, f"{exc.message} (tasks[{index}])") from None
+    return [*_copy_tasks(before), *added]
 
 
 def _update(before: list[Task], params: dict[str, Any]) -> list[Task]:
@@ -193,7 +268,7 @@ def _update(before: list[Task], params: dict[str, Any]) -> list[Task]:
     for patch in patches:
         if not isinstance(patch, dict):
             raise TodoError("invalid_arguments", f"each update must be an object with an id, not {patch!r}")
-        task = by_id.get(patch.get("id"))
+        task = by_id.get(_resolve(by_id, patch.get("id")))  # type: ignore[arg-type]
         if task is None:
             raise TodoError("unknown_task", f"unknown task id {shown(patch.get('id'))}")
         if "title" in patch:
@@ -203,18 +278,38 @@ def _update(before: list[Task], params: dict[str, Any]) -> list[Task]:
         if "status" in patch:
             task["status"] = _status(patch["status"])
         if "dependencies" in patch:
-            task["dependencies"] = _dependencies(patch["dependencies"])
+            task["dependencies"] = _resolved(by_id, _dependencies(patch["dependencies"]))
     return after
 
 
 def _remove(before: list[Task], params: dict[str, Any]) -> list[Task]:
-    target = params.get("id")
-    if not any(task["id"] == target for task in before):
-        raise TodoError("unknown_task", f"unknown task id {shown(target)}")
+    ids = [task["id"] for task in before]
+    target = _resolve(ids, params.get("id"))
+    if target is None:
+        raise TodoError("unknown_task", f"unknown task id {shown(params.get('id'))}")
     dependents = sum(1 for task in before if target in task["dependencies"])
     if dependents:
-        raise TodoError("has_dependents", f"cannot remove {target}: {dependents} task(s) depend on it")
+        raise TodoError(
+            "has_dependents", f"cannot remove {abbreviate(target, ids)}: {dependents} task(s) depend on it"
+        )
     return [task for task in _copy_tasks(before) if task["id"] != target]
+
+
+def _resolved(ids: Iterable[str], dependencies: list[str], batch: list[str] | None = None) -> list[str]:
+    """``dependencies`` with every id prefix (and, in a batch, every ``#N``) written out in full.
+
+    What names no task stays as given, for the dependency rules to report.
+    """
+    ids = list(ids)
+    out = []
+    for given in dependencies:
+        if batch is not None and given.startswith(_BATCH_REF) and given[1:].isdigit():
+            position = int(given[1:])
+            out.append(batch[position - 1] if 1 <= position <= len(batch) else given)
+            continue
+        found = _resolve(ids, given)
+        out.append(found if found is not None else given)
+    return list(dict.fromkeys(out))
 
 
 def _copy_tasks(tasks: list[Task]) -> list[Task]:
@@ -274,6 +369,7 @@ def _dependencies(value: Any) -> list[str]:
 def _check_graph(before: list[Task], after: list[Task]) -> None:
     """The dependency rules on the post-state ``after`` (``before``: the pre-state, for reopening)."""
     by_id = {task["id"]: task for task in after}
+    ids = list(by_id)
     for task in after:
         for dependency in task["dependencies"]:
             if dependency == task["id"]:
@@ -290,11 +386,14 @@ def _check_graph(before: list[Task], after: list[Task]) -> None:
         ):
             raise TodoError(
                 "dependents_active",
-                f"cannot reopen {task['id']}: dependent tasks are in progress or completed",
+                f"cannot reopen {abbreviate(task['id'], ids)}: dependent tasks are in progress or completed",
             )
     for task in after:
         if task["status"] in _ACTIVE and any(by_id[d]["status"] != "completed" for d in task["dependencies"]):
-            raise TodoError("prerequisites_incomplete", f"prerequisites of {task['id']} are not completed")
+            raise TodoError(
+                "prerequisites_incomplete",
+                f"prerequisites of {abbreviate(task['id'], ids)} are not completed",
+            )
 
 
 def _has_cycle(tasks: Iterable[Task]) -> bool:

@@ -24,7 +24,6 @@ from tau.bundled.todo import results
 from tau.bundled.todo.results import Reply
 from tau.bundled.todo.state import State, TodoError, apply, check_state, empty_state, new_task_id
 from tau.bundled.todo.storage import NoConversation, SessionFile, StorageUnavailable, same_json
-from tau.common.jsstr import ms_from_iso
 
 __all__ = ["CUSTOM_TYPE", "Mode", "SessionView", "Store"]
 
@@ -69,7 +68,6 @@ class Store:
         self.mode: Mode = "pending"
         self.state: State | None = empty_state()
         self.reason: str | None = None  # why the storage is unavailable
-        self.anchor_ms: int | None = None  # when the current snapshot was recorded
         self.recorded = False  # a snapshot entry backs the state (not just the implicit empty list)
 
     # ------------------------------------------------------------------------------ what it shows
@@ -137,6 +135,12 @@ class Store:
             self._unavailable(exc.reason)
             return
         found = next((candidate for candidate, ok in zip(candidates, committed, strict=True) if ok), None)
+        if found is None:  # the branch holds a checklist the file no longer vouches for: never "empty"
+            self._unavailable(
+                f"no {CUSTOM_TYPE} entry of this branch is a complete line of {Path(path).name} "
+                f"({len(candidates)} on the branch; the file changed outside this session)"
+            )
+            return
         self._adopt("file", found)
 
     def _snapshots(self, branch: list[dict[str, Any]]) -> list[tuple[dict[str, Any], State]]:
@@ -157,16 +161,14 @@ class Store:
         self.mode = mode
         self.reason = None
         if found is None:
-            self.state, self.anchor_ms, self.recorded = empty_state(), None, False
+            self.state, self.recorded = empty_state(), False
         else:
-            entry, state = found
-            self.state, self.anchor_ms, self.recorded = state, _entry_ms(entry), True
+            self.state, self.recorded = found[1], True
 
     def _unavailable(self, reason: str) -> None:
         self.mode = "unavailable"
         self.state = None
         self.reason = reason
-        self.anchor_ms = None
         self.recorded = False
 
     def _quarantine_for(self, reason: str) -> Reply:
@@ -194,9 +196,9 @@ class Store:
             return results.error_reply(exc, self.state, self.note)
         if change.is_noop:
             return results.mutation_reply(change, self.note)
-        if self.mode == "volatile":
-            return self._write_volatile(change)
-        return self._write_verified(change)
+        before = self.state
+        written = self._write_volatile(change) if self.mode == "volatile" else self._write_verified(change)
+        return written if written is not None else results.mutation_reply(change, self.note, before)
 
     def refresh(self) -> None:
         """Catch up with what happened without a reconcile event: the file appeared, the session changed."""
@@ -208,18 +210,18 @@ class Store:
         elif self.mode == "pending":
             self.recover()
 
-    def _write_volatile(self, change: Any) -> Reply:
+    def _write_volatile(self, change: Any) -> Reply | None:
+        """Append to the in-memory session: ``None`` when done, else the error reply."""
         try:
             self._append(CUSTOM_TYPE, copy.deepcopy(change.state))
         except Exception as exc:  # boundary: the host's append failed; nothing is known about its branch
             return self._quarantine_for(f"the in-memory append failed ({exc})")
         self.state = change.state
         self.recorded = True
-        entry = self._session.get_leaf_entry()
-        self.anchor_ms = _entry_ms(entry) if entry is not None else None
-        return results.mutation_reply(change, self.note)
+        return None
 
-    def _write_verified(self, change: Any) -> Reply:
+    def _write_verified(self, change: Any) -> Reply | None:
+        """Append and verify on disk: ``None`` when done, else the error reply."""
         assert self._file is not None
         leaf = self._session.get_leaf_entry()
         try:
@@ -248,8 +250,7 @@ class Store:
             return self._quarantine_for(f"the last write is not verified on disk: {exc.reason}")
         self.state = change.state
         self.recorded = True
-        self.anchor_ms = _entry_ms(entry)
-        return results.mutation_reply(change, self.note)
+        return None
 
     def _appended(self, entry_id: Any, leaf: dict[str, Any] | None, data: State) -> dict[str, Any] | None:
         """The entry the append created: our type, our data, a child of the verified leaf."""
@@ -263,13 +264,6 @@ class Store:
         if entry.get("parentId") != (leaf or {}).get("id") or not same_json(entry.get("data"), data):
             return None
         return entry
-
-
-def _entry_ms(entry: dict[str, Any]) -> int | None:
-    try:
-        return ms_from_iso(entry["timestamp"])
-    except (KeyError, TypeError, ValueError):
-        return None
 
 
 def _has_conversation(branch: list[dict[str, Any]]) -> bool:
