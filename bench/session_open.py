@@ -30,7 +30,6 @@ from tau.session import SessionManager, projection  # noqa: E402
 
 TARGET_MS = 70.0
 TARGET_MEMORY_FACTOR = 4.0
-TURNS = 2_499
 WORDS = [
     "the",
     "of",
@@ -75,9 +74,10 @@ WORDS = [
 ]
 
 
-def generate(path: Path, seed: int = 1) -> int:
+def generate(path: Path, seed: int = 1, entries: int = 10_000, cwd: str = "/tmp/proj") -> int:
     """Write the benchmark session: header, model_change, thinking_level_change, system message,
-    2,499 x [user, assistant (text + bash call), tool result, assistant text], session_info."""
+    (entries - 4) / 4 x [user, assistant (text + bash call), tool result, assistant text] (2,499 for
+    the default 10,000 entries), session_info."""
     rnd = random.Random(seed)
     clock = 1_795_996_792_369
     used: set[str] = set()
@@ -88,7 +88,7 @@ def generate(path: Path, seed: int = 1) -> int:
             "version": 3,
             "id": "019b0000-0000-7000-8000-000000000001",
             "timestamp": iso_from_ms(clock),
-            "cwd": "/tmp/proj",
+            "cwd": cwd,
         }
     ]
 
@@ -150,7 +150,7 @@ def generate(path: Path, seed: int = 1) -> int:
             "toolsAdded": [tool],
         },
     )
-    for turn in range(TURNS):
+    for turn in range((entries - 4) // 4):
         add(
             "message",
             message={"role": "user", "content": [{"type": "text", "text": text(40)}], "timestamp": clock},
