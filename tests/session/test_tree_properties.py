@@ -118,6 +118,34 @@ def test_random_operations_keep_the_tree_invariants(ops):
         assert reopened.get_session_name() == manager.get_session_name()
 
 
+def straight_branch(manager: SessionManager, leaf: str | None) -> list[dict]:
+    """The branch the straightforward way: parentId links from the leaf, no cache."""
+    path: list[dict] = []
+    entry = manager.get_entry(leaf) if leaf is not None else None
+    while entry is not None:
+        path.append(entry)
+        entry = manager.get_entry(entry["parentId"]) if entry["parentId"] is not None else None
+    return path[::-1]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OPS, st.lists(st.integers(0, 1000), max_size=40))
+def test_the_kept_branch_equals_a_fresh_walk(ops, probes):
+    """get_branch keeps the last branch and extends it after appends: it must equal a fresh walk,
+    with branch(), resets, summaries and other leaves asked for in between."""
+    manager = SessionManager.in_memory("/tmp/proj")
+    ids: list[str] = []
+    for step, (op, arg) in enumerate(ops):
+        appended = apply(manager, op, arg, ids)
+        if appended is not None:
+            ids.append(appended)
+        assert manager.get_branch() == straight_branch(manager, manager.get_leaf_id())
+        if ids and step < len(probes):
+            other = ids[probes[step] % len(ids)]
+            assert manager.get_branch(other) == straight_branch(manager, other)
+        assert manager.get_branch() == straight_branch(manager, manager.get_leaf_id())
+
+
 GRAPH = st.lists(
     st.tuples(st.integers(0, 12), st.one_of(st.none(), st.integers(0, 15), st.just(-1))),
     min_size=1,

@@ -63,6 +63,9 @@ class EntryIndex:
         self._problems: list[Problem] = []
         self._problem_set: set[Problem] = set()
         self._validated = False
+        # Bumped by anything but an append that can change a walk (re-index, dropped or removed records).
+        self._generation = 0
+        self._last_branch: _Branch | None = None
         for line, message in problems:
             self.problem(line, message.partition(": ")[2])
 
@@ -92,6 +95,7 @@ class EntryIndex:
             if kind == "label":
                 labels.append(record)
         self.by_id = by_id
+        self._generation += 1
         self.labels = {}
         self.label_times = {}
         for record in labels:
@@ -126,6 +130,7 @@ class EntryIndex:
         """Undo :meth:`add` (the append could not be written)."""
         self.records.pop()
         del self.by_id[record.id]
+        self._generation += 1
         self.last_id = self.records[-1].id if self.records else None
 
     def entry_records(self) -> list[Record]:
@@ -289,9 +294,51 @@ class EntryIndex:
         return path
 
     def branch(self, leaf_id: Any) -> list[Entry]:
-        """The entries from the root to ``leaf_id``, parsed; lines that are no entries are walked around."""
+        """The entries from the root to ``leaf_id``, parsed; lines that are no entries are walked around.
+
+        The last branch is kept: asking again for it, or for a leaf appended below it, costs only
+        the new entries (a run asks for the branch several times per turn).
+        """
+        last = self._last_branch
+        if last is not None and last.generation == self._generation:
+            if last.leaf_id == leaf_id and last.count == len(self.records):
+                return list(last.entries)
+            added = self._walk_appended(last, leaf_id)
+            if added is not None and self.parse_pending(added) and last.generation == self._generation:
+                entries = last.entries + [record.entry for record in added]  # type: ignore[misc]
+                self._last_branch = _Branch(self._generation, leaf_id, len(self.records), entries)
+                return list(entries)
         while True:
             records = self.walk(leaf_id)
             if self.parse_pending(records):
-                return [record.entry for record in records]  # type: ignore[misc]
+                entries = [record.entry for record in records]  # type: ignore[misc]
+                self._last_branch = _Branch(self._generation, leaf_id, len(self.records), entries)
+                return list(entries)
             # a line on the path was not JSON and is gone now: walk again without it
+
+    def _walk_appended(self, last: _Branch, leaf_id: Any) -> list[Record] | None:
+        """The records from just below ``last``'s leaf down to ``leaf_id``, when all were appended since."""
+        budget = len(self.records) - last.count
+        if budget <= 0 or not last.entries:
+            return None
+        walked: list[Record] = []
+        record = self.lookup(leaf_id)
+        while record is not None and len(walked) < budget:
+            if record.id == last.leaf_id:
+                walked.reverse()
+                return walked
+            walked.append(record)
+            record = self.lookup(record.parent_id)
+        if record is not None and record.id == last.leaf_id:
+            walked.reverse()
+            return walked
+        return None
+
+
+class _Branch:
+    """The last branch :meth:`EntryIndex.branch` returned, and the index state it was read in."""
+
+    __slots__ = ("count", "entries", "generation", "leaf_id")
+
+    def __init__(self, generation: int, leaf_id: Any, count: int, entries: list[Entry]) -> None:
+        self.generation, self.leaf_id, self.count, self.entries = generation, leaf_id, count, entries
