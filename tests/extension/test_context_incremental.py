@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import random
 
-from tau.agent.session_events import _Conversion
+from tau.agent.session_events import Conversion
 from tau.bundled.obspack.projection import CandidateScan, _candidates
 from tau.bundled.todo_loop.loop import _MarkerScan
 from tau.bundled.todo_loop.marker import MARKER_TYPE, is_marker
@@ -95,7 +95,7 @@ def test_edited_copies_keep_their_place_so_incremental_passes_continue():
 
 def test_conversion_equals_convert_to_llm_after_every_change():
     for seed in range(5):
-        conversion = _Conversion()
+        conversion = Conversion()
         copies = ContextCopies()
         rnd = random.Random(seed)
         for messages in _requests(seed):

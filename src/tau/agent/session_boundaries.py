@@ -1,20 +1,28 @@
 """The actionable ``turn_end`` and ``agent_before_settle`` boundaries (pi-host §4.7).
 
-Handlers see the drafts proposed so far and a context preview built on an in-memory copy of the
-session with the drafts applied. Afterwards the drafts are appended to the real session in order
-(each announced with ``entry_appended``). A requested continuation is honoured only when the
-context can continue (the model has something to answer), else pi's error is reported.
+Handlers see the drafts proposed so far and a context preview: the session's projection with the
+drafts applied. Afterwards the drafts are appended to the real session in order (each announced
+with ``entry_appended``). A requested continuation is honoured only when the context can continue
+(the model has something to answer), else pi's error is reported.
+
+The preview is built after every handler, so it must not cost a pass over the session: without
+drafts it is the session's cached projection; drafts that only append (``custom``,
+``custom_message``) extend it; any other draft (a context edit, a compaction) is applied to an
+in-memory copy of the branch, as pi does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tau.agent.session_events import Conversion, append_to_projection
 from tau.session.errors import SessionError
 from tau.session.manager import SessionManager
-from tau.session.messages import convert_to_llm
 
 __all__ = ["BoundaryMixin", "apply_drafts"]
+
+# Drafts whose entries only add to the end of the projection.
+_APPENDING_DRAFTS = frozenset({"custom", "custom_message"})
 
 
 def apply_drafts(manager: SessionManager, drafts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -64,6 +72,7 @@ class BoundaryMixin:
     def _init_boundaries(self: Any) -> None:
         self._before_settle = False
         self._abort_during_settle = False
+        self._boundary_conversion = Conversion()
 
     def _abort_before_settle(self: Any) -> None:
         if self._before_settle:
@@ -77,9 +86,26 @@ class BoundaryMixin:
         apply_drafts(preview, drafts)
         return preview
 
+    def _preview_projection(self: Any, drafts: list[dict[str, Any]]) -> dict[str, Any]:
+        """The projection of the session with ``drafts`` applied (lists the caller may keep)."""
+        if not all(isinstance(d, dict) and d.get("type") in _APPENDING_DRAFTS for d in drafts):
+            return self._preview_manager(drafts).build_session_projection()
+        header = self._session_manager.get_header()
+        if not header:
+            raise ValueError("Session header is missing")
+        current = self._projection.get()
+        projection = {**current, "entries": list(current["entries"]), "messages": list(current["messages"])}
+        if drafts:
+            # The drafts' entries as the session would make them, parented on its leaf.
+            leaf = self._session_manager.get_leaf_entry()
+            scratch = SessionManager.in_memory(self._cwd, entries=[header, *([leaf] if leaf else [])])
+            for entry in apply_drafts(scratch, drafts):
+                append_to_projection(projection, entry)
+        return projection
+
     def _boundary_context(self: Any, drafts: list[dict[str, Any]], boundary: str) -> dict[str, Any]:
-        projection = self._preview_manager(drafts).build_session_projection()
-        llm = convert_to_llm(projection["messages"])
+        projection = self._preview_projection(drafts)
+        llm = self._boundary_conversion.convert(projection["messages"])
         final_role = llm[-1].get("role") if llm else None
         has_context = any(message.get("role") != "system" for message in llm)
         queued = self.agent.has_queued_messages()

@@ -27,7 +27,7 @@ from tau.session.messages import convert_to_llm
 from tau.session.projection import entry_to_messages, unchanged_prefix
 from tau.tools.base import ToolContext
 
-__all__ = ["EventsMixin", "ProjectionCache"]
+__all__ = ["Conversion", "EventsMixin", "ProjectionCache", "append_to_projection"]
 
 _PERSISTED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 # Entries that add to the end of a projection without changing what came before.
@@ -60,10 +60,19 @@ class ProjectionCache:
         self._projection: dict[str, Any] | None = None
         self._leaf: Any = None
         self._count = 0
-        self._conversion = _Conversion()
+        self._conversion = Conversion()
+        self._edits: tuple[Any, bool] = (None, False)  # (projection, whether it holds a context edit)
 
     def invalidate(self) -> None:
         self._projection = None
+
+    def has_context_edit(self, projection: dict[str, Any]) -> bool:
+        """Whether ``projection`` has a ``context_edit`` entry (kept per projection: appends add none)."""
+        seen, found = self._edits
+        if seen is not projection:
+            found = any(item["sourceEntry"].get("type") == "context_edit" for item in projection["entries"])
+            self._edits = (projection, found)
+        return found
 
     def get(self) -> dict[str, Any]:
         manager = self.manager
@@ -89,7 +98,7 @@ class ProjectionCache:
         if len(added) != count - self._count:
             return False  # entries were appended elsewhere in the tree
         for entry in reversed(added):
-            _append_to_projection(projection, entry)
+            append_to_projection(projection, entry)
         self._leaf, self._count = leaf, count
         return True
 
@@ -100,7 +109,7 @@ class ProjectionCache:
         return self._conversion.convert(messages)
 
 
-class _Conversion:
+class Conversion:
     """``convert_to_llm`` of the request messages, extended while they are only appended to.
 
     ``system``, ``user``, ``assistant`` and ``toolResult`` messages are their own conversion, so
@@ -141,7 +150,8 @@ class _Conversion:
         return list(out)
 
 
-def _append_to_projection(projection: dict[str, Any], entry: dict[str, Any]) -> None:
+def append_to_projection(projection: dict[str, Any], entry: dict[str, Any]) -> None:
+    """Extend ``projection`` (in place) with one entry of a type in ``_APPENDABLE`` added at its leaf."""
     kind = entry.get("type")
     messages = entry_to_messages(entry)
     projection["entries"].append({"sourceEntry": entry, "messages": messages})
@@ -268,9 +278,16 @@ class EventsMixin:
 
     def _refresh_context(self: Any) -> dict[str, Any]:
         projection = self._projection.get()
-        for item in projection["entries"]:
+        entries = projection["entries"]
+        # A projection only grows at its end while it is the same object (ProjectionCache): the
+        # entries remembered last time are still there.
+        remembered = self._remembered
+        start = remembered[1] if remembered[0] is projection and remembered[1] <= len(entries) else 0
+        for index in range(start, len(entries)):
+            item = entries[index]
             for message in item["messages"]:
                 self._remember_entry(message, item["sourceEntry"]["id"])
+        self._remembered = (projection, len(entries))
         self.agent.state.messages = projection["messages"]
         return projection
 

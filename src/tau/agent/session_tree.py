@@ -245,6 +245,7 @@ class TreeMixin:
     async def _restart(self: Any, reason: str, previous: str | None) -> None:
         self._projection.invalidate()
         self._entry_ids.clear()
+        self._remembered = (None, 0)
         self._pending_next_turn.clear()
         self._pending_custom.clear()
         self.agent.clear_queues()
