@@ -1,8 +1,9 @@
 """Benchmark: the host's work per provider request on a 10,000-entry session (no model).
 
 What the session does before every request (pi-host §4.2 step 3): the canonical projection of the
-session (``prepare_request``), the ``context`` hook chain with its copy of the messages, and
-``convert_to_llm``, with every extension loaded (bundled ones included). Between requests a user
+session (``prepare_request``), the ``context`` hook chain with its copy of the messages,
+``convert_to_llm``, and the ``before_provider_request`` handlers (the provider's own payload
+building is not counted), with every extension loaded (bundled ones included). Between requests a user
 and an assistant message are appended, as in a real run. Target: <= 20 ms per request (median of
 >= 5 runs after a warm-up).
 
@@ -29,7 +30,9 @@ from tau.agent.hooks import AgentContext, RequestContext  # noqa: E402
 from tau.agent.session import AgentSession  # noqa: E402
 from tau.agent.settings import Settings  # noqa: E402
 from tau.common.jsstr import ms_now  # noqa: E402
+from tau.llm.providers.faux import chat_completions_payload  # noqa: E402
 from tau.llm.registry import ModelRegistry  # noqa: E402
+from tau.llm.transcript import normalize_context  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 TARGET_MS = 20.0
@@ -87,7 +90,13 @@ async def measure(path: Path, runs: int, extensions: bool) -> tuple[list[float],
         update = await session._prepare_request(request, None)
         messages = await session._transform_context(update.context.messages, None)
         llm = session._convert_to_llm(messages)
-        elapsed = (time.perf_counter() - started) * 1000
+        elapsed = time.perf_counter() - started
+        # The provider builds its payload (not the host's work), then the host shows it to
+        # ``before_provider_request`` handlers.
+        payload = chat_completions_payload(model, normalize_context({"messages": llm}))
+        started = time.perf_counter()
+        await session._on_payload(payload, model)
+        elapsed = (elapsed + time.perf_counter() - started) * 1000
         if index:  # the first request is the warm-up
             times.append(elapsed)
             between.append(turn_ms)

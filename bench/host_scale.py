@@ -297,10 +297,14 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         size_mb = scale.session(entries).stat().st_size / 1e6
         print(f"\n{entries:,} entries ({size_mb:.1f} MB)", flush=True)
         if "open" not in skip or "request" not in skip:
-            tau, pi = scale.tau_in_process(entries), _attempt(lambda: scale.pi_in_process(entries))
+            tau, pi = scale.tau_in_process(entries), _attempt(lambda size=entries: scale.pi_in_process(size))
             row["in_process"] = {"tau": tau, "pi": pi}
             print(f"  {'':24} {'tau':>10} {'pi':>10} {'tau/pi':>8}")
-            for key, label in (("open", "open + context"), ("request", "per request"), ("between", "between turns")):
+            for key, label in (
+                ("open", "open + context"),
+                ("request", "per request"),
+                ("between", "between turns"),
+            ):
                 theirs = pi.get(key) if isinstance(pi, dict) else None
                 print(f"  {label:24} {_ms(tau[key]):>10} {_ms(theirs):>10} {_ratio(tau[key], theirs):>8}")
         for name, calls in (("prompt", 0), ("tools", TOOL_CALLS)):

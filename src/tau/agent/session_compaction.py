@@ -47,8 +47,52 @@ def _summarization_error() -> type[Exception]:
     return SummarizationError
 
 
-def _latest_compaction(branch: list[dict[str, Any]]) -> dict[str, Any] | None:
-    return next((entry for entry in reversed(branch) if entry.get("type") == "compaction"), None)
+def _latest_compaction(projection: dict[str, Any]) -> dict[str, Any] | None:
+    """The branch's latest compaction: a projection starts with it when the branch has one."""
+    entries = projection["entries"]
+    source = entries[0]["sourceEntry"] if entries else None
+    return source if source is not None and source.get("type") == "compaction" else None
+
+
+def _rindex(entries: list[dict[str, Any]], entry_id: Any) -> int:
+    """Position of the entry ``entry_id`` in ``entries``, searched from the end (the newest); -1 if absent."""
+    for index in range(len(entries) - 1, -1, -1):
+        if entries[index].get("id") == entry_id:
+            return index
+    return -1
+
+
+def _is_usable(message: dict[str, Any]) -> bool:
+    return (
+        message.get("role") == "assistant"
+        and message.get("stopReason") not in ("aborted", "error")
+        and _estimate().calculate_context_tokens(message.get("usage") or {}) > 0
+    )
+
+
+def _usage_after(projection: dict[str, Any], branch: list[dict[str, Any]], latest: dict[str, Any]) -> bool:
+    """Whether an entry after ``latest`` on the branch projects a usable assistant message.
+
+    The entries after the compaction are the projection's last items, in branch order: both are
+    walked back from the leaf until the compaction, so the cost is what came after it.
+    """
+    items = projection["entries"]
+    offset = len(items)
+    for entry in reversed(branch):
+        if entry is latest or entry.get("id") == latest.get("id"):
+            return False
+        offset -= 1
+        if offset < 0 or items[offset]["sourceEntry"] is not entry:
+            break  # not the layout a projection of this branch has: check the whole projection
+        if any(_is_usable(m) for m in items[offset]["messages"]):
+            return True
+    else:
+        return False
+    usable = {item["sourceEntry"].get("id") for item in items if any(_is_usable(m) for m in item["messages"])}
+    position = next(
+        i for i, entry in enumerate(branch) if entry is latest or entry.get("id") == latest.get("id")
+    )
+    return any(entry.get("id") in usable for entry in branch[position + 1 :])
 
 
 def _entry_ms(entry: dict[str, Any]) -> int:
@@ -300,19 +344,17 @@ class CompactionMixin:
         )
         window = model.context_window if model is not None else 0
         branch = self._session_manager.get_branch()
-        latest = _latest_compaction(branch)
+        projection = self._projection.get()
+        latest = _latest_compaction(projection)
         if latest is not None and (message.get("timestamp") or 0) <= _entry_ms(latest):
             return False
-        projection = self._projection.get()
         entry_id = self._entry_id_of(message)
         projected = entry_id is None or any(
             item["sourceEntry"].get("id") == entry_id
             and any(m.get("role") == "assistant" for m in item["messages"])
-            for item in projection["entries"]
+            for item in reversed(projection["entries"])
         )
-        index = (
-            next((i for i, entry in enumerate(branch) if entry.get("id") == entry_id), -1) if entry_id else -1
-        )
+        index = _rindex(branch, entry_id) if entry_id else -1
         after = branch[index + 1 :] if index >= 0 else []
         edits_after = any(entry.get("type") == "context_edit" for entry in after)
         own_edits = [e for e in after if e.get("type") == "context_edit" and e.get("targetId") == entry_id]
@@ -372,7 +414,7 @@ class CompactionMixin:
         branch: list[dict[str, Any]],
         latest: dict[str, Any] | None,
     ) -> int | None:
-        if any(item["sourceEntry"].get("type") == "context_edit" for item in projection["entries"]):
+        if self._projection.has_context_edit(projection):
             return _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
         direct = _estimate().calculate_context_tokens(message["usage"]) if message.get("usage") else 0
         if message.get("stopReason") != "error" and direct:
@@ -393,25 +435,11 @@ def context_usage(session: Any) -> dict[str, Any] | None:
     if model is None or model.context_window <= 0:
         return None
     window = model.context_window
-    manager = session.session_manager
-    projection = manager.build_session_projection()
-    branch = manager.get_branch()
-    latest = _latest_compaction(branch)
-    if latest is not None:
-        usable = {
-            item["sourceEntry"].get("id")
-            for item in projection["entries"]
-            if any(
-                m.get("role") == "assistant"
-                and m.get("stopReason") not in ("aborted", "error")
-                and _estimate().calculate_context_tokens(m.get("usage") or {}) > 0
-                for m in item["messages"]
-            )
-        }
-        position = next(
-            i for i, entry in enumerate(branch) if entry is latest or entry.get("id") == latest.get("id")
-        )
-        if not any(entry.get("id") in usable for entry in branch[position + 1 :]):
-            return {"tokens": None, "contextWindow": window, "percent": None}
+    # The session's cached projection: the same as building it from the branch, without the pass.
+    projection = session._projection.get()
+    branch = session.session_manager.get_branch()
+    latest = _latest_compaction(projection)
+    if latest is not None and not _usage_after(projection, branch, latest):
+        return {"tokens": None, "contextWindow": window, "percent": None}
     tokens = _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
     return {"tokens": tokens, "contextWindow": window, "percent": tokens / window * 100}

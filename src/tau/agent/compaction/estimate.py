@@ -159,26 +159,29 @@ def estimate_context_tokens(messages: list[Message]) -> ContextUsageEstimate:
 
 
 def _usage_entry_id(projection: dict[str, Any], message_index: int) -> str | None:
-    first = 0
-    for projected in projection["entries"]:
-        after = first + len(projected["messages"])
-        if message_index < after:
+    # From the end: the last usage is almost always among the newest messages.
+    after = len(projection["messages"])
+    if message_index >= after:
+        return None
+    for projected in reversed(projection["entries"]):
+        first = after - len(projected["messages"])
+        if message_index >= first:
             return projected["sourceEntry"].get("id")
-        first = after
+        after = first
     return None
 
 
 def _usage_is_current(projection: dict[str, Any], branch: list[dict[str, Any]], message_index: int) -> bool:
-    # Usage reported before a later context edit or compaction describes a context that is gone.
+    # Usage reported before a later context edit or compaction describes a context that is gone:
+    # walking back from the leaf, the usage's entry must come before any such entry.
     entry_id = _usage_entry_id(projection, message_index)
-    ids = [entry.get("id") for entry in branch]
-    usage_index = ids.index(entry_id) if entry_id is not None and entry_id in ids else -1
-    latest_invalidating = -1
     for index in range(len(branch) - 1, -1, -1):
-        if branch[index].get("type") in ("context_edit", "compaction"):
-            latest_invalidating = index
-            break
-    return usage_index > latest_invalidating
+        entry = branch[index]
+        if entry.get("type") in ("context_edit", "compaction"):
+            return False
+        if entry_id is not None and entry.get("id") == entry_id:
+            return True
+    return False
 
 
 def estimate_projected_context_tokens(
