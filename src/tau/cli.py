@@ -20,10 +20,14 @@ SUBCOMMANDS: dict[str, str] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run tau with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    """Run tau with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+
+    Called without ``argv`` (as the ``tau`` program), the process is tau's own: the collector is
+    tuned for it once the session is loaded (:func:`tau.modes.run.main`).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        code = _dispatch(args)
+        code = _dispatch(args, program=argv is None)
         sys.stdout.flush()
         return code
     except BrokenPipeError:
@@ -33,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 
-def _dispatch(args: list[str]) -> int:
+def _dispatch(args: list[str], program: bool = False) -> int:
     if args and args[0] in ("--version", "-v"):
         from tau import __version__
 
@@ -44,4 +48,4 @@ def _dispatch(args: list[str]) -> int:
         return int(module.main(args[1:]) or 0)
     from tau.modes.run import main as run_main
 
-    return int(run_main(args) or 0)
+    return int(run_main(args, own_process=program) or 0)

@@ -149,7 +149,10 @@ class AgentSession(
         self._prompt_preflight = 0
 
     def _create_agent(self, model: Model | None, thinking_level: str | None) -> Agent:
-        context = self._session_manager.build_session_context()
+        # The projection every request starts from, built once here (and kept by the cache) rather
+        # than a context now and the projection again at the first request.
+        projection = self._projection.get()
+        context = {**projection, "messages": list(projection["messages"])}
         self._has_existing = bool(context["messages"])
         level = self._initial_thinking_level(model, thinking_level, context)
         agent = Agent(
