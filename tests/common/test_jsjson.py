@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tau.common import jsjson
 from tau.common.jsjson import dumps, js_number, loads
 from tau.common.jsstr import iso_from_ms, js_len, js_trim, ms_from_iso
 
@@ -85,3 +88,51 @@ def test_every_line_pi_wrote_round_trips_byte_for_byte(pi_fixtures):
     for path in files:
         for number, line in enumerate(path.read_bytes().splitlines(), 1):
             assert dumps(loads(line)) == line, f"{path.name}:{number}"
+
+
+# -- the fast and slow writer paths against the straightforward one ---------------------------------
+
+_REFERENCE_TOKEN = re.compile(
+    rb'"(?:[^"\\]|\\.)*"' rb"|(-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d+\.\d+|-?\d{16,}|NaN|-?Infinity)"
+)
+
+
+def _reference_dumps(value):
+    """The writer as it was first written: json.dumps, surrogates escaped, every number token fixed."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    raw = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", text).encode("utf-8")
+    return _REFERENCE_TOKEN.sub(jsjson._fix_token, raw)
+
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=()), max_size=12) | st.sampled_from(
+    ["\ud800", "a\udfffb", "1.5", ":1e5", "[12345678901234567", "\\", '"', "\n"]
+)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _TEXT,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_TEXT, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_JSON)
+def test_dumps_equals_the_straightforward_writer(value):
+    assert dumps(value) == _reference_dumps(value)
+
+
+def test_a_long_string_with_a_lone_surrogate_is_written_in_bounded_memory():
+    """Issue 17: the slow path kept ~120 bytes per character (a 10 MB string: 1.2 GB)."""
+    import tracemalloc
+
+    text = "x" * 2_000_000 + "\ud800" + "y" * 1_000
+    tracemalloc.start()
+    try:
+        out = dumps({"content": text})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out == b'{"content":"' + b"x" * 2_000_000 + b"\\ud800" + b"y" * 1_000 + b'"}'
+    assert peak < 20 * len(text)

@@ -22,15 +22,19 @@ __all__ = ["dumps", "dumps_str", "js_number", "loads"]
 
 _MAX_SAFE = 2**53
 
-# A JSON string token, or a number token that is not a plain integer.
+# A JSON string token, or a number token that is not a plain integer. The string part is the
+# "unrolled" form: a run of plain characters is one step of the regex engine, not one per character
+# (the ``(?:[^"\\]|\\.)*`` form kept ~120 bytes of backtracking state per character of a string).
 _TOKEN = lazy_pattern(
-    rb'"(?:[^"\\]|\\.)*"'
+    rb'"[^"\\]*(?:\\.[^"\\]*)*"'
     rb"|(-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d+\.\d+|-?\d{16,}|NaN|-?Infinity)"
 )
-# Cheap pre-check: a number token (after ':', ',' or '[') with a fraction or exponent, or of 16+
-# digits. Without one, orjson's output is already what JS writes. (Text inside strings may match too;
-# that only costs the slower exact path.)
-_MAYBE_FLOAT = lazy_pattern(rb"(?:^|[:,\[])-?\d+[.eE]|(?:^|[:,\[])-?\d{16}")
+# Cheap pre-check: a number token (after ':', ',' or '[', or the whole output) with a fraction or
+# exponent, or of 16+ digits. Without one, orjson's output is already what JS writes. (Text inside
+# strings may match too; that only costs the slower exact path.) The pattern starts with a character
+# set, so the regex engine scans for it in C; an alternative with ``^`` would defeat that.
+_MAYBE_FLOAT = lazy_pattern(rb"[:,\[]-?\d(?:\d*[.eE]|\d{15})")
+_BARE_FLOAT = lazy_pattern(rb"-?\d(?:\d*[.eE]|\d{15})")
 _SURROGATE = lazy_pattern("[\ud800-\udfff]")
 
 
@@ -81,19 +85,39 @@ def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group(0)):04x}"
 
 
-def _javascript_numbers(value: Any) -> Any:
-    """A copy of ``value`` whose floats (and unsafe ints) are pre-formatted orjson fragments."""
-    if isinstance(value, str) or value is None or isinstance(value, bool):
+def _string_literal(text: str) -> orjson.Fragment:
+    """The JSON literal of a string with lone surrogates, as ``JSON.stringify`` writes it (``\\udXXX``)."""
+    literal = json.dumps(text, ensure_ascii=False)
+    return orjson.Fragment(_SURROGATE.sub(_escape_surrogate, literal).encode("utf-8"))
+
+
+def _javascript_numbers(value: Any, strings: bool = False) -> Any:
+    """A copy of ``value`` whose floats (and unsafe ints) are pre-formatted orjson fragments.
+
+    With ``strings``, strings holding lone surrogates (which orjson refuses) become fragments too.
+    """
+    if isinstance(value, str):
+        if strings and not value.isascii() and _SURROGATE.search(value) is not None:
+            return _string_literal(value)
+        return value
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, float):
         return orjson.Fragment(js_number(value).encode())
     if isinstance(value, int):
         return value if abs(value) < _MAX_SAFE else orjson.Fragment(js_number(value).encode())
     if isinstance(value, dict):
-        return {key: _javascript_numbers(item) for key, item in value.items()}
+        return {key: _javascript_numbers(item, strings) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_javascript_numbers(item) for item in value]
+        return [_javascript_numbers(item, strings) for item in value]
     return value
+
+
+def _through_json_module(value: Any) -> bytes:
+    # What orjson cannot take even with fragments (non-string keys, keys with lone surrogates).
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    raw = _SURROGATE.sub(_escape_surrogate, text).encode("utf-8")
+    return _TOKEN.sub(_fix_token, raw)
 
 
 def dumps(value: Any) -> bytes:
@@ -101,11 +125,13 @@ def dumps(value: Any) -> bytes:
     try:
         raw = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
-        # Lone surrogates (legal in JS strings) and ints beyond 64 bits: slow path.
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        raw = _SURROGATE.sub(_escape_surrogate, text).encode("utf-8")
-        return _TOKEN.sub(_fix_token, raw)
-    if _MAYBE_FLOAT.search(raw) is None:
+        # Lone surrogates (legal in JS strings) and ints beyond 64 bits: every such value becomes a
+        # pre-encoded fragment, so memory stays a few times the output's size.
+        try:
+            return orjson.dumps(_javascript_numbers(value, strings=True))
+        except (TypeError, orjson.JSONEncodeError):
+            return _through_json_module(value)
+    if _MAYBE_FLOAT.search(raw) is None and _BARE_FLOAT.match(raw) is None:
         return raw
     # orjson's float format differs from JavaScript's: re-encode with the numbers pre-formatted.
     return orjson.dumps(_javascript_numbers(value))
