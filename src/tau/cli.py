@@ -44,6 +44,12 @@ def _dispatch(args: list[str], program: bool = False) -> int:
         print(__version__)
         return 0
     if args and args[0] in SUBCOMMANDS:
+        if program and args[0] == "session":
+            # Reading one file and printing it: nothing cyclic to collect, and collector passes
+            # over the parsed entries would cost more than the read.
+            import gc
+
+            gc.disable()
         module = importlib.import_module(SUBCOMMANDS[args[0]])
         return int(module.main(args[1:]) or 0)
     from tau.modes.run import main as run_main

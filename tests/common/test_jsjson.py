@@ -136,3 +136,21 @@ def test_a_long_string_with_a_lone_surrogate_is_written_in_bounded_memory():
         tracemalloc.stop()
     assert out == b'{"content":"' + b"x" * 2_000_000 + b"\\ud800" + b"y" * 1_000 + b'"}'
     assert peak < 20 * len(text)
+
+
+_BOUNDARIES = [
+    m * 10.0**e for e in range(-330, 309) for m in (1.0, 1.5, 2.2250738585072014, 9.999999999999998)
+] + [5e-324, 1.7976931348623157e308, 9007199254740993.0, 2.0**53, 2.0**63, 0.1, 0.0, -0.0]
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_floats_orjson_writes_differently_are_always_caught(x):
+    """The pre-check lets orjson's bytes through only where they are JavaScript's."""
+    for value in (x, [x], {"k": x}, [1, "a", {"k": [x]}]):
+        assert dumps(value) == _reference_dumps(value)
+
+
+def test_floats_at_the_notation_boundaries_are_written_as_javascript_does():
+    for x in _BOUNDARIES:
+        for value in (x, -x, [x, -x], {"a": x}):
+            assert dumps(value) == _reference_dumps(value), x

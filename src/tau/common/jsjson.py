@@ -29,13 +29,18 @@ _TOKEN = lazy_pattern(
     rb'"[^"\\]*(?:\\.[^"\\]*)*"'
     rb"|(-?\d+(?:\.\d+)?[eE][+-]?\d+|-?\d+\.\d+|-?\d{16,}|NaN|-?Infinity)"
 )
-# Cheap pre-check: a number token (after ':', ',' or '[', or the whole output) with a fraction or
-# exponent, or of 16+ digits. Without one, orjson's output is already what JS writes. (Text inside
-# strings may match too; that only costs the slower exact path.) The pattern starts with a character
-# set, so the regex engine scans for it in C; an alternative with ``^`` would defeat that.
-_MAYBE_FLOAT = lazy_pattern(rb"[:,\[]-?\d(?:\d*[.eE]|\d{15})")
-_BARE_FLOAT = lazy_pattern(rb"-?\d(?:\d*[.eE]|\d{15})")
+# Cheap pre-check: a number token (after ':', ',' or '[', or the whole output) that orjson writes
+# otherwise than JavaScript: with an exponent, integral floats (``5.0``), 16+ digits. Every other
+# float orjson writes in decimal notation with the shortest round-trip digits, as JavaScript does
+# (a property test holds it to that). Text inside strings may match too; that only costs the slower
+# exact path. The pattern starts with a character set, so the regex engine scans for it in C; an
+# alternative with ``^`` would defeat that.
+_MAYBE_FLOAT = lazy_pattern(rb"[:,\[]-?\d+(?:\.0[,\]}]|(?:\.\d+)?[eE])|[:,\[]-?\d{16}")
+_BARE_FLOAT = lazy_pattern(rb"-?\d+(?:\.0\Z|(?:\.\d+)?[eE])|-?\d{16}")
 _SURROGATE = lazy_pattern("[\ud800-\udfff]")
+# Leaves the number pass keeps as they are (strings too, unless lone surrogates are looked for).
+_KEPT = frozenset({str, bool, type(None)})
+_KEPT_NOT_STR = frozenset({bool, type(None)})
 
 
 def js_number(value: float | int) -> str:
@@ -96,10 +101,27 @@ def _javascript_numbers(value: Any, strings: bool = False) -> Any:
 
     With ``strings``, strings holding lone surrogates (which orjson refuses) become fragments too.
     """
-    if isinstance(value, str):
+    cls = value.__class__
+    kept = _KEPT_NOT_STR if strings else _KEPT
+    if cls is str:
         if strings and not value.isascii() and _SURROGATE.search(value) is not None:
             return _string_literal(value)
         return value
+    if cls is dict:
+        # Most values are leaves that stay as they are: test the class before recursing.
+        return {
+            key: item if item.__class__ in kept else _javascript_numbers(item, strings)
+            for key, item in value.items()
+        }
+    if cls is list:
+        return [item if item.__class__ in kept else _javascript_numbers(item, strings) for item in value]
+    if cls is float:
+        return orjson.Fragment(js_number(value).encode())
+    if cls is int:
+        return value if -_MAX_SAFE < value < _MAX_SAFE else orjson.Fragment(js_number(value).encode())
+    # Subclasses and tuples, as orjson takes them.
+    if isinstance(value, str):
+        return _javascript_numbers(str(value), strings) if strings else value
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, float):
