@@ -12,7 +12,8 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,6 +239,13 @@ async def build_runtime(
     ``before_start(session, runner)`` runs once the extensions are bound and before
     ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
     """
+    with _loading_heap():
+        return await _build_runtime(args, mode, before_start)
+
+
+async def _build_runtime(
+    args: argparse.Namespace, mode: str, before_start: Callable[[Any, Any], None] | None
+) -> Runtime:
     from tau.agent.session import AgentSession
     from tau.agent.session_setup import (
         context_files,
@@ -250,10 +258,6 @@ async def build_runtime(
     from tau.common.paths import agent_dir, project_config_dir
     from tau.llm.registry import THINKING_LEVELS, ModelRegistry
 
-    if _own_process:
-        import gc
-
-        gc.disable()  # until the session is loaded: see _freeze_loaded_heap
     if args.offline:
         os.environ["TAU_OFFLINE"] = "1"
     if args.faux_script:
@@ -324,23 +328,29 @@ async def build_runtime(
     if args.tools:  # after session_start: extensions may register tools there
         unknown = unknown_tools_warning(args.tools.split(","), session.get_offered_tool_names())
         warnings += [unknown] if unknown else []
-    if _own_process:
-        _freeze_loaded_heap()
     return Runtime(session, extensions, warnings)
 
 
-def _freeze_loaded_heap() -> None:
-    """Exempt what the process holds once the session is loaded from the cyclic collector.
+@contextmanager
+def _loading_heap() -> Iterator[None]:
+    """In tau's own process: no collector passes while the session loads, then the loaded heap frozen.
 
     A resumed session is hundreds of thousands of objects (entries, messages, the projection) that
     live as long as the process; each full collection would walk all of them again (a third of a
     10,000-entry resume, half of a 50,000-entry one). They hold no reference cycles, so freed
-    objects still go by reference counting; only the collector stops visiting them.
+    objects still go by reference counting; ``gc.freeze`` only stops the collector visiting them.
     """
+    if not _own_process:
+        yield
+        return
     import gc
 
-    gc.freeze()
-    gc.enable()
+    gc.disable()
+    try:
+        yield
+        gc.freeze()
+    finally:
+        gc.enable()
 
 
 def load_settings(cwd: str, approve: bool | None) -> tuple[Any, bool]:
