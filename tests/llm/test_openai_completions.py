@@ -529,3 +529,111 @@ def test_connection_refused_is_a_retryable_connection_error():
     assert message["stopReason"] == "error"
     assert message["errorMessage"].startswith("Connection error.")
     assert is_retryable(message)
+
+
+# -- issue 22, item 7: parallel calls that share an index ------------------------------------------
+
+
+def _call(call_id, name, arguments, index=0):
+    piece = {"index": index, "function": {"arguments": arguments}}
+    if call_id is not None:
+        piece = {
+            "id": call_id,
+            "index": index,
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
+    return piece
+
+
+def _ollama_chunk(delta, finish=None):
+    """Ollama's shape (ollama/ollama#15457): one chunk per call, whole arguments, ``index`` always 0."""
+    body = {
+        "id": "chatcmpl-426",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "qwen2.5-coder:7b",
+        "system_fingerprint": "fp_ollama",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return sse(body)
+
+
+def test_ollama_parallel_calls_with_one_index_stay_separate_calls():
+    write_a = '{"filePath":"hello.py","content":"print(\\"hello\\")"}'
+    write_b = '{"filePath":"world.py","content":"print(\\"world\\")"}'
+    reply = Reply(
+        pieces=[
+            _ollama_chunk(
+                {"role": "assistant", "content": "", "tool_calls": [_call("call_f1", "write", write_a)]}
+            ),
+            _ollama_chunk(
+                {"role": "assistant", "content": "", "tool_calls": [_call("call_f2", "write", write_b)]}
+            ),
+            _ollama_chunk({"role": "assistant", "content": ""}, finish="tool_calls"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    with LoopbackServer([reply]) as server:
+        events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["stopReason"] == "toolUse"
+    assert message["content"] == [
+        {"type": "toolCall", "id": "call_f1", "name": "write", "arguments": json.loads(write_a)},
+        {"type": "toolCall", "id": "call_f2", "name": "write", "arguments": json.loads(write_b)},
+    ]
+    assert event_types(events).count("toolcall_start") == event_types(events).count("toolcall_end") == 2
+
+
+def test_vllm_fragments_after_a_reused_index_continue_the_newest_call():
+    """vLLM's shape: id and name first, then id-less argument fragments, a newline between the calls."""
+    reply = Reply(
+        pieces=[
+            chunk(
+                {"role": "assistant", "content": None, "tool_calls": [_call("chatcmpl-tool-1", "bash", "")]}
+            ),
+            chunk({"tool_calls": [_call(None, None, '{"command": ')]}),
+            chunk({"tool_calls": [_call(None, None, '"ls"}')]}),
+            chunk({"content": "\n"}),
+            chunk({"tool_calls": [_call("chatcmpl-tool-2", "read", "")]}),
+            chunk({"tool_calls": [_call(None, None, '{"path": "b.txt"}')]}),
+            chunk(finish="tool_calls"),
+            chunk(usage=USAGE, choices=False),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    calls = [block for block in message["content"] if block["type"] == "toolCall"]
+    assert [(c["id"], c["name"], c["arguments"]) for c in calls] == [
+        ("chatcmpl-tool-1", "bash", {"command": "ls"}),
+        ("chatcmpl-tool-2", "read", {"path": "b.txt"}),
+    ]
+    assert "argumentsError" not in calls[0] and "argumentsError" not in calls[1]
+
+
+def test_a_server_repeating_the_same_id_on_every_fragment_is_one_call():
+    reply = Reply(
+        pieces=[
+            chunk({"role": "assistant", "tool_calls": [_call("call_x", "bash", '{"command":')]}),
+            chunk({"tool_calls": [_call("call_x", "bash", ' "ls"}')]}),
+            chunk(finish="tool_calls"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    # The name is repeated too: it is kept once, as the first fragment gave it.
+    assert message["content"] == [
+        {"type": "toolCall", "id": "call_x", "name": "bash", "arguments": {"command": "ls"}}
+    ]
+
+
+@pytest.mark.parametrize("ending", [b"", b"\n"])
+def test_a_last_chunk_without_its_blank_line_is_delivered(ending):
+    """Issue 22, item 9: a server that ends with the finish chunk (no ``[DONE]``) and no blank line
+    after it. The SDK's decoder dropped it ("Stream ended without finish_reason"); pi flushes it."""
+    last = chunk(finish="stop").rstrip(b"\n") + ending
+    reply = Reply(pieces=[chunk({"role": "assistant", "content": "hello"}), last])
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert (message["stopReason"], message["content"]) == ("stop", [{"type": "text", "text": "hello"}])

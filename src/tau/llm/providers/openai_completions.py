@@ -3,7 +3,7 @@
 The request body (pi 1.6's, field by field) and the compat options are built in
 :mod:`tau.llm.providers._completions_request`. This module sends it
 (``client.chat.completions.create``, streaming) and reads the chunks: ``delta.content``,
-``delta.tool_calls`` accumulated by index, reasoning from ``reasoning_content``/``reasoning``/
+``delta.tool_calls`` accumulated by index (a new id at a used index starts a new call), reasoning from ``reasoning_content``/``reasoning``/
 ``reasoning_text``, usage from the last chunk (``prompt_tokens_details.cached_tokens`` as cache
 reads), ``finish_reason`` as the stop reason.
 """
@@ -171,15 +171,24 @@ class _ChunkState:
     def _tool_call(self, call: dict[str, Any]) -> None:
         stream_index = call.get("index")
         function = call.get("function") or {}
+        call_id = call.get("id")
         index = self.calls_by_index.get(stream_index) if isinstance(stream_index, int) else None
-        if index is None and call.get("id"):
-            index = self.calls_by_id.get(call["id"])
+        if (
+            index is not None
+            and call_id
+            and self.builder.message["content"][index]["id"] not in ("", call_id)
+        ):
+            # Ollama, some vLLM builds and Grok give every parallel call the same index: a new id
+            # there is a new call (pi 1.6 merges them into one call with concatenated JSON).
+            index = None
+        if index is None and call_id:
+            index = self.calls_by_id.get(call_id)
         if index is None:
-            index = self.builder.toolcall_start(call.get("id") or "", function.get("name") or "")
+            index = self.builder.toolcall_start(call_id or "", function.get("name") or "")
             self.arguments[index] = ""
             self.open_call = index
         if isinstance(stream_index, int):
-            self.calls_by_index.setdefault(stream_index, index)
+            self.calls_by_index[stream_index] = index  # later pieces without an id continue the newest
         block = self.builder.message["content"][index]
         if call.get("id"):
             self.calls_by_id[call["id"]] = index
