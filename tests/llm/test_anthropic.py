@@ -776,3 +776,61 @@ def test_the_sdk_sends_the_built_body_unchanged():
     assert server.captured[0].body == expected
     assert server.captured[0].headers["anthropic-beta"] == ",".join(betas)
     assert message["providerThinkingLevel"] == "medium"
+
+
+def test_max_tokens_inside_a_tool_call_keeps_the_partial_arguments():
+    """Issue 22, item 8: the shape Claude streams when max_tokens cuts a tool call's input: no
+    content_block_stop for it. pi keeps the partially parsed object (no toolcall_end, no
+    argumentsError); the agent then fails the call as truncated."""
+    reply = Reply(
+        pieces=[
+            message_start({"input_tokens": 2095, "output_tokens": 5}),
+            block_start(0, {"type": "text", "text": ""}),
+            delta(0, {"type": "text_delta", "text": "Writing the file."}),
+            block_stop(0),
+            block_start(1, {"type": "tool_use", "id": "toolu_01", "name": "write", "input": {}}),
+            delta(1, {"type": "input_json_delta", "partial_json": ""}),
+            delta(1, {"type": "input_json_delta", "partial_json": '{"path": "notes.md", "con'}),
+            delta(1, {"type": "input_json_delta", "partial_json": 'tent": "# Notes\\n\\nFirst li'}),
+            message_delta("max_tokens", {"output_tokens": 64}),
+            message_stop(),
+        ]
+    )
+    with LoopbackServer([reply]) as server:
+        events, message = run_stream(provider.stream, model(server), CONTEXT, opts(max_tokens=64))
+    assert message["stopReason"] == "length"
+    assert message["content"][1] == {
+        "type": "toolCall",
+        "id": "toolu_01",
+        "name": "write",
+        "arguments": {"path": "notes.md", "content": "# Notes\n\nFirst li"},
+    }
+    assert event_types(events).count("toolcall_end") == 0 and event_types(events)[-1] == "done"
+
+
+def test_a_stopped_tool_call_cut_by_max_tokens_is_an_arguments_error_as_in_pi():
+    """With content_block_stop the whole text is parsed once: malformed, so ``{}`` plus the error."""
+    reply = Reply(
+        pieces=[
+            message_start(),
+            block_start(0, {"type": "tool_use", "id": "toolu_01", "name": "write", "input": {}}),
+            delta(0, {"type": "input_json_delta", "partial_json": '{"path": "a.txt", "content": "hello wo'}),
+            block_stop(0),
+            message_delta("max_tokens"),
+            message_stop(),
+        ]
+    )
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    call = message["content"][0]
+    assert call["arguments"] == {} and "Received arguments:" in call["argumentsError"]
+
+
+def test_a_last_event_without_its_blank_line_is_delivered():
+    """Issue 22, item 9: a server that closes right after ``message_stop``'s data line. The SDK's
+    decoder dropped the event ("ended before message_stop"); pi's parser flushes it."""
+    reply = text_reply("Hello")
+    reply.pieces[-1] = reply.pieces[-1].rstrip(b"\n")
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert (message["stopReason"], message["content"]) == ("stop", [{"type": "text", "text": "Hello"}])

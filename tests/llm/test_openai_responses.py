@@ -163,12 +163,14 @@ def test_streamed_text_request_and_usage():
                 "name": "bash",
                 "description": "Run a command",
                 "parameters": BASH_TOOL["parameters"],
+                "strict": False,
             },
             {
                 "type": "function",
                 "name": "read",
                 "description": "Read a file",
                 "parameters": READ_TOOL["parameters"],
+                "strict": False,
             },
         ],
         "reasoning": {"effort": "medium", "summary": "auto"},
@@ -630,6 +632,7 @@ def test_tool_search_additions_when_additional_tools_are_unsupported():
             "name": "bash",
             "description": "Run a command",
             "parameters": BASH_TOOL["parameters"],
+            "strict": False,
         }
     ]
     search_call, search_output = params["input"][3:5]
@@ -647,6 +650,7 @@ def test_tool_search_additions_when_additional_tools_are_unsupported():
                 "description": "Write a file",
                 "parameters": WRITE_TOOL["parameters"],
                 "defer_loading": True,
+                "strict": False,
             }
         ],
     }
@@ -723,3 +727,69 @@ def test_the_sdk_sends_the_built_body_unchanged():
         m = model(server, compat=GPT6_COMPAT)
         run_stream(provider.stream, m, ctx, opts(reasoning="high", session_id="s1"))
     assert server.captured[0].body == provider.build_params(m, ctx, opts(reasoning="high", session_id="s1"))
+
+
+def test_a_last_event_without_its_blank_line_is_delivered():
+    """Issue 22, item 9: ``response.completed`` as the stream's last bytes, no blank line after it."""
+    reply = text_stream("Hi").reply()
+    reply.pieces[-1] = reply.pieces[-1].rstrip(b"\n")
+    with LoopbackServer([reply]) as server:
+        _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["stopReason"] == "stop" and message["content"][0]["text"] == "Hi"
+
+
+# -- issue 22, item 11: `strict` on custom models -------------------------------------------------
+
+OPTIONAL_TOOL = {
+    "name": "grep",
+    "description": "Search",
+    "parameters": {
+        "type": "object",
+        "required": ["pattern"],
+        "properties": {"pattern": {"type": "string"}, "limit": {"type": "number"}},
+    },
+    "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+}
+
+
+@pytest.mark.parametrize(
+    ("compat", "tools"),
+    [
+        # A models.json model that says nothing: strict: false, or the API would normalize the
+        # schema to strict mode and make `limit` mandatory (OpenAI's function-calling guide).
+        ({}, [{**_function(OPTIONAL_TOOL), "strict": False}, _function(BASH_TOOL)]),
+        # Strict support declared: the constrained tool goes strict with the rewritten schema.
+        (
+            {"supportsStrictMode": True},
+            [
+                {
+                    **_function(OPTIONAL_TOOL),
+                    "parameters": {
+                        "type": "object",
+                        "required": ["pattern", "limit"],
+                        "properties": {
+                            "pattern": {"type": "string"},
+                            "limit": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+                        },
+                        "additionalProperties": False,
+                    },
+                    "strict": True,
+                },
+                _function(BASH_TOOL),
+            ],
+        ),
+        # A server that rejects the field: left out.
+        (
+            {"supportsStrictMode": False},
+            [{k: v for k, v in _function(t).items() if k != "strict"} for t in (OPTIONAL_TOOL, BASH_TOOL)],
+        ),
+    ],
+)
+def test_custom_model_tools_state_strict_unless_the_server_rejects_it(compat, tools):
+    for tool in tools:
+        tool.pop("constrainedSampling", None)
+    context = {"messages": [system("S", [OPTIONAL_TOOL, BASH_TOOL]), user("find it")]}
+    with LoopbackServer([text_stream("ok").reply()]) as server:
+        custom = model(server, provider="myproxy", reasoning=False, compat=compat)
+        run_stream(provider.stream, custom, context, opts())
+    assert server.captured[0].body["tools"] == tools

@@ -247,6 +247,22 @@ class MessageBuilder:
         for index in sorted(self._open):
             self.end_block(index)
 
+    def keep_open_blocks(self) -> None:
+        """Leave the blocks still open as they are, without end events.
+
+        For a stream that never stopped a block (pi's Anthropic adapter closes a block only on its
+        ``content_block_stop``): a tool call cut off by the output limit keeps the arguments parsed
+        from its partial text, with no ``argumentsError``.
+        """
+        for index in sorted(self._open):
+            block = self.message["content"][index]
+            stream = self._arguments.pop(index, None)
+            if block["type"] == "toolCall" and stream is not None and stream.text:
+                value = parse_streaming_json(stream.text)
+                block["arguments"] = value if isinstance(value, dict) else {}
+        self._open.clear()
+        self._current = None
+
     # -- the "current block" style of OpenAI-like streams ------------------------------------
 
     def append_text(self, delta: str) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.llm.providers._common import ProviderError, error_text, has_header, truncate_error_text
+from tau.llm.providers._sse import flush_last_event
 from tau.llm.stream import StreamOptions
 from tau.llm.types import Model
 
@@ -47,13 +48,14 @@ def auth_extra(api_key: str | None, sdk: Any) -> dict[str, Any]:
 def make_client(model: Model, options: StreamOptions, api_key: str | None, headers: Mapping[str, str]) -> Any:
     import openai  # already imported by the adapter (import_sdk); cheap here
 
-    return openai.AsyncOpenAI(
+    client = openai.AsyncOpenAI(
         api_key=api_key or "unused",
         base_url=model.base_url or DEFAULT_BASE_URL,
         default_headers=dict(headers),
         max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
         **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
     )
+    return flush_last_event(client)
 
 
 def request_error_text(exc: Any, prefix: str | None = None) -> str:

@@ -14,7 +14,10 @@ Model compat switches (``models.json`` ``compat`` or the catalogue):
   ``medium``, so a level change keeps the cache.
 - ``supportsExplicitPromptCacheMode``: ``prompt_cache_options`` (``{"mode": "explicit"}`` for
   retention ``none``, ``{"ttl": "30m"}`` for ``long``) instead of ``prompt_cache_retention``.
-- ``supportsDeveloperRole``, ``supportsStrictMode``, ``supportsLongCacheRetention``,
+- ``supportsStrictMode``: ``true`` sends ``constrainedSampling`` tools strict; unset, every tool goes
+  ``strict: false`` (an omitted ``strict`` would make the API normalize it to strict mode);
+  ``false`` leaves the field out.
+- ``supportsDeveloperRole``, ``supportsLongCacheRetention``,
   ``supportsMaxOutputTokens``, ``promptCacheKeyMode``, ``sessionAffinityFormat``,
   ``thinkingLevelMap``.
 """
@@ -64,7 +67,7 @@ def compat_of(model: Model) -> dict[str, Any]:
         "affinity": compat.get("sessionAffinityFormat", "openrouter" if openrouter else "openai"),
         "cache_key": compat.get("promptCacheKeyMode", "auto"),
         "long_cache": compat.get("supportsLongCacheRetention", True),
-        "strict": compat.get("supportsStrictMode", False),
+        "strict": compat.get("supportsStrictMode"),  # None (unset), True or False: see convert_tools
         "max_output": compat.get("supportsMaxOutputTokens", True),
         "additional_tools": compat.get("supportsAdditionalTools", False),
         "tool_search": compat.get("supportsToolSearch", False),
@@ -214,11 +217,19 @@ def _tool_output(model: Model, content: list[dict[str, Any]]) -> str | list[dict
 
 
 def convert_tools(
-    tools: list[dict[str, Any]], supports_strict: bool, *, search_result: bool = False
+    tools: list[dict[str, Any]], supports_strict: bool | None, *, search_result: bool = False
 ) -> list[dict[str, Any]]:
+    """Function tools with ``strict`` always stated, unless ``supportsStrictMode`` is ``false``.
+
+    OpenAI's function-calling guide: when ``strict`` is omitted, the Responses API normalizes the
+    schema into strict mode (every property required, ``additionalProperties: false``), which makes
+    optional parameters mandatory; only ``strict: false`` keeps a tool non-strict. So a tool that
+    is not sent strict says ``strict: false`` (pi 1.6 omits the field unless the model declares
+    strict support). ``supportsStrictMode: false`` (a server that rejects the field) omits it.
+    """
     converted = []
     for tool in tools:
-        strict = resolve_strict(tool, supports_strict)
+        strict = resolve_strict(tool, bool(supports_strict))
         entry: dict[str, Any] = {
             "type": "function",
             "name": tool["name"],
@@ -227,7 +238,7 @@ def convert_tools(
         }
         if search_result:
             entry["defer_loading"] = True
-        if supports_strict:
+        if supports_strict is not False:
             entry["strict"] = bool(strict)
         converted.append(entry)
     return converted

@@ -30,6 +30,7 @@ from tau.llm.providers._common import (
     run_request,
 )
 from tau.llm.providers._openai import KEYED_PROVIDERS
+from tau.llm.providers._sse import flush_last_event
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.types import Model, TranscriptContext
@@ -96,12 +97,14 @@ async def _run(
     if keyless and model.provider in KEYED_PROVIDERS:
         raise ProviderError(f"No API key for provider: {model.provider}")
     anthropic = await import_sdk("anthropic")
-    client = anthropic.AsyncAnthropic(
-        api_key=options.api_key or "unused",
-        base_url=model.base_url or DEFAULT_BASE_URL,
-        default_headers=headers,
-        max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
-        **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
+    client = flush_last_event(
+        anthropic.AsyncAnthropic(
+            api_key=options.api_key or "unused",
+            base_url=model.base_url or DEFAULT_BASE_URL,
+            default_headers=headers,
+            max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
+            **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
+        )
     )
     try:
         extra = {"extra_headers": {"Authorization": anthropic.Omit()}} if keyless else {}
@@ -282,6 +285,9 @@ class _StreamState:
             raise ProviderError("Anthropic stream ended without a stop reason")
         if out["stopReason"] == "error":
             raise ProviderError(out.get("errorMessage") or "An unknown error occurred")
+        # A block ends only with its content_block_stop, as in pi: Claude sends none for a tool call
+        # that max_tokens cut off, which then keeps its partially parsed arguments.
+        self.builder.keep_open_blocks()
         self.builder.finish(out["stopReason"])
 
 
