@@ -28,7 +28,10 @@ TOOLS = {
     "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "format_size", "truncate_head", "truncate_tail",
     "expand_path", "resolve_to_cwd", "unchanged_prefix",
 }  # fmt: skip
-COMPACTION = {"CutPoint", "find_cut_point", "estimate_tokens", "estimate_messages_tokens"}
+COMPACTION = {
+    "CutPoint", "find_cut_point", "estimate_tokens", "estimate_messages_tokens", "prepare_compaction",
+    "CompactionPreparation", "CompactionSettings",
+}  # fmt: skip
 
 
 def test_all_is_exactly_the_agreed_surface():

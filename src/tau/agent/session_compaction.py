@@ -8,6 +8,7 @@ ends with ``compaction_end{result: None, errorMessage?}`` and ``session_compact_
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tau.agent.session_retry import retry_policy
@@ -151,14 +152,22 @@ class CompactionMixin:
         )
 
     async def _summarize(
-        self: Any, reason: str, will_retry: bool, signal: AbortSignal, custom_instructions: str | None
+        self: Any,
+        reason: str,
+        will_retry: bool,
+        signal: AbortSignal,
+        custom_instructions: str | None,
+        keep_recent_tokens: int | None = None,
     ) -> dict[str, Any] | None:
         """Prepare, ask extensions, summarize and append; the ``compaction_end`` result, or None."""
         from tau.agent.compaction.prepare import prepare_compaction
         from tau.agent.compaction.summary import compact
 
         branch = self._session_manager.get_branch()
-        preparation = prepare_compaction(branch, self._compaction_settings())
+        settings = self._compaction_settings()
+        if keep_recent_tokens is not None:
+            settings = dataclasses.replace(settings, keep_recent_tokens=keep_recent_tokens)
+        preparation = prepare_compaction(branch, settings)
         if preparation is None:
             return None
         if reason != "manual":
@@ -251,18 +260,29 @@ class CompactionMixin:
             }
         )
 
-    async def compact(self: Any, custom_instructions: str | None = None) -> dict[str, Any]:
+    async def compact(
+        self: Any, custom_instructions: str | None = None, *, keep_recent_tokens: int | None = None
+    ) -> dict[str, Any]:
         """Compact now (``/compact``): aborts the run first; returns the compaction result.
 
-        Raises ``RuntimeError`` when there is nothing to compact or the summary failed.
+        ``keep_recent_tokens`` replaces ``compaction.keepRecentTokens`` for this compaction only (an
+        extension that knows where a step of the work ended, like Online Context Compact).
+        Raises ``RuntimeError`` when there is nothing to compact or the summary failed, ``ValueError``
+        when ``keep_recent_tokens`` is not a non-negative integer.
         """
+        if keep_recent_tokens is not None and (
+            isinstance(keep_recent_tokens, bool)
+            or not isinstance(keep_recent_tokens, int)
+            or keep_recent_tokens < 0
+        ):
+            raise ValueError(f"keep_recent_tokens must be a non-negative integer, not {keep_recent_tokens!r}")
         await self.abort()
         self._manual_compaction = signal = AbortSignal()
         self._emit({"type": "compaction_start", "reason": "manual"})
         try:
             if self.agent.state.model is None:
                 raise RuntimeError("No model selected")
-            result = await self._summarize("manual", False, signal, custom_instructions)
+            result = await self._summarize("manual", False, signal, custom_instructions, keep_recent_tokens)
             if result is None:
                 branch = self._session_manager.get_branch()
                 if branch and branch[-1].get("type") == "compaction":

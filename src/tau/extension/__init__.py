@@ -6,7 +6,15 @@ ctx (:class:`ExtensionContext`). Bundled extensions use only these names, as thi
 See ``docs/extensions.md``.
 """
 
-from tau.agent.compaction import CutPoint, estimate_messages_tokens, estimate_tokens, find_cut_point
+from tau.agent.compaction import (
+    CompactionPreparation,
+    CompactionSettings,
+    CutPoint,
+    estimate_messages_tokens,
+    estimate_tokens,
+    find_cut_point,
+    prepare_compaction,
+)
 from tau.agent.settings import Settings
 from tau.common.paths import agent_dir, project_config_dir
 from tau.extension.api import ExtensionAPI
@@ -86,6 +94,8 @@ __all__ = [
     "BeforeProviderHeadersEvent",
     "BeforeProviderRequestEvent",
     "CacheWarmingDecisionEvent",
+    "CompactionPreparation",
+    "CompactionSettings",
     "ContextEvent",
     "ContextWithSystemEvent",
     "CutPoint",
@@ -149,6 +159,7 @@ __all__ = [
     "format_size",
     "load_extensions",
     "load_factory",
+    "prepare_compaction",
     "project_config_dir",
     "read_tool",
     "resolve_to_cwd",

@@ -220,13 +220,22 @@ class ExtensionContext:
         *,
         on_complete: Callable[[Any], Any] | None = None,
         on_error: Callable[[BaseException], Any] | None = None,
+        keep_recent_tokens: int | None = None,
     ) -> None:
-        """Start a compaction without waiting for it; ``on_complete(result)`` or ``on_error(exc)`` follows."""
+        """Start a compaction without waiting for it; ``on_complete(result)`` or ``on_error(exc)`` follows.
+
+        ``keep_recent_tokens`` (tau only) replaces ``compaction.keepRecentTokens`` for this compaction.
+        """
         host = self._host()
 
         async def run() -> None:
             try:
-                result = await resolve(host.compact(custom_instructions))
+                if keep_recent_tokens is None:
+                    result = await resolve(host.compact(custom_instructions))
+                else:
+                    result = await resolve(
+                        host.compact(custom_instructions, keep_recent_tokens=keep_recent_tokens)
+                    )
             except Exception as exc:  # reported to the caller's callback, as pi does
                 if on_error is not None:
                     await resolve(on_error(exc))

@@ -189,7 +189,21 @@ def summarize(session: SessionManager, file: str) -> dict[str, Any]:
         "thinkingLevel": context["thinkingLevel"],
         "model": context["model"],
         "problems": len(session.problems),
+        "occDecisions": _occ_decisions(session),
     }
+
+
+def _occ_decisions(session: SessionManager) -> list[dict[str, Any]]:
+    """Online Context Compact's boundary decisions on the active branch, oldest first."""
+    from tau.bundled.occ.decision_record import DECISION_TYPE
+
+    return [
+        entry["data"]
+        for entry in session.get_branch()
+        if entry.get("type") == "custom"
+        and entry.get("customType") == DECISION_TYPE
+        and isinstance(entry.get("data"), dict)
+    ]
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -242,6 +256,13 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         f"problems    {summary['problems'] or 'none'}"
         + (f" (`{PROG} check` lists them)" if summary["problems"] else ""),
     ]
+    decisions = summary["occDecisions"]
+    if decisions:
+        from tau.bundled.occ.decision_record import format_decision
+
+        compacted = sum(1 for data in decisions if data.get("compact"))
+        lines.append(f"online compact  {len(decisions)} boundaries, {compacted} compacted")
+        lines += [f"  {n}. {format_decision(data)}" for n, data in enumerate(decisions, 1)]
     return lines
 
 

@@ -89,6 +89,7 @@ class FakeCtx:
         self.idle = True
         self.aborts = 0
         self.compactions: list[str | None] = []
+        self.kept: list[int | None] = []
         self.compact_outcome: Any = {"summary": "short summary", "firstKeptEntryId": "x", "tokensBefore": 1}
 
     def get_context_usage(self) -> dict[str, Any] | None:
@@ -104,9 +105,15 @@ class FakeCtx:
         self.aborts += 1
 
     def compact(
-        self, custom_instructions: str | None = None, *, on_complete: Any = None, on_error: Any = None
+        self,
+        custom_instructions: str | None = None,
+        *,
+        on_complete: Any = None,
+        on_error: Any = None,
+        keep_recent_tokens: int | None = None,
     ) -> None:
         self.compactions.append(custom_instructions)
+        self.kept.append(keep_recent_tokens)
         if isinstance(self.compact_outcome, BaseException):
             on_error(self.compact_outcome)
         else:

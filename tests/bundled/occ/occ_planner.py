@@ -1,15 +1,16 @@
-"""A faux model that works through three ``todo`` tasks; part 2 produces ~36 KB of command output.
+"""A faux model that works through three ``todo`` tasks; part 2 prints four 30 KB outputs.
 
-Used as a faux ``factory`` step (``occ_planner.py:respond``). Every answer is derived from the request:
+Used as a faux ``factory`` step (``occ_planner.py:respond``). Every answer is derived from the request,
+and the whole plan is one turn, as a real model works (no stop between a task's work and its
+completion):
 
 - the human's prompt → ``add`` "part 1", "part 2", "part 3", then ``list``;
 - any other user-side message (OCC's hidden reminder, todo-loop's nudge) → ``list``;
-- after a ``list`` → the first open task's commands (one ``echo``; four 9 KB prints for part 2), then
-  a stop (``Built part N.``): todo-loop brings the model back, and the next ``list`` shows the task
-  still open, so it is marked completed (``update``), then ``list`` again; with no open task left →
-  the final answer. So each completion starts a new turn after the task's work, and the work
-  of a completed task lies before the current turn (the history a compaction removes);
-- a summarization request → a fixed summary.
+- after a ``list`` → the first open task's commands (one ``echo``; four 30,000-character prints for
+  part 2); after its last command, ``Built part N.`` with the ``update`` that completes it, then
+  ``list`` again; with no open task left → the final answer;
+- a summary request (pi's summarizer, or a summary asked for at the end of the conversation) → a fixed
+  summary.
 
 Each request is appended to the JSON-lines file named by ``OCC_PLANNER_TRACE`` when it is set.
 """
@@ -46,10 +47,14 @@ def _calls(messages: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     ]
 
 
+OUTPUT_CHARS = 30_000
+SUMMARY_ASKS = ("Create a structured context checkpoint summary", "Create a concise checkpoint")
+
+
 def _commands(part: str) -> list[str]:
     if part != "part 2":
         return [f"echo building {part}"]
-    return [f"{sys.executable} -c \"print('{n}' * 9000)\" # {part} step {n}" for n in range(1, 5)]
+    return [f"{sys.executable} -c \"print('{n}' * {OUTPUT_CHARS})\" # {part} step {n}" for n in range(1, 5)]
 
 
 def _last_list(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -70,14 +75,7 @@ def _after_list(messages: list[dict[str, Any]], snapshot: dict[str, Any]) -> dic
     open_tasks = [task for task in snapshot["tasks"] if task["status"] != "completed"]
     if not open_tasks:
         return {"text": FINAL}
-    task = open_tasks[0]
-    if any(m["role"] == "assistant" and _text(m) == _built(task["title"]) for m in messages):
-        patch = {"id": task["id"], "status": "completed"}
-        return {
-            "tool": "todo",
-            "args": {"action": "update", "baseRevision": snapshot["revision"], "updates": [patch]},
-        }
-    return {"bash": _commands(task["title"])[0]}
+    return {"bash": _commands(open_tasks[0]["title"])[0]}
 
 
 def _after_bash(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -88,7 +86,12 @@ def _after_bash(messages: list[dict[str, Any]]) -> dict[str, Any]:
     position = commands.index(done)
     if position + 1 < len(commands):
         return {"bash": commands[position + 1]}
-    return {"text": _built(task["title"])}
+    patch = {"id": task["id"], "status": "completed"}
+    return {
+        "text": _built(task["title"]),
+        "tool": "todo",
+        "args": {"action": "update", "baseRevision": snapshot["revision"], "updates": [patch]},
+    }
 
 
 def _answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -125,7 +128,9 @@ def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
     if trace:
         with open(trace, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(request) + "\n")
-    if "summarization assistant" in request["systemPrompt"]:
+    last = request["messages"][-1] if request["messages"] else {}
+    asked = last.get("role") == "user" and any(ask in _text(last) for ask in SUMMARY_ASKS)
+    if "summarization assistant" in request["systemPrompt"] or asked:
         return [{"text": SUMMARY}, {"factory": SPEC}]
     messages = [message for message in request["messages"] if not _is_snapshot(message)]
     return [_answer(messages), {"factory": SPEC}]

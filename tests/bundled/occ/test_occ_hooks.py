@@ -35,12 +35,12 @@ SETTINGS = SolSettings(online_context_compact=True)
 BIG = "x" * 16_000  # 4,000 tokens
 
 
-def history() -> list[dict]:
+def history(output: str = BIG) -> list[dict]:
     """Turn 1 (a large command output, now done), then turn 2 ending in a plan update."""
     messages = [
         user("build it", 1),
         assistant_call("c1", "bash", {"command": "cat big.log"}, 2),
-        tool_result("c1", "bash", BIG, 3),
+        tool_result("c1", "bash", output, 3),
         {
             "role": "assistant",
             "content": [{"type": "text", "text": "done"}],
@@ -213,6 +213,66 @@ def test_todo_completions_are_boundaries_with_their_progress():
     assert fresh.pending_boundary is None and fresh.state["plan"][0]["status"] == "completed"
 
 
+def test_a_fused_edit_whose_command_failed_still_changed_its_file():
+    _, occ, ctx = make(source="todo")
+    fused = {"path": "a.py", "edits": [], "then_run": {"command": "pytest -q"}}
+    failed = [
+        {"type": "text", "text": "Successfully replaced 1 block(s) in a.py."},
+        {"type": "text", "text": "[then_run:failed]\nE   assert 41 == 42"},
+    ]
+    occ.on_tool_result(ToolResultEvent(tool_name="edit", input=fused, content=failed, is_error=True), ctx)
+    # a timed-out command keeps the mutation's text, then the marker paragraph
+    timed_out = [
+        {"type": "text", "text": "Wrote b.py\n\n[then_run:failed]\n\nCommand timed out after 5 seconds"}
+    ]
+    other = {"path": "b.py", "content": "x", "then_run": {"command": "make"}}
+    occ.on_tool_result(ToolResultEvent(tool_name="write", input=other, content=timed_out, is_error=True), ctx)
+    # a mutation that failed skipped its command and changed nothing
+    skipped = [
+        {"type": "text", "text": "No match in c.py\n\n[then_run:skipped] The file mutation did not complete"}
+    ]
+    third = {"path": "c.py", "edits": [], "then_run": {"command": "make"}}
+    occ.on_tool_result(ToolResultEvent(tool_name="edit", input=third, content=skipped, is_error=True), ctx)
+    plain = {"path": "d.py", "edits": []}
+    occ.on_tool_result(ToolResultEvent(tool_name="edit", input=plain, content=failed, is_error=True), ctx)
+    assert occ.files_changed == ["a.py", "b.py"]
+    assert occ.verification == ["pytest -q", "make", "make"]
+
+
+def test_every_boundary_decision_is_recorded_with_its_figures():
+    tau, occ, ctx = make()
+    at_boundary(occ, ctx)
+    (data,) = [data for kind, data in tau.entries if kind == "sol-pi-online-context-decision-v1"]
+    decision = occ.last_decision
+    assert data == {
+        "toolCallId": "c2",
+        "compact": True,
+        "reason": "economic",
+        "writeTokens": round(decision.write_tokens),
+        "archiveTokens": round(decision.archive_tokens),
+        "memoTokens": 1000,
+        "savingTokens": round(decision.saving_tokens),
+        "newDebtTokens": round(decision.new_debt_tokens),
+        "horizonRequests": decision.horizon.expected,
+        "effectiveHorizonRequests": decision.effective_horizon_requests,
+        "breakevenRequests": round(decision.breakeven_requests, 2),
+        "combinedBreakevenRequests": round(decision.combined_breakeven_requests, 2),
+        "remainingSteps": 2,
+        "keepRecentTokens": 7,
+        "cacheWriteReadRatio": 12.5,
+        "priorCompactions": 0,
+        "requestsSinceCompaction": None,
+    }
+    # everything before the boundary's plan call (6 tokens, its result 1) is removable
+    assert data["archiveTokens"] == 2 + 8 + 4000 + 1 + 1 + 5 + 200 and data["horizonRequests"] == 12
+    assert data["keepRecentTokens"] == 6 + 1
+    # a declined boundary is recorded too, with its reason
+    tau, occ, ctx = make(history("x" * 2000))
+    at_boundary(occ, ctx)
+    (data,) = [data for kind, data in tau.entries if kind == "sol-pi-online-context-decision-v1"]
+    assert (data["compact"], data["reason"], data["archiveTokens"]) == (False, "non_positive_saving", 717)
+
+
 def economic_state(occ):
     occ.state = {
         **initial_state(),
@@ -221,6 +281,14 @@ def economic_state(occ):
         "requestCount": 11,
         "lastBoundaryRequestCount": 11,
     }
+
+
+def at_boundary(occ, ctx):
+    """An economic state, the context observed, and the turn of the boundary ``c2`` ending."""
+    economic_state(occ)
+    observe(occ, ctx)
+    occ.pending_boundary = "c2"
+    occ.on_turn_end(turn_end(), ctx)
 
 
 def turn_end(call_id="c2", is_error=False, stop_reason="toolUse"):
@@ -232,10 +300,7 @@ def turn_end(call_id="c2", is_error=False, stop_reason="toolUse"):
 
 def test_an_economical_boundary_stops_the_run():
     _, occ, ctx = make()
-    economic_state(occ)
-    observe(occ, ctx)
-    occ.pending_boundary = "c2"
-    occ.on_turn_end(turn_end(), ctx)
+    at_boundary(occ, ctx)
     assert ctx.aborts == 1 and occ.selected is not None and occ.selected.reason == "economic"
     assert occ.selected.archive_tokens > 4000 and occ.pending_boundary is None
 
@@ -258,11 +323,8 @@ def test_no_stop_without_a_clean_boundary(event, why):
 
 
 def test_defer_when_the_cut_leaves_too_little():
-    _, occ, ctx = make(settings={"compaction": {"keepRecentTokens": 20_000}})
-    economic_state(occ)
-    observe(occ, ctx)
-    occ.pending_boundary = "c2"
-    occ.on_turn_end(turn_end(), ctx)
+    _, occ, ctx = make(history("x" * 2000))
+    at_boundary(occ, ctx)
     assert ctx.aborts == 0 and occ.last_decision.reason == "non_positive_saving"
 
 
@@ -271,10 +333,7 @@ def settle(occ, ctx):
 
 
 def selected(occ, ctx):
-    economic_state(occ)
-    observe(occ, ctx)
-    occ.pending_boundary = "c2"
-    occ.on_turn_end(turn_end(), ctx)
+    at_boundary(occ, ctx)
     assert occ.selected is not None
 
 
@@ -293,6 +352,7 @@ def test_compaction_after_settle_then_a_hidden_continuation():
     ]
     settle(occ, ctx)
     (instructions,) = ctx.compactions
+    assert ctx.kept == [7]  # the boundary's plan call and its result stay; the step before it goes
     assert instructions.startswith(
         "Preserve completed work, verification results, important decisions, and remaining work."
     )
@@ -381,7 +441,7 @@ def test_tree_navigation_is_refused_during_the_compaction():
     selected(occ, ctx)
     seen = []
 
-    def compact(custom_instructions=None, *, on_complete=None, on_error=None):
+    def compact(custom_instructions=None, *, on_complete=None, on_error=None, keep_recent_tokens=None):
         seen.append(occ.on_session_before_tree(SessionBeforeTreeEvent(), ctx))
         on_complete({"summary": "s"})
 
@@ -396,7 +456,7 @@ def test_session_compact_records_the_debt_of_our_compaction_only():
     selected(occ, ctx)
     decision = occ.selected
 
-    def compact(custom_instructions=None, *, on_complete=None, on_error=None):
+    def compact(custom_instructions=None, *, on_complete=None, on_error=None, keep_recent_tokens=None):
         occ.on_session_compact(SessionCompactEvent(), ctx)
         on_complete({"summary": "s"})
 
@@ -475,19 +535,19 @@ def test_removable_history_is_priced_on_the_observed_projection():
     entries = history()
     projection = FakeCtx(entries).session_manager.build_session_projection()
     observed = copy.deepcopy(projection["messages"])
-    full = removable_tokens(entries, projection, observed, 100)
-    assert full > 4000
+    # turn 1 (2 + 8 + 4,000 + 1) and the prefix of the split turn 2 ("next", the ls call, its output)
+    assert removable_tokens(entries, observed, 100) == 2 + 8 + 4000 + 1 + 1 + 5 + 200
     # an ObservationPack placeholder in the observed copy: priced at its small size
     packed = copy.deepcopy(observed)
     packed[2]["content"] = [{"type": "text", "text": "[placeholder]"}]
-    assert removable_tokens(entries, projection, packed, 100) < 100
+    assert removable_tokens(entries, packed, 100) == 2 + 8 + 4 + 1 + 1 + 5 + 200
     # unseen and ambiguous messages count nothing
     unseen = [m for m in observed if m.get("toolCallId") != "c1" or m["role"] != "toolResult"]
-    assert removable_tokens(entries, projection, unseen, 100) < 100
+    assert removable_tokens(entries, unseen, 100) == 2 + 8 + 1 + 1 + 5 + 200
     twice = [*observed, copy.deepcopy(observed[2])]
-    assert removable_tokens(entries, projection, twice, 100) < 100
+    assert removable_tokens(entries, twice, 100) == 2 + 8 + 1 + 1 + 5 + 200
     # a large tail to keep leaves nothing removable
-    assert removable_tokens(entries, projection, observed, 20_000) == 0
+    assert removable_tokens(entries, observed, 20_000) == 0
 
 
 def test_removable_history_across_compactions():
@@ -520,6 +580,6 @@ def test_removable_history_across_compactions():
     branch = [*entries, compaction, *later]
     projection = FakeCtx(branch).session_manager.build_session_projection()
     observed = copy.deepcopy(projection["messages"])
-    removable = removable_tokens(branch, projection, observed, 10)
+    removable = removable_tokens(branch, observed, 10)
     # the previous summary (1,000 tokens) and the history after the first kept entry, not the big c1 output
     assert 3000 < removable < 4000

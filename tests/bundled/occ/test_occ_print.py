@@ -1,5 +1,7 @@
-"""End to end: one ``tau -p`` run, three ``todo`` tasks, and an economical compaction at the second
-completion, after which the run continues by itself and finishes every task (faux model)."""
+"""End to end: one ``tau -p`` run, three ``todo`` tasks done in one turn (each task's work and its
+completion without a stop, as a real model works), part 2 printing four 30 KB outputs; an economical
+compaction at the second completion, after which the run continues by itself and finishes every task
+(faux model, ObservationPack off, ``keepRecentTokens`` 2000)."""
 
 from __future__ import annotations
 
@@ -43,20 +45,34 @@ def run_print(
         text=True,
         timeout=120,
     )
-    (session_file,) = (agent_dir / "sessions").rglob("*.jsonl")
-    entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+    entries = [json.loads(line) for line in session_path(agent_dir).read_text().splitlines()]
     requests = [json.loads(line) for line in trace.read_text().splitlines()]
     return done, entries, requests
 
 
-SETTINGS = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 100}}
+def session_path(agent_dir: Path) -> Path:
+    (session_file,) = [
+        p for p in (agent_dir / "sessions").rglob("*.jsonl") if p.parent.name != "observation-pack"
+    ]
+    return session_file
+
+
+SETTINGS = {
+    "sol": {"onlineContextCompact": True},
+    "compaction": {"keepRecentTokens": 2000},
+    "disabledExtensions": ["observation-pack"],
+}
 
 
 def test_a_boundary_compaction_continues_by_itself_to_the_end(tmp_path, isolated_agent_dir):
     done, entries, requests = run_print(tmp_path, isolated_agent_dir, SETTINGS)
     assert (done.returncode, done.stdout, done.stderr) == (0, f"{FINAL}\n", "")
     (compaction,) = [e for e in entries if e["type"] == "compaction"]
-    assert compaction["summary"].startswith(SUMMARY.rstrip())
+    # one turn: the cut is inside it, so the summary is the split turn's (no history before the turn)
+    assert compaction["summary"].startswith(
+        f"No prior history.\n\n---\n\n**Turn Context (split turn):**\n\n{SUMMARY.rstrip()}"
+    )
+    assert [e["message"]["role"] for e in entries if e["type"] == "message"].count("user") == 1
     reminders = [
         e
         for e in entries
@@ -71,6 +87,11 @@ def test_a_boundary_compaction_continues_by_itself_to_the_end(tmp_path, isolated
     ]
     # the reminder follows the compaction (only OCC's state snapshot between them)
     index = {e["id"]: n for n, e in enumerate(entries) if "id" in e}
+    # the compaction kept the boundary's plan update: the step before it is gone
+    kept = next(e for e in entries[index[compaction["firstKeptEntryId"]] :] if e["type"] == "message")[
+        "message"
+    ]
+    assert kept["role"] == "assistant" and kept["content"][0]["text"] == "Built part 2."
     between = entries[index[compaction["id"]] + 1 : index[reminders[0]["id"]]]
     assert [e.get("customType") for e in between] == ["sol-pi-online-context-state-v1"]
     # the compaction came at the second completion: part 1 and part 2 done before it, part 3 after
@@ -95,11 +116,28 @@ def test_a_boundary_compaction_continues_by_itself_to_the_end(tmp_path, isolated
     # after the compaction the model no longer sees part 2's output
     after = requests[requests.index(summarizers[-1]) + 1 :]
     before = requests[: requests.index(summarizers[0])]
-    assert "1" * 9000 in json.dumps(before[-1]["messages"])
+    assert "1" * 30_000 in json.dumps(before[-1]["messages"])
     assert after and all("1" * 1000 not in json.dumps(r["messages"]) for r in after)
+    # both boundaries are recorded with their figures, and `tau session info` shows them
+    decisions = [e["data"] for e in entries if e.get("customType") == "sol-pi-online-context-decision-v1"]
+    assert [(d["compact"], d["reason"]) for d in decisions] == [
+        (False, "non_positive_saving"),  # part 1: one echo
+        (True, "economic"),  # part 2: four 30 KB outputs
+        (False, "non_positive_saving"),  # part 3: one echo since the compaction
+    ]
+    assert decisions[1]["archiveTokens"] > 30_000
+    info = subprocess.run(
+        [sys.executable, "-m", "tau", "session", "info", str(session_path(isolated_agent_dir))],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"online compact  {len(decisions)} boundaries, 1 compacted" in info
+    assert "  2. compact (economic): W " in info and "  1. keep (non_positive_saving): W " in info
 
 
 def test_without_online_compact_the_same_run_never_compacts(tmp_path, isolated_agent_dir):
-    done, entries, _ = run_print(tmp_path, isolated_agent_dir, {"compaction": {"keepRecentTokens": 100}})
+    done, entries, _ = run_print(tmp_path, isolated_agent_dir, {**SETTINGS, "sol": {}})
     assert (done.returncode, done.stdout) == (0, f"{FINAL}\n")
     assert [e for e in entries if e["type"] == "compaction"] == []

@@ -13,8 +13,14 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from tau.bundled.occ.decision_record import DECISION_TYPE, decision_data
 from tau.bundled.occ.economics import Decision, Economics, decide
-from tau.bundled.occ.estimate import compaction_settings, context_tokens, removable_tokens
+from tau.bundled.occ.estimate import (
+    boundary_keep_tokens,
+    compaction_settings,
+    context_tokens,
+    removable_tokens,
+)
 from tau.bundled.occ.plan import (
     analyze_transition,
     format_plan_snapshot,
@@ -70,6 +76,8 @@ RECOVERABLE_REFUSALS = (
     "Summarization failed: generation hit the token cap and the summary is incomplete",
 )
 CANCELLED = "Compaction cancelled"
+# Action Fusion's marker before a failed then_run command's output (extensions.md §5.3).
+THEN_RUN_FAILED = "[then_run:failed]"
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,7 @@ class OnlineContextCompact:
         self.files_changed: list[str] = []
         self.verification: list[str] = []
         self.last_decision: Decision | None = None
+        self.boundary_keep: int | None = None
 
     @property
     def plan_tool_name(self) -> str:
@@ -178,10 +187,11 @@ class OnlineContextCompact:
         if event.parent_tool_call_id:
             return
         args = event.input if isinstance(event.input, dict) else {}
-        if not event.is_error and event.tool_name in ("edit", "write") and isinstance(args.get("path"), str):
+        then_run = args.get("then_run") if event.tool_name in ("edit", "write") else None
+        changed = not event.is_error or (isinstance(then_run, dict) and _command_failed(event.content))
+        if changed and event.tool_name in ("edit", "write") and isinstance(args.get("path"), str):
             self.files_changed.append(args["path"])
         command = args.get("command") if event.tool_name == "bash" else None
-        then_run = args.get("then_run") if event.tool_name in ("edit", "write") else None
         if isinstance(then_run, dict):
             command = then_run.get("command")
         if isinstance(command, str) and command:
@@ -262,23 +272,24 @@ class OnlineContextCompact:
             prompt = ""
         return context_tokens(self.observed, prompt, usage.get("tokens"))
 
-    def decide(self, ctx: Any) -> Decision:
+    def decide(self, ctx: Any, tool_call_id: str = "") -> Decision:
+        """The boundary's decision, recorded in the session as a ``custom`` entry."""
         usage = ctx.get_context_usage() or {}
         window = usage.get("contextWindow") or getattr(ctx.model, "context_window", None) or None
         compaction = compaction_settings(self.tau.get_settings(), ctx.model)
         manager = ctx.session_manager
-        archive = removable_tokens(
-            manager.get_branch(),
-            manager.build_session_projection(),
-            self.observed,
-            compaction.keep_recent_tokens,
+        keep = boundary_keep_tokens(
+            manager.build_session_projection(), tool_call_id, compaction.keep_recent_tokens
         )
+        self.boundary_keep = keep
+        archive = removable_tokens(manager.get_branch(), self.observed, keep)
         state = self.state
-        return decide(
+        remaining = sum(1 for step in state["plan"] if step["status"] != "completed")
+        decision = decide(
             write_tokens=self.context_tokens(ctx),
             archive_tokens=archive,
             samples=list(state["completedBoundaryRequestCounts"]),
-            remaining_boundaries=sum(1 for step in state["plan"] if step["status"] != "completed"),
+            remaining_boundaries=remaining,
             average_increment=average_increment(state),
             context_window=window,
             cache_write_read_ratio=self.settings.cache_write_read_ratio,
@@ -288,6 +299,17 @@ class OnlineContextCompact:
             repayment_tokens=state["cacheDebtRepaymentTokens"],
             economics=Economics(window_reserve_tokens=compaction.reserve_tokens),
         )
+        data = decision_data(
+            decision,
+            tool_call_id=tool_call_id,
+            remaining_steps=remaining,
+            keep_recent_tokens=keep,
+        )
+        try:
+            self.tau.append_entry(DECISION_TYPE, data)
+        except Exception as exc:  # the decision stands; only its record is lost
+            sys.stderr.write(f"[online-compact] decision not recorded: {exc}\n")
+        return decision
 
     def on_turn_end(self, event: Any, ctx: Any) -> None:
         results = [r for r in event.tool_results if isinstance(r, dict)]
@@ -304,7 +326,7 @@ class OnlineContextCompact:
         result = next((r for r in results if r.get("toolCallId") == boundary), None)
         if result is None or result.get("isError"):
             return
-        decision = self.decide(ctx)
+        decision = self.decide(ctx, boundary)
         self.last_decision = decision
         if decision.compact:
             self.selected = decision
@@ -350,7 +372,7 @@ class OnlineContextCompact:
     async def _compact_and_continue(self, ctx: Any, selected: Decision) -> None:
         instructions = boundary_compaction_instructions(self.state["pendingProgress"])
         try:
-            result = await _compact(ctx, instructions)
+            result = await _compact(ctx, instructions, self.boundary_keep)
         except Exception as exc:
             message = str(exc)
             if message == CANCELLED or type(exc).__name__ in ("AbortError", "CancelledError"):
@@ -383,8 +405,8 @@ class OnlineContextCompact:
         )
 
 
-async def _compact(ctx: Any, instructions: str) -> Any:
-    """``ctx.compact`` awaited through its callbacks."""
+async def _compact(ctx: Any, instructions: str, keep_recent_tokens: int | None) -> Any:
+    """``ctx.compact`` awaited through its callbacks, keeping the boundary's tail."""
     done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     def complete(result: Any) -> None:
@@ -395,8 +417,19 @@ async def _compact(ctx: Any, instructions: str) -> Any:
         if not done.done():
             done.set_exception(exc)
 
-    ctx.compact(instructions, on_complete=complete, on_error=fail)
+    ctx.compact(instructions, on_complete=complete, on_error=fail, keep_recent_tokens=keep_recent_tokens)
     return await done
+
+
+def _command_failed(content: Any) -> bool:
+    """Whether a fused result is the error of its ``then_run`` command, the mutation itself kept
+    (Action Fusion's ``[then_run:failed]`` block; a failed mutation skips the command instead)."""
+    blocks = content if isinstance(content, list) else []
+    return any(
+        THEN_RUN_FAILED in str(block.get("text") or "").split("\n")
+        for block in blocks
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
 
 
 def _unique(items: list[str]) -> list[str]:

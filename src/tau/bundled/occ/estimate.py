@@ -2,8 +2,11 @@
 
 Both are priced on the *observed* projection, the messages OCC's ``context`` handler saw last, after
 every other context transformer (ObservationPack placeholders count at their small projected
-size). A history entry OCC cannot match to exactly one observed message counts nothing: the
-estimate never substitutes raw sizes, so it can only underestimate the saving.
+size). What is removable is what the host's compaction will remove: the messages
+:func:`~tau.extension.prepare_compaction` summarizes, the history before the cut and, for a cut
+inside a turn, the turn's prefix (pi 1.6 summarizes that prefix apart and drops it too). A message
+OCC cannot match to exactly one observed message counts nothing: the estimate never substitutes raw
+sizes, so it can only underestimate the saving.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.common.jsstr import js_len
-from tau.extension import estimate_tokens, find_cut_point
+from tau.extension import CompactionSettings as HostCompactionSettings
+from tau.extension import estimate_tokens, prepare_compaction
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_RESERVE_TOKENS",
     "CompactionSettings",
+    "boundary_keep_tokens",
     "compaction_settings",
     "context_tokens",
     "removable_tokens",
@@ -86,55 +91,55 @@ def _observed_index(observed: list[dict[str, Any]]) -> dict[tuple[Any, ...], lis
     return index
 
 
-def _projected_messages(projection: dict[str, Any]) -> dict[Any, list[dict[str, Any]]]:
-    by_id: dict[Any, list[dict[str, Any]]] = {}
-    for item in projection.get("entries") or []:
-        source = item.get("sourceEntry") or {}
-        by_id.setdefault(source.get("id"), []).extend(item.get("messages") or [])
-    return by_id
+def boundary_keep_tokens(projection: dict[str, Any], tool_call_id: str, keep_recent_tokens: int) -> int:
+    """The tail a boundary compaction keeps: the boundary's plan call and what follows it.
+
+    At a plan boundary the finished step is history; the message that completed it (and its
+    results) stays verbatim, so the current plan is still in the context. The token count is the
+    host's estimate of that tail as the host projects it, so its cut lands on that message; never
+    more than ``keep_recent_tokens``, and ``keep_recent_tokens`` when the call is not in ``projection`` (the session's projection of the branch).
+    """
+    projected = projection.get("entries") or []
+    for index in range(len(projected) - 1, -1, -1):
+        if any(_calls(message, tool_call_id) for message in projected[index]["messages"]):
+            tail = sum(estimate_tokens(m) for item in projected[index:] for m in item["messages"])
+            return max(1, min(keep_recent_tokens, tail))
+    return keep_recent_tokens
+
+
+def _calls(message: dict[str, Any], tool_call_id: str) -> bool:
+    content = message.get("content") if message.get("role") == "assistant" else None
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == tool_call_id
+        for block in content
+    )
 
 
 _PENDING_ABORT = {
     "type": "message",
     "id": "occ-pending-abort",
-    "message": {"role": "assistant", "content": [], "stopReason": "aborted"},
+    "timestamp": "1970-01-01T00:00:00.000Z",
+    "message": {"role": "assistant", "content": [], "stopReason": "aborted", "timestamp": 0},
 }
 
 
 def removable_tokens(
-    branch: list[dict[str, Any]],
-    projection: dict[str, Any],
-    observed: list[dict[str, Any]],
-    keep_recent_tokens: int,
+    branch: list[dict[str, Any]], observed: list[dict[str, Any]], keep_recent_tokens: int
 ) -> int:
-    """Tokens the next compaction would remove: history before the host's cut, plus the previous summary.
+    """Tokens the next compaction would remove: what it summarizes, plus the previous summary.
 
-    The branch gets a trailing aborted assistant entry, the one the boundary stop will leave.
+    The branch gets a trailing aborted assistant entry, the one the boundary stop will leave, so
+    the cut is the one the compaction after that stop makes.
     """
-    entries = [*branch, _PENDING_ABORT]
-    last = next((i for i in range(len(entries) - 1, -1, -1) if entries[i].get("type") == "compaction"), -1)
-    start, summary_tokens = 0, 0
-    if last >= 0:
-        kept = entries[last].get("firstKeptEntryId")
-        start = next((i for i, e in enumerate(entries) if e.get("id") == kept), last + 1)
-        summary_tokens = math.ceil(js_len(str(entries[last].get("summary") or "")) / 4)
-    cut = find_cut_point(entries, start, len(entries), keep_recent_tokens)
-    end = (
-        cut.turn_start_index
-        if cut.is_split_turn and cut.turn_start_index >= 0
-        else cut.first_kept_entry_index
-    )
-    history = [e for e in entries[start:end] if e.get("type") != "compaction"]
-    if not any(e.get("type") in ("message", "custom_message", "branch_summary") for e in history):
+    entries = [*branch, {**_PENDING_ABORT, "parentId": branch[-1].get("id") if branch else None}]
+    preparation = prepare_compaction(entries, HostCompactionSettings(keep_recent_tokens=keep_recent_tokens))
+    if preparation is None:
         return 0
     index = _observed_index(observed)
-    projected = _projected_messages(projection)
     total = 0
-    for entry in history:
-        for message in projected.get(entry.get("id"), []):
-            if not isinstance(message, dict) or message.get("role") == "system":
-                continue  # retained system checkpoints are not removed
-            matches = index.get(_key(message), [])
-            if len(matches) == 1:
-                total += estimate_tokens(matches[0])
-    return total + summary_tokens
+    for message in [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]:
+        matches = index.get(_key(message), [])
+        if len(matches) == 1:
+            total += estimate_tokens(matches[0])
+    summary = preparation.previous_summary
+    return total + (math.ceil(js_len(summary) / 4) if summary else 0)

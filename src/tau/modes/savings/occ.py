@@ -22,10 +22,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau.agent.compaction.cut_point import find_cut_point
+from tau.agent.compaction.prepare import prepare_compaction
+from tau.agent.compaction.settings import CompactionSettings
 from tau.bundled.occ import economics
 from tau.bundled.occ import state as occ_state
-from tau.session import projection
 
 __all__ = ["SUMMARY_TOKENS", "OccReplay", "boundaries"]
 
@@ -133,9 +133,7 @@ class OccReplay:
         self.state = occ_state.record_boundary(self.state, self.state["plan"], None)
         branch = work[: index + 1]
         write = sum(estimate_tokens(message) for message in observed)
-        archive = removable_tokens(
-            branch, projection.build_session_projection(branch), observed, KEEP_RECENT_TOKENS
-        )
+        archive = removable_tokens(branch, observed, KEEP_RECENT_TOKENS)
         decision = economics.decide(
             write_tokens=write,
             archive_tokens=archive,
@@ -171,14 +169,6 @@ class OccReplay:
 
 
 def _first_kept(branch: list[Entry]) -> str | None:
-    """pi's cut point for the next compaction of ``branch`` (``keepRecentTokens`` 20,000)."""
-    last = next((i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"), -1)
-    start = 0
-    if last >= 0:
-        kept = branch[last].get("firstKeptEntryId")
-        start = next((i for i, e in enumerate(branch) if e.get("id") == kept), last + 1)
-    cut = find_cut_point(branch, start, len(branch), KEEP_RECENT_TOKENS)
-    index = cut.first_kept_entry_index
-    if index <= start or index >= len(branch):
-        return None
-    return str(branch[index].get("id"))
+    """Where the host's next compaction of ``branch`` cuts (``keepRecentTokens`` 20,000)."""
+    preparation = prepare_compaction(branch, CompactionSettings(keep_recent_tokens=KEEP_RECENT_TOKENS))
+    return preparation.first_kept_entry_id if preparation is not None else None
