@@ -68,6 +68,7 @@ async def _aterminated(iterator: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
 def flush_last_event(client: Any) -> Any:
     """Make ``client`` (an ``anthropic`` or ``openai`` SDK client) deliver a stream's unterminated
     last event, as pi does. Returns the client."""
-    make_decoder = client._make_sse_decoder  # the SDKs' hook for the decoder of each stream
-    client._make_sse_decoder = lambda: _Terminated(make_decoder())
+    make_decoder = getattr(client, "_make_sse_decoder", None)  # the SDKs' hook: one decoder per stream
+    if make_decoder is not None:  # an SDK without it decodes as it always did (tests/llm/test_sse.py says so)
+        client._make_sse_decoder = lambda: _Terminated(make_decoder())
     return client
