@@ -6,8 +6,13 @@ import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from fixture_paths import fixtures_dir
+
+# No test measures speed (bench/ does): a loaded 2-core machine must not fail an example on time.
+settings.register_profile("tau", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("tau")
 
 
 @pytest.fixture

@@ -25,8 +25,10 @@ def declared(tools) -> list[dict[str, Any]]:
     return [head] if head else []
 
 
-def run(model: ScriptedModel, tools=(), prompt: str = "go", **hooks: Any) -> tuple[Recorder, list[dict]]:
-    recorder = Recorder()
+def run(
+    model: ScriptedModel, tools=(), prompt: str = "go", recorder: Recorder | None = None, **hooks: Any
+) -> tuple[Recorder, list[dict]]:
+    recorder = recorder or Recorder()
     config = LoopConfig(model=MODEL, stream_fn=model, convert_to_llm=lambda messages: messages, **hooks)
     context = AgentContext(messages=declared(tools), tools=list(tools))
     messages = asyncio.run(run_loop([user(prompt)], context, config, recorder))
@@ -127,9 +129,23 @@ def _slow(name: str, delay: float):
     return tool(name, body)
 
 
+def _ends_after(name: str, recorder: Recorder, call_id: str):
+    """A tool that ends once the call ``call_id`` has ended: a completion order without a race."""
+
+    async def body(params, signal, on_update):
+        while not any(
+            e["type"] == "tool_execution_end" and e["toolCallId"] == call_id for e in recorder.events
+        ):
+            await asyncio.sleep(0.001)
+        return ToolResult.text(name)
+
+    return tool(name, body)
+
+
 def test_parallel_tools_end_in_completion_order_and_results_in_source_order():
     model = ScriptedModel(calls(("slow", {}), ("fast", {})), text("done"))
-    recorder, _ = run(model, [_slow("slow", 0.05), _slow("fast", 0.0)])
+    recorder = Recorder()
+    run(model, [_ends_after("slow", recorder, "call_2"), _slow("fast", 0.0)], recorder=recorder)
     assert tool_phase(recorder) == [
         "tool_execution_start call_1",
         "tool_execution_start call_2",
@@ -556,7 +572,8 @@ def test_a_tool_changing_its_arguments_leaves_the_transcript_alone():
 
 def test_an_immediate_outcome_ends_during_preparation_of_a_parallel_batch():
     model = ScriptedModel(calls(("slow", {}), ("nope", {}), ("fast", {})), text("done"))
-    recorder, _ = run(model, [_slow("slow", 0.05), _slow("fast", 0.0)])
+    recorder = Recorder()
+    run(model, [_ends_after("slow", recorder, "call_3"), _slow("fast", 0.0)], recorder=recorder)
     assert tool_phase(recorder)[:6] == [
         "tool_execution_start call_1",
         "tool_execution_start call_2",

@@ -37,11 +37,17 @@ def _golden(pi_fixtures, name: str = "b-parallel-tools") -> list[dict[str, Any]]
     return [event for event in lines if event["type"] not in SESSION_EVENTS]
 
 
-async def _read(params, signal, on_update):
-    await asyncio.sleep(0.05)  # finishes after bash, as in the golden run
-    return ToolResult(
-        content=[{"type": "text", "text": "hello world\nline2\n"}], structured_content="hello world\nline2\n"
-    )
+def _reader(recorder: Recorder):
+    async def read(params, signal, on_update):
+        # Finishes after bash, as in the golden run: waits for bash's end event, not for a delay.
+        while not any(e["type"] == "tool_execution_end" and e["toolName"] == "bash" for e in recorder.events):
+            await asyncio.sleep(0.001)
+        return ToolResult(
+            content=[{"type": "text", "text": "hello world\nline2\n"}],
+            structured_content="hello world\nline2\n",
+        )
+
+    return read
 
 
 async def _bash(params, signal, on_update):
@@ -54,8 +60,8 @@ async def _bash(params, signal, on_update):
     )
 
 
-def _tools(declarations: list[dict[str, Any]]) -> list[ToolDefinition]:
-    runs = {"read": _read, "bash": _bash}
+def _tools(declarations: list[dict[str, Any]], recorder: Recorder) -> list[ToolDefinition]:
+    runs = {"read": _reader(recorder), "bash": _bash}
 
     def make(declaration):
         run = runs.get(declaration["name"])
@@ -89,8 +95,8 @@ def _replay(golden: list[dict[str, Any]]) -> Recorder:
         text("Results: [read: hello world] [bash error: hi]"),
     )
     config = LoopConfig(model=MODEL, stream_fn=model, convert_to_llm=lambda messages: messages)
-    context = AgentContext(messages=[], tools=_tools(system["toolsAdded"]))
     recorder = Recorder(sdk=True)
+    context = AgentContext(messages=[], tools=_tools(system["toolsAdded"], recorder))
     asyncio.run(run_loop([starting_system, user], context, config, recorder))
     return recorder
 
@@ -148,7 +154,7 @@ def _replay_turn_end_continue(golden: list[dict[str, Any]]) -> tuple[Recorder, S
 
     config = LoopConfig(model=MODEL, stream_fn=model, convert_to_llm=convert_to_llm, finish_turn=finish_turn)
     recorder = Recorder(sdk=True)
-    context = AgentContext(tools=_tools(system["toolsAdded"]))
+    context = AgentContext(tools=_tools(system["toolsAdded"], recorder))
     asyncio.run(run_loop([system, user], context, config, recorder))
     return recorder, model
 

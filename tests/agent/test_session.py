@@ -13,6 +13,7 @@ from tau.agent.session import AgentSession
 from tau.llm.providers import faux
 from tau.modes.inspect import main as inspect_main
 from tau.session.manager import SessionManager
+from waiting import Gate
 
 
 @pytest.fixture(autouse=True)
@@ -112,13 +113,15 @@ def test_next_turn_custom_message_rides_with_the_next_prompt(tmp_path):
 
 
 def test_custom_message_while_streaming_without_trigger_waits_for_turn_end(tmp_path):
-    h = Harness(tmp_path, [{"bash": "sleep 0.3; echo x"}, {"text": "done"}])
+    gate = Gate(tmp_path)
+    h = Harness(tmp_path, [{"bash": gate.command("echo x")}, {"text": "done"}])
 
     async def scenario():
         task = asyncio.create_task(h.session.prompt("go"))
         while not any(e["type"] == "tool_execution_start" for e in h.events):
             await asyncio.sleep(0.01)
         await h.session.send_custom_message({"customType": "late", "content": "later"}, trigger_turn=False)
+        gate.open()
         await task
 
     run(scenario())
@@ -128,7 +131,8 @@ def test_custom_message_while_streaming_without_trigger_waits_for_turn_end(tmp_p
 
 
 def test_steer_and_follow_up_emit_queue_updates(tmp_path):
-    h = Harness(tmp_path, [{"bash": "sleep 0.3"}, {"text": "after steer"}, {"text": "after follow-up"}])
+    gate = Gate(tmp_path)
+    h = Harness(tmp_path, [{"bash": gate.command()}, {"text": "after steer"}, {"text": "after follow-up"}])
 
     async def scenario():
         task = asyncio.create_task(h.session.prompt("go"))
@@ -138,6 +142,7 @@ def test_steer_and_follow_up_emit_queue_updates(tmp_path):
         assert await h.session.follow_up("and then stop") == "queued"
         with pytest.raises(RuntimeError, match="Specify streamingBehavior"):
             await h.session.prompt("plain")
+        gate.open()
         await task
 
     run(scenario())
@@ -291,13 +296,15 @@ def test_nested_calls_are_recorded_on_the_calling_tools_result(tmp_path):
 
 
 def test_custom_message_while_streaming_is_steered_by_default(tmp_path):
-    h = Harness(tmp_path, [{"bash": "sleep 0.3"}, {"text": "saw it"}])
+    gate = Gate(tmp_path)
+    h = Harness(tmp_path, [{"bash": gate.command()}, {"text": "saw it"}])
 
     async def scenario():
         task = asyncio.create_task(h.session.prompt("go"))
         while not any(e["type"] == "tool_execution_start" for e in h.events):
             await asyncio.sleep(0.01)
         await h.session.send_custom_message({"customType": "hint", "content": "look here"})
+        gate.open()
         await task
 
     run(scenario())

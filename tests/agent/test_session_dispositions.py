@@ -9,6 +9,7 @@ from session_support import Harness, ScriptedHooks
 
 from tau.agent.session import AgentSession
 from tau.llm.providers import faux
+from waiting import Gate, until
 
 
 @pytest.fixture(autouse=True)
@@ -19,13 +20,6 @@ def reset_faux():
 
 def run(coro):
     return asyncio.run(coro)
-
-
-async def _until(predicate, timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.005)
 
 
 def _texts(session: AgentSession, role: str) -> list[str]:
@@ -72,15 +66,17 @@ def test_an_extension_command_reports_handled(tmp_path):
 def test_a_prompt_while_streaming_reports_queued_or_handled(tmp_path):
     swallow = {"on": False}
     hooks = ScriptedHooks(input=lambda event: {"action": "handled"} if swallow["on"] else None)
-    h = Harness(tmp_path, [{"bash": "sleep 0.3"}, {"text": "done"}, {"text": "after"}], hooks=hooks)
+    gate = Gate(tmp_path)
+    h = Harness(tmp_path, [{"bash": gate.command()}, {"text": "done"}, {"text": "after"}], hooks=hooks)
     seen: list[str] = []
 
     async def scenario():
         first = asyncio.ensure_future(h.session.prompt("go"))
-        await _until(lambda: "tool_execution_start" in h.types())
+        await until(lambda: "tool_execution_start" in h.types())
         await h.session.prompt("later", streaming_behavior="followUp", preflight_result=seen.append)
         swallow["on"] = True
         await h.session.prompt("eaten", streaming_behavior="steer", preflight_result=seen.append)
+        gate.open()
         await first
 
     run(scenario())
@@ -122,7 +118,8 @@ def test_a_bash_result_is_stored_at_once_when_idle(tmp_path):
 
 
 def test_a_bash_result_during_a_run_waits_for_the_run_to_end(tmp_path):
-    h = Harness(tmp_path, [{"bash": "sleep 0.3"}, {"text": "done"}])
+    gate = Gate(tmp_path)
+    h = Harness(tmp_path, [{"bash": gate.command()}, {"text": "done"}])
     stored_at_settle: list[list[str]] = []
     h.session.subscribe(
         lambda event: (
@@ -135,9 +132,10 @@ def test_a_bash_result_during_a_run_waits_for_the_run_to_end(tmp_path):
 
     async def scenario():
         first = asyncio.ensure_future(h.session.prompt("go"))
-        await _until(lambda: "tool_execution_start" in h.types())
+        await until(lambda: "tool_execution_start" in h.types())
         h.session.record_bash_result("echo side", {**RESULT, "output": "side\n"})
         assert h.session.has_pending_bash_messages
+        gate.open()
         await first
 
     run(scenario())

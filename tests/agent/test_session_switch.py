@@ -15,6 +15,7 @@ from tau.agent.settings import Settings
 from tau.llm.providers import faux
 from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
+from waiting import until
 
 
 @pytest.fixture(autouse=True)
@@ -25,13 +26,6 @@ def reset_faux():
 
 def run(coro):
     return asyncio.run(coro)
-
-
-async def _until(predicate, timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.005)
 
 
 def _texts(session: AgentSession, role: str) -> list[str]:
@@ -130,11 +124,11 @@ def test_switch_session_can_be_cancelled(tmp_path):
 
 def test_switch_session_aborts_a_run_and_keeps_it_in_the_file_left(tmp_path):
     target = _finished_session(tmp_path, "old question", "old answer")
-    h = Harness(tmp_path, [{"bash": "sleep 5"}, {"text": "never"}])
+    h = Harness(tmp_path, [{"bash": "sleep 60"}, {"text": "never"}])
 
     async def scenario():
         first = asyncio.ensure_future(h.session.prompt("go"))
-        await _until(lambda: "tool_execution_start" in h.types())
+        await until(lambda: "tool_execution_start" in h.types())
         await h.session.switch_session(target)
         await first
 

@@ -11,6 +11,7 @@ from session_support import Harness, ScriptedHooks
 
 from tau.llm.providers import faux
 from tau.session.manager import SessionManager
+from waiting import Gate
 
 
 @pytest.fixture(autouse=True)
@@ -71,13 +72,15 @@ def test_navigate_cancelled_by_an_extension(tmp_path):
 
 
 def test_navigate_refused_while_streaming(tmp_path):
-    h = Harness(tmp_path, [{"bash": "sleep 0.3"}, {"text": "done"}])
+    gate = Gate(tmp_path)
+    h = Harness(tmp_path, [{"bash": gate.command()}, {"text": "done"}])
 
     async def scenario():
         task = asyncio.create_task(h.session.prompt("go"))
         await asyncio.sleep(0.05)
         with pytest.raises(RuntimeError, match="Wait for the current response"):
             await h.session.navigate_tree("whatever")
+        gate.open()
         await task
 
     run(scenario())

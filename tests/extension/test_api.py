@@ -20,6 +20,7 @@ from tau.extension import (
     bash_tool,
     load_factory,
 )
+from waiting import until
 
 
 def echo_tool(name: str = "echo", text: str = "hi") -> ToolDefinition:
@@ -400,7 +401,7 @@ def test_session_work_started_from_a_handler_runs_its_synchronous_part_at_once_a
     async def scenario() -> None:
         captured["tau"].send_message({"customType": "x", "content": "y", "display": True}, trigger_turn=True)
         steps.append("handler goes on")
-        await asyncio.sleep(0.05)
+        await until(lambda: "run finished" in steps)
 
     asyncio.run(scenario())
     assert steps == ["queued", "handler goes on", "run finished"]
@@ -419,7 +420,7 @@ def test_a_failure_of_session_work_is_reported_as_a_runtime_error():
 
     async def scenario() -> None:
         captured["tau"].send_user_message("hi")
-        await asyncio.sleep(0.01)
+        await until(lambda: errors)
 
     asyncio.run(scenario())
     assert errors == [

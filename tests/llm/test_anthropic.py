@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 
 import pytest
 from loopback import (
@@ -391,11 +392,11 @@ def test_images_and_grouped_tool_results_with_orphan_and_error_images():
 
 def test_http_429_with_retry_after_surfaces_at_once():
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of requests exceeded"}}
-    reply = json_reply(429, body, {"retry-after": "30"})
+    reply = json_reply(429, body, {"retry-after": "120"})
     with LoopbackServer([reply]) as server:
         started = time.monotonic()
         events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30
     assert event_types(events) == ["error"]
     assert message["stopReason"] == "error"
     assert (
@@ -529,9 +530,9 @@ def test_abort_in_the_middle_of_a_stream():
 
     with LoopbackServer([reply]) as server:
         started = time.monotonic()
-        events, message = asyncio.run(asyncio.wait_for(main(server), 10))
+        events, message = asyncio.run(asyncio.wait_for(main(server), 60))
         elapsed = time.monotonic() - started
-    assert elapsed < 5
+    assert elapsed < 30
     assert message["stopReason"] == "aborted"
     assert message["errorMessage"] == "Request was aborted"
     assert message["content"] == [{"type": "text", "text": "Partial"}]
@@ -547,7 +548,7 @@ def test_abort_before_the_response_arrives():
         return await stream.result()
 
     with LoopbackServer([Reply(pieces=[], hang=True)]) as server:
-        message = asyncio.run(asyncio.wait_for(main(server), 10))
+        message = asyncio.run(asyncio.wait_for(main(server), 60))
     assert message["stopReason"] == "aborted"
 
 
@@ -736,8 +737,9 @@ def test_strict_tool_limit_rejection_falls_back_to_plain_tools():
     ctx = {"messages": [system("S", [STRICT_BASH]), user("hi")]}
     with LoopbackServer([json_reply(400, body), text_reply("ok"), text_reply("again")]) as server:
         m = model(server, compat=compat)
-        _, message = run_stream(provider.stream, m, ctx, opts(session_id="strict-session"))
-        run_stream(provider.stream, m, ctx, opts(session_id="strict-session"))
+        session_id = f"strict-{uuid.uuid4()}"  # the fallback is remembered per session, per process
+        _, message = run_stream(provider.stream, m, ctx, opts(session_id=session_id))
+        run_stream(provider.stream, m, ctx, opts(session_id=session_id))
     assert message["content"] == [{"type": "text", "text": "ok"}]
     assert message["diagnostics"][0]["type"] == "anthropic_strict_tools_fallback"
     first, second, third = (request.body["tools"][0] for request in server.captured)

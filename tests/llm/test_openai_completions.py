@@ -371,10 +371,10 @@ def test_http_429_with_retry_after_surfaces_at_once():
             "code": "rate_limit_exceeded",
         }
     }
-    with LoopbackServer([json_reply(429, body, {"retry-after": "20"})]) as server:
+    with LoopbackServer([json_reply(429, body, {"retry-after": "120"})]) as server:
         started = time.monotonic()
         events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30
     assert event_types(events) == ["error"]
     assert (
         message["errorMessage"]
@@ -461,8 +461,8 @@ def test_abort_mid_stream():
 
     with LoopbackServer([reply]) as server:
         started = time.monotonic()
-        message = asyncio.run(asyncio.wait_for(main(server), 10))
-    assert time.monotonic() - started < 5
+        message = asyncio.run(asyncio.wait_for(main(server), 60))
+    assert time.monotonic() - started < 30
     assert (message["stopReason"], message["errorMessage"]) == ("aborted", "Request was aborted")
     assert message["content"] == [{"type": "text", "text": "Partial"}]
 
@@ -511,7 +511,7 @@ def test_models_json_server_through_the_registry(isolated_agent_dir):
         async def main():
             return await registry.stream(found, context, StreamOptions()).result()
 
-        message = asyncio.run(asyncio.wait_for(main(), 10))
+        message = asyncio.run(asyncio.wait_for(main(), 60))
     assert message["content"] == [{"type": "text", "text": "via registry"}]
     request = server.captured[0]
     assert request.headers["authorization"] == "Bearer from-models-json"

@@ -418,10 +418,10 @@ def test_http_429_with_retry_after_surfaces_at_once():
             "code": "rate_limit_exceeded",
         }
     }
-    with LoopbackServer([json_reply(429, body, {"retry-after": "20"})]) as server:
+    with LoopbackServer([json_reply(429, body, {"retry-after": "120"})]) as server:
         started = time.monotonic()
         events, message = run_stream(provider.stream, model(server), CONTEXT, opts())
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30
     assert event_types(events) == ["error"]
     assert message["errorMessage"] == (
         'OpenAI API error (429): {"message":"Rate limit reached for gpt-test","type":"requests","param":null,"code":"rate_limit_exceeded"}'
@@ -515,8 +515,8 @@ def test_abort_mid_stream():
 
     with LoopbackServer([partial.reply(hang=True)]) as server:
         started = time.monotonic()
-        message = asyncio.run(asyncio.wait_for(main(server), 10))
-    assert time.monotonic() - started < 5
+        message = asyncio.run(asyncio.wait_for(main(server), 60))
+    assert time.monotonic() - started < 30
     assert (message["stopReason"], message["errorMessage"]) == ("aborted", "Request was aborted")
     assert message["content"] == [{"type": "text", "text": "Partial"}]
 

@@ -368,7 +368,7 @@ def test_registry_call_through_a_models_json_server_carries_key_and_headers(isol
             "systemPrompt": "Be brief.",
             "messages": [{"role": "user", "content": "hi", "timestamp": 1}],
         }
-        message = asyncio.run(asyncio.wait_for(registry.complete(model, context), 10))
+        message = asyncio.run(asyncio.wait_for(registry.complete(model, context), 60))
         (request,) = server.captured
     assert message["stopReason"] == "stop", message.get("errorMessage")
     assert message["content"] == [{"type": "text", "text": "Hi from loopback"}]

@@ -221,7 +221,7 @@ def test_a_signal_killed_command_fails_with_128_plus_n(tmp_path):
 
 
 def test_a_timeout_fails_with_the_mutation_output_kept(tmp_path):
-    params = {"path": "a", "content": "x", "then_run": {"command": "sleep 5", "timeout": 0.3}}
+    params = {"path": "a", "content": "x", "then_run": {"command": "sleep 60", "timeout": 0.3}}
     with pytest.raises(ToolError) as info:
         call(fused(), "write", params, Ctx(tmp_path))
     text = str(info.value)
@@ -321,7 +321,12 @@ def test_the_queue_holds_the_file_through_the_command(tmp_path):
 
     async def slow(params):
         events.append(f"start {params['command']}")
-        await asyncio.sleep(0.05)
+        # "one" holds a.txt until b.txt's command has started; a queue that also held b.txt would
+        # start "three" only after "one" ended (the wait gives up after 30 s, and the test fails).
+        for _ in range(3000):
+            if params["command"] != "one" or "start three" in events:
+                break
+            await asyncio.sleep(0.01)
         events.append(f"end {params['command']}")
         return ToolResult.text("ok")
 

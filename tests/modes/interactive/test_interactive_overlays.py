@@ -27,7 +27,7 @@ async def _answer(host: OverlayHost, show: Any, keys: list[str], paste: str | No
         host.paste(paste)
     for key in keys:
         assert host.feed(key)
-    return await asyncio.wait_for(task, 5)
+    return await asyncio.wait_for(task, 60)
 
 
 def run_dialog(component: Any, keys: list[str], paste: str | None = None) -> Any:

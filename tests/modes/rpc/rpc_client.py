@@ -89,15 +89,16 @@ class RpcClient:
     def send(self, **command: Any) -> None:
         self.send_line(json.dumps(command))
 
-    async def close(self, timeout: float = 10) -> int:
+    async def close(self, timeout: float = 60) -> int:
         """End of input; returns the mode's exit code."""
         self._lines.put_nowait(None)
         assert self._task is not None
         return await asyncio.wait_for(self._task, timeout)
 
     # -- receiving ---------------------------------------------------------------------------
+    # The timeouts only keep a broken test from hanging: generous, so a loaded machine never hits them.
 
-    async def wait_for(self, predicate: Any, timeout: float = 10, start: int = 0) -> dict[str, Any]:
+    async def wait_for(self, predicate: Any, timeout: float = 60, start: int = 0) -> dict[str, Any]:
         """The first record (from index ``start``) matching ``predicate``, waiting for it if needed."""
 
         async def scan() -> dict[str, Any]:
@@ -112,21 +113,21 @@ class RpcClient:
 
         return await asyncio.wait_for(scan(), timeout)
 
-    async def response(self, request_id: str, timeout: float = 10) -> dict[str, Any]:
+    async def response(self, request_id: str, timeout: float = 60) -> dict[str, Any]:
         return await self.wait_for(
             lambda r: r.get("type") == "response" and r.get("id") == request_id, timeout
         )
 
-    async def request(self, timeout: float = 10, **command: Any) -> dict[str, Any]:
+    async def request(self, timeout: float = 60, **command: Any) -> dict[str, Any]:
         """Send a command with an id and return its response."""
         command.setdefault("id", f"r{len(self.records)}-{command['type']}")
         self.send(**command)
         return await self.response(command["id"], timeout)
 
-    async def event(self, kind: str, timeout: float = 10, start: int = 0) -> dict[str, Any]:
+    async def event(self, kind: str, timeout: float = 60, start: int = 0) -> dict[str, Any]:
         return await self.wait_for(lambda r: r.get("type") == kind, timeout, start)
 
-    async def settled(self, start: int = 0, timeout: float = 20) -> dict[str, Any]:
+    async def settled(self, start: int = 0, timeout: float = 60) -> dict[str, Any]:
         return await self.event("agent_settled", timeout, start)
 
     def types(self, start: int = 0) -> list[str]:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from faux_ext import script as faux_ext_script
 from rpc_client import RpcClient
+
+from waiting import Gate
 
 
 def scenario(test):
@@ -243,7 +246,9 @@ async def test_session_stats_count_the_whole_file(client):
 
 @scenario
 async def test_steer_follow_up_and_clear_queue_while_a_tool_runs(client):
-    client.send(id="p", type="prompt", message="bash: sleep 1; echo done")
+    gate = Gate(Path.cwd())
+    first = f"bash: {gate.command('echo done')}"
+    client.send(id="p", type="prompt", message=first)
     await client.event("tool_execution_start")
     steered = await client.request(id="st", type="steer", message="steer me")
     assert steered["data"] == {"disposition": "queued"}
@@ -251,14 +256,15 @@ async def test_steer_follow_up_and_clear_queue_while_a_tool_runs(client):
     assert queued["data"] == {"disposition": "queued"}
     cleared = await client.request(id="c", type="clear_queue")
     assert cleared["data"] == {"steering": ["steer me"], "followUp": ["later"]}
+    gate.open()
     await client.settled()
     users = [m for m in client.runtime.session.messages if m["role"] == "user"]
-    assert [u["content"][0]["text"] for u in users] == ["bash: sleep 1; echo done"]
+    assert [u["content"][0]["text"] for u in users] == [first]
 
 
 @scenario
 async def test_abort_ends_the_run_and_answers_once_idle(client):
-    client.send(id="p", type="prompt", message="bash: sleep 5")
+    client.send(id="p", type="prompt", message="bash: sleep 60")
     await client.event("tool_execution_start")
     response = await client.request(id="a", type="abort")
     assert response == {"id": "a", "type": "response", "command": "abort", "success": True}
@@ -291,8 +297,8 @@ async def test_bash_streams_output_and_records_it(client):
 
 @scenario
 async def test_abort_bash_cancels_the_command(client):
-    client.send(id="b", type="bash", command="sleep 5")
-    await asyncio.sleep(0.3)
+    client.send(id="b", type="bash", command="echo started; sleep 60")
+    await client.event("bash_execution_update")  # the command runs: the abort has something to cancel
     assert (await client.request(type="abort_bash"))["success"] is True
     result = (await client.response("b"))["data"]
     assert result["cancelled"] is True and "exitCode" not in result
@@ -300,7 +306,7 @@ async def test_abort_bash_cancels_the_command(client):
 
 @scenario
 async def test_end_of_input_shuts_down_with_exit_code_zero(client):
-    client.send(id="p", type="prompt", message="bash: sleep 5")
+    client.send(id="p", type="prompt", message="bash: sleep 60")
     await client.event("tool_execution_start")
     assert await client.close() == 0
     after = len(client.records)
@@ -345,10 +351,12 @@ async def test_long_bash_output_keeps_its_tail_and_the_whole_in_a_file(client):
 
 @scenario
 async def test_bash_during_a_run_is_stored_after_the_run(client):
-    client.send(id="p", type="prompt", message="bash: sleep 1; echo slow")
+    gate = Gate(Path.cwd())
+    client.send(id="p", type="prompt", message=f"bash: {gate.command('echo slow')}")
     await client.event("tool_execution_start")
     done = await client.request(id="b", type="bash", command="echo side")
     assert done["data"]["output"] == "side\n"
+    gate.open()
     await client.settled()
     roles = [m["role"] for m in (await client.request(type="get_messages"))["data"]["messages"]]
     assert roles[-4:] == ["assistant", "toolResult", "assistant", "bashExecution"]

@@ -169,7 +169,7 @@ async def test_a_failing_command_is_reported_as_an_extension_error(client):
 async def test_ctx_shutdown_ends_the_mode_once_idle(client):
     response = await client.request(id="b", type="prompt", message="/bye")
     assert response["data"] == {"disposition": "handled"}
-    assert await asyncio.wait_for(client._task, 10) == 0
+    assert await asyncio.wait_for(client._task, 60) == 0
 
 
 def test_aborted_signal_resolves_a_dialog_with_its_default():
