@@ -12,21 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tau.llm.providers import faux
 from tau.modes.print_mode import run_text
 from tau.modes.run import build_runtime, parse_args
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    work = tmp_path / "proj"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    faux.use_script(None)
-    yield work
-    faux.use_script(None)
 
 
 def _script(tmp_path: Path, steps: list) -> Path:

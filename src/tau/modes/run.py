@@ -10,13 +10,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from tau.modes.runtime import (
+    Runtime,
+    RuntimeOptions,
+    configured_session_dir,
+    load_settings,
+    open_runtime,
+    tool_names,
+)
+
+__all__ = [
+    "NO_PROMPT",
+    "Runtime",
+    "build_parser",
+    "build_runtime",
+    "configured_session_dir",
+    "load_settings",
+    "main",
+    "options_from_args",
+    "parse_args",
+]
 
 
 def _terminal_columns() -> int:
@@ -118,15 +138,6 @@ NO_PROMPT = (
     "tau: no prompt (no message on the command line, nothing on standard input); "
     'give one: tau -p "fix the failing test" or echo PROMPT | tau -p'
 )
-
-
-@dataclass
-class Runtime:
-    """What the modes need: the session, the extension runtime (if any), and startup warnings."""
-
-    session: Any
-    extensions: Any = None
-    warnings: list[str] = field(default_factory=list)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -231,6 +242,23 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
         session.session_manager.close()
 
 
+# RuntimeOptions fields whose flag has another name (``-e`` appends to ``args.extension``).
+_FLAG_NAMES = {"extensions": "extension", "disable_extensions": "disable_extension"}
+
+
+def options_from_args(args: argparse.Namespace) -> RuntimeOptions:
+    """The command line as :class:`~tau.modes.runtime.RuntimeOptions` (cwd: the process's)."""
+    given = {
+        item.name: getattr(args, _FLAG_NAMES.get(item.name, item.name))
+        for item in dataclasses.fields(RuntimeOptions)
+        if hasattr(args, _FLAG_NAMES.get(item.name, item.name))
+    }
+    given["tools"] = tool_names(given.get("tools"))
+    for name in _FLAG_NAMES:
+        given[name] = list(given.get(name) or [])
+    return RuntimeOptions(**given)
+
+
 async def build_runtime(
     args: argparse.Namespace, mode: str, before_start: Callable[[Any, Any], None] | None = None
 ) -> Runtime:
@@ -240,95 +268,7 @@ async def build_runtime(
     ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
     """
     with _loading_heap():
-        return await _build_runtime(args, mode, before_start)
-
-
-async def _build_runtime(
-    args: argparse.Namespace, mode: str, before_start: Callable[[Any, Any], None] | None
-) -> Runtime:
-    from tau.agent.session import AgentSession
-    from tau.agent.session_setup import (
-        context_files,
-        prompt_file_text,
-        select_model,
-        tool_selection,
-        unknown_tools_warning,
-    )
-    from tau.agent.session_tools import PromptSettings
-    from tau.common.paths import agent_dir, project_config_dir
-    from tau.llm.registry import THINKING_LEVELS, ModelRegistry
-
-    if args.offline:
-        os.environ["TAU_OFFLINE"] = "1"
-    if args.faux_script:
-        from tau.llm.providers import faux
-
-        faux.use_script(Path(args.faux_script).resolve())
-    cwd = os.getcwd()
-    directory = agent_dir()
-    settings, trusted = load_settings(cwd, args.approve)
-    warnings: list[str] = list(settings.problems)
-    registry = ModelRegistry()
-    if registry.error:
-        warnings.append(registry.error)
-    manager = _session_manager(args, cwd, settings)
-    if args.name is not None:
-        # pi names the session before the model and thinking level are recorded.
-        name = " ".join(args.name.split()).strip()
-        if not name:
-            raise ValueError("Error: --name requires a non-empty value")
-        manager.append_session_info(args.name)
-    thinking = args.thinking
-    if thinking is not None and thinking not in THINKING_LEVELS:
-        warnings.append(f'Invalid thinking level "{thinking}". Valid values: {", ".join(THINKING_LEVELS)}')
-        thinking = None
-    selection = select_model(
-        registry,
-        settings,
-        pattern=args.model,
-        provider=args.provider,
-        api_key_given=bool(args.api_key),
-        session_branch=manager.get_branch() if not args.model else (),
-    )
-    if selection.warning:
-        warnings.append(selection.warning)
-    if args.api_key and selection.model is not None:
-        registry.set_runtime_api_key(selection.model.provider, args.api_key)
-    tools = tool_selection(settings, args.tools.split(",") if args.tools is not None else None, args.no_tools)
-    project = project_config_dir(cwd)
-    prompt = PromptSettings(
-        custom_prompt=prompt_file_text(
-            args.system_prompt, cwd, [project / "SYSTEM.md"] * trusted + [directory / "SYSTEM.md"]
-        ),
-        append_prompt=prompt_file_text(
-            args.append_system_prompt,
-            cwd,
-            [project / "APPEND_SYSTEM.md"] * trusted + [directory / "APPEND_SYSTEM.md"],
-        )
-        or "",
-        context_files=[] if args.no_context_files else context_files(cwd, directory),
-    )
-    session = AgentSession(
-        manager,
-        settings,
-        registry,
-        selection.model,
-        cwd=manager.get_cwd(),
-        thinking_level=thinking or selection.thinking_level,
-        active_tools=tools.active,
-        tool_modifiers=tools.modifiers,
-        restore_tools=tools.restore,
-        allowed_tools=tools.allowed,
-        prompt=prompt,
-    )
-    extensions = await load_extensions(session, args, mode, trusted)
-    if before_start is not None:
-        before_start(session, extensions)
-    await session.start()
-    if args.tools:  # after session_start: extensions may register tools there
-        unknown = unknown_tools_warning(args.tools.split(","), session.get_offered_tool_names())
-        warnings += [unknown] if unknown else []
-    return Runtime(session, extensions, warnings)
+        return await open_runtime(options_from_args(args), mode, before_start)
 
 
 @contextmanager
@@ -351,86 +291,6 @@ def _loading_heap() -> Iterator[None]:
         gc.freeze()
     finally:
         gc.enable()
-
-
-def load_settings(cwd: str, approve: bool | None) -> tuple[Any, bool]:
-    """The settings of a run in ``cwd`` (the project file only when trusted) and the trust decision."""
-    from tau.agent.settings import Settings
-    from tau.agent.trust import resolve_trust
-
-    user_settings = Settings.load(cwd, project_trusted=False)
-    trusted = resolve_trust(
-        cwd, approve=approve, default_policy=str(user_settings.get("defaultProjectTrust", "ask"))
-    )
-    return (Settings.load(cwd, project_trusted=trusted) if trusted else user_settings), trusted
-
-
-def configured_session_dir(flag: str | None, cwd: str, settings: Any) -> str | None:
-    """Where sessions go: ``--session-dir``, then ``TAU_SESSION_DIR``, then ``sessionDir`` (``None``: the default)."""
-    configured = flag or os.environ.get("TAU_SESSION_DIR") or settings.get("sessionDir")
-    if not configured:
-        return None
-    return str((Path(cwd) / os.path.expanduser(str(configured))).resolve())
-
-
-def _session_manager(args: argparse.Namespace, cwd: str, settings: Any) -> Any:
-    from tau.session.manager import SessionManager
-
-    session_dir = configured_session_dir(args.session_dir, cwd, settings)
-    if args.no_session:
-        return SessionManager.in_memory(cwd, id=args.session_id)
-    if args.session:
-        return SessionManager.open(_resolve_session(args.session, cwd, session_dir), session_dir)
-    if args.continue_:
-        return SessionManager.continue_recent(cwd, session_dir)
-    return SessionManager.create(cwd, session_dir, id=args.session_id)
-
-
-def _resolve_session(value: str, cwd: str, session_dir: str | None) -> str:
-    """``--session``: a path (has a separator or ends in .jsonl), else an exact id, else an id prefix."""
-    from tau.session.manager import SessionManager
-
-    if "/" in value or "\\" in value or value.endswith(".jsonl"):
-        return str(Path(cwd, value).resolve())
-    exact = SessionManager.find_by_id(cwd, value, session_dir)
-    if exact:
-        return exact
-    for listing in (SessionManager.list(cwd, session_dir), SessionManager.list_all(session_dir)):
-        match = next((info for info in listing if info.id.startswith(value)), None)
-        if match is not None:
-            return str(match.path)
-    raise ValueError(
-        f"No session found matching {value!r} (use a file path, or an id from `tau session list`)"
-    )
-
-
-# -- extensions ------------------------------------------------------------------------------
-
-
-async def load_extensions(session: Any, args: argparse.Namespace, mode: str, trusted: bool) -> Any:
-    """Load the extensions (``-e``, project, user, entry points, bundled) and bind them to ``session``.
-
-    Returns the runner (``None`` when nothing is to be loaded, or the extension layer is missing).
-    RPC and interactive sessions always get a runner: their clients and commands talk to it.
-    """
-    if args.no_extensions and not args.extension and mode in ("print", "json"):
-        return None  # nothing to load: keep the extension layer out of the import time
-    try:
-        from tau.extension.loader import load_extensions as load
-    except ImportError:
-        if args.extension:
-            print("Warning: extensions are not available in this build; ignoring -e", file=sys.stderr)
-        return None
-    return await load(
-        session,
-        cli_paths=list(args.extension),
-        cwd=session.cwd,
-        trusted=trusted,
-        no_extensions=bool(args.no_extensions),
-        disabled=list(args.disable_extension),
-        settings=session.settings,
-        mode=mode,
-    )
 
 
 async def _shutdown(runtime: Runtime) -> None:

@@ -1,0 +1,293 @@
+"""One setup for every way a session starts: the CLI modes (``tau.modes.run``) and the SDK (``tau.sdk``).
+
+:class:`RuntimeOptions` holds everything a run can set; the CLI fills it from its flags
+(:func:`tau.modes.run.options_from_args`), the SDK from its keyword arguments. :func:`open_runtime`
+turns it into a started :class:`~tau.agent.session.AgentSession`: settings and trust, the model
+registry and model, the session file, tools, prompt files, and the extensions. Heavy modules are
+imported inside the functions, so importing this module costs nothing at ``tau --version``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Runtime",
+    "RuntimeOptions",
+    "configured_session_dir",
+    "load_extensions",
+    "load_settings",
+    "open_runtime",
+    "tool_names",
+]
+
+
+@dataclass
+class RuntimeOptions:
+    """What a run starts with. Field names follow the command-line flags (``continue_`` is ``-c``).
+
+    Attributes:
+        cwd: The working directory (settings, trust, context files, a new session's cwd).
+        model: ``--model``: ``provider/id[:thinking]``, an id, or part of one.
+        provider: ``--provider``.
+        api_key: ``--api-key`` for the selected model's provider (this run only).
+        thinking: ``--thinking`` level.
+        tools: ``--tools`` entries (an allowlist, or ``+name``/``-name`` changes); ``None``: the defaults.
+        no_tools: ``--no-tools``.
+        session: ``--session PATH|ID``.
+        continue_: ``-c``: the most recent session of ``cwd``.
+        session_dir: ``--session-dir``.
+        no_session: ``--no-session``: in memory only.
+        session_id: ``--session-id`` of a new session.
+        name: ``--name``: the session's display name.
+        system_prompt: ``--system-prompt TEXT|FILE``.
+        append_system_prompt: ``--append-system-prompt TEXT|FILE``.
+        no_context_files: ``--no-context-files``.
+        offline: ``--offline``.
+        faux_script: ``--faux-script``: a script file, or a list of steps; sets the process's faux script.
+        approve: ``--approve`` (``True``) / ``--no-approve`` (``False``); ``None``: the saved decision.
+        extensions: ``-e``: paths, or extension functions (``def extension(tau)``), loaded first, in order.
+        no_extensions: ``--no-extensions``: only :attr:`extensions` load.
+        disable_extensions: ``--disable-extension`` names.
+        settings: Settings merged over the user's and the project's files for this run (never saved).
+    """
+
+    cwd: str = field(default_factory=os.getcwd)
+    model: str | None = None
+    provider: str | None = None
+    api_key: str | None = None
+    thinking: str | None = None
+    tools: list[str] | None = None
+    no_tools: bool = False
+    session: str | None = None
+    continue_: bool = False
+    session_dir: str | None = None
+    no_session: bool = False
+    session_id: str | None = None
+    name: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    no_context_files: bool = False
+    offline: bool = False
+    faux_script: Any = None
+    approve: bool | None = None
+    extensions: list[Any] = field(default_factory=list)
+    no_extensions: bool = False
+    disable_extensions: list[str] = field(default_factory=list)
+    settings: dict[str, Any] | None = None
+
+
+@dataclass
+class Runtime:
+    """What the modes need: the session, the extension runtime (if any), and startup warnings."""
+
+    session: Any
+    extensions: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+
+async def open_runtime(
+    options: RuntimeOptions,
+    mode: str,
+    before_start: Callable[[Any, Any], None] | None = None,
+    *,
+    session_class: type | None = None,
+) -> Runtime:
+    """Settings, trust, models, the session file and the session, started.
+
+    Args:
+        options: What to start with.
+        mode: ``"print" | "json" | "rpc" | "tui" | "sdk"`` (what extensions see as their mode).
+        before_start: ``before_start(session, runner)`` runs once the extensions are bound and before
+            ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
+        session_class: The session type to build (an :class:`~tau.agent.session.AgentSession` subclass).
+
+    Raises:
+        ValueError, RuntimeError, OSError: a bad option or an unusable file, with a message for the user.
+    """
+    from tau.agent.session import AgentSession
+    from tau.agent.session_setup import select_model, tool_selection, unknown_tools_warning
+    from tau.llm.registry import THINKING_LEVELS, ModelRegistry
+
+    if options.offline:
+        os.environ["TAU_OFFLINE"] = "1"
+    if options.faux_script is not None:
+        _use_faux_script(options.faux_script, options.cwd)
+    cwd = str(Path(options.cwd).resolve())
+    settings, trusted = load_settings(cwd, options.approve)
+    if options.settings:
+        settings.apply_overrides(options.settings)
+    warnings: list[str] = list(settings.problems)
+    registry = ModelRegistry()
+    if registry.error:
+        warnings.append(registry.error)
+    manager = _session_manager(options, cwd, settings)
+    if options.name is not None:
+        # pi names the session before the model and thinking level are recorded.
+        if not " ".join(options.name.split()).strip():
+            raise ValueError("Error: --name requires a non-empty value")
+        manager.append_session_info(options.name)
+    thinking = options.thinking
+    if thinking is not None and thinking not in THINKING_LEVELS:
+        warnings.append(f'Invalid thinking level "{thinking}". Valid values: {", ".join(THINKING_LEVELS)}')
+        thinking = None
+    selection = select_model(
+        registry,
+        settings,
+        pattern=options.model,
+        provider=options.provider,
+        api_key_given=bool(options.api_key),
+        session_branch=manager.get_branch() if not options.model else (),
+    )
+    if selection.warning:
+        warnings.append(selection.warning)
+    if options.api_key and selection.model is not None:
+        registry.set_runtime_api_key(selection.model.provider, options.api_key)
+    tools = tool_selection(settings, options.tools, options.no_tools)
+    session = (session_class or AgentSession)(
+        manager,
+        settings,
+        registry,
+        selection.model,
+        cwd=manager.get_cwd(),
+        thinking_level=thinking or selection.thinking_level,
+        active_tools=tools.active,
+        tool_modifiers=tools.modifiers,
+        restore_tools=tools.restore,
+        allowed_tools=tools.allowed,
+        prompt=_prompt_settings(options, cwd, trusted),
+    )
+    extensions = await load_extensions(session, options, mode, trusted)
+    if before_start is not None:
+        before_start(session, extensions)
+    await session.start()
+    if options.tools:  # after session_start: extensions may register tools there
+        unknown = unknown_tools_warning(options.tools, session.get_offered_tool_names())
+        warnings += [unknown] if unknown else []
+    return Runtime(session, extensions, warnings)
+
+
+def load_settings(cwd: str, approve: bool | None) -> tuple[Any, bool]:
+    """The settings of a run in ``cwd`` (the project file only when trusted) and the trust decision."""
+    from tau.agent.settings import Settings
+    from tau.agent.trust import resolve_trust
+
+    user_settings = Settings.load(cwd, project_trusted=False)
+    trusted = resolve_trust(
+        cwd, approve=approve, default_policy=str(user_settings.get("defaultProjectTrust", "ask"))
+    )
+    return (Settings.load(cwd, project_trusted=trusted) if trusted else user_settings), trusted
+
+
+def _use_faux_script(script: Any, cwd: str) -> None:
+    from tau.llm.providers import faux
+
+    if isinstance(script, str | os.PathLike):
+        script = Path(cwd, script).resolve()
+    faux.use_script(script)
+
+
+def _prompt_settings(options: RuntimeOptions, cwd: str, trusted: bool) -> Any:
+    from tau.agent.session_setup import context_files, prompt_file_text
+    from tau.agent.session_tools import PromptSettings
+    from tau.common.paths import agent_dir, project_config_dir
+
+    directory = agent_dir()
+    project = project_config_dir(cwd)
+    return PromptSettings(
+        custom_prompt=prompt_file_text(
+            options.system_prompt, cwd, [project / "SYSTEM.md"] * trusted + [directory / "SYSTEM.md"]
+        ),
+        append_prompt=prompt_file_text(
+            options.append_system_prompt,
+            cwd,
+            [project / "APPEND_SYSTEM.md"] * trusted + [directory / "APPEND_SYSTEM.md"],
+        )
+        or "",
+        context_files=[] if options.no_context_files else context_files(cwd, directory),
+    )
+
+
+# -- the session file ------------------------------------------------------------------------
+
+
+def configured_session_dir(flag: str | None, cwd: str, settings: Any) -> str | None:
+    """Where sessions go: ``--session-dir``, then ``TAU_SESSION_DIR``, then ``sessionDir`` (``None``: the default)."""
+    configured = flag or os.environ.get("TAU_SESSION_DIR") or settings.get("sessionDir")
+    if not configured:
+        return None
+    return str((Path(cwd) / os.path.expanduser(str(configured))).resolve())
+
+
+def _session_manager(options: RuntimeOptions, cwd: str, settings: Any) -> Any:
+    from tau.session.manager import SessionManager
+
+    session_dir = configured_session_dir(options.session_dir, cwd, settings)
+    if options.no_session:
+        return SessionManager.in_memory(cwd, id=options.session_id)
+    if options.session:
+        path = _resolve_session(options.session, cwd, session_dir)
+        # A new file is a session of this run's cwd; an existing one keeps the cwd its header names.
+        return SessionManager.open(path, session_dir, cwd_override=None if os.path.exists(path) else cwd)
+    if options.continue_:
+        return SessionManager.continue_recent(cwd, session_dir)
+    return SessionManager.create(cwd, session_dir, id=options.session_id)
+
+
+def _resolve_session(value: str, cwd: str, session_dir: str | None) -> str:
+    """``--session``: a path (has a separator or ends in .jsonl), else an exact id, else an id prefix."""
+    from tau.session.manager import SessionManager
+
+    if "/" in value or "\\" in value or value.endswith(".jsonl"):
+        return str(Path(cwd, value).resolve())
+    exact = SessionManager.find_by_id(cwd, value, session_dir)
+    if exact:
+        return exact
+    for listing in (SessionManager.list(cwd, session_dir), SessionManager.list_all(session_dir)):
+        match = next((info for info in listing if info.id.startswith(value)), None)
+        if match is not None:
+            return str(match.path)
+    raise ValueError(
+        f"No session found matching {value!r} (use a file path, or an id from `tau session list`)"
+    )
+
+
+# -- extensions ------------------------------------------------------------------------------
+
+
+async def load_extensions(session: Any, options: RuntimeOptions, mode: str, trusted: bool) -> Any:
+    """Load the extensions (``-e``, project, user, entry points, bundled) and bind them to ``session``.
+
+    Returns the runner (``None`` when nothing is to be loaded, or the extension layer is missing).
+    RPC, interactive and SDK sessions always get a runner: their clients and commands talk to it.
+    """
+    if options.no_extensions and not options.extensions and mode in ("print", "json"):
+        return None  # nothing to load: keep the extension layer out of the import time
+    try:
+        from tau.extension.loader import load_extensions as load
+    except ImportError:
+        if options.extensions:
+            print("Warning: extensions are not available in this build; ignoring -e", file=sys.stderr)
+        return None
+    return await load(
+        session,
+        cli_paths=list(options.extensions),
+        cwd=session.cwd,
+        trusted=trusted,
+        no_extensions=bool(options.no_extensions),
+        disabled=list(options.disable_extensions),
+        settings=session.settings,
+        mode=mode,
+    )
+
+
+def tool_names(value: Sequence[str] | str | None) -> list[str] | None:
+    """``--tools a,b`` as a list (``None`` stays ``None``: the defaults)."""
+    if value is None:
+        return None
+    return value.split(",") if isinstance(value, str) else list(value)
