@@ -136,7 +136,7 @@ class ReadonlySessionManager:
 class ExtensionContext:
     """Given to every handler as its second argument.
 
-    Attributes (read when accessed): ``ui``, ``mode`` (``"tui" | "rpc" | "json" | "print"``),
+    Attributes (read when accessed): ``ui``, ``mode`` (``"tui" | "rpc" | "json" | "print" | "sdk"``),
     ``has_ui`` (true in the interactive and RPC modes), ``cwd``, ``session_manager`` (read-only view),
     ``model_registry`` (``find``, ``complete``, ...), ``model``, ``thinking_level``, ``signal`` (the
     running request's :class:`~tau.llm.stream.AbortSignal`, or ``None`` when idle).

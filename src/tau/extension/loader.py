@@ -144,9 +144,18 @@ def _scan(directory: Path, source: str) -> list[ExtensionSource]:
     return found
 
 
-def _cli_sources(paths: Iterable[str | os.PathLike[str]], cwd: Path) -> list[ExtensionSource]:
+def _inline_source(factory: Factory) -> ExtensionSource:
+    module = getattr(factory, "__module__", None) or "inline"
+    name = getattr(factory, "__qualname__", None) or type(factory).__name__
+    return ExtensionSource(f"inline:{module}.{name}", "inline", name, lambda: factory)
+
+
+def _cli_sources(paths: Iterable[str | os.PathLike[str] | Factory], cwd: Path) -> list[ExtensionSource]:
     found = []
     for given in paths:
+        if callable(given):
+            found.append(_inline_source(given))
+            continue
         path = Path(given).expanduser()
         path = path if path.is_absolute() else cwd / path
         if path.is_dir() and not (path / "__init__.py").is_file():
@@ -240,7 +249,7 @@ def _bundled_sources(disabled: set[str]) -> list[ExtensionSource]:
 
 def discover_extensions(
     *,
-    cli_paths: Sequence[str | os.PathLike[str]] = (),
+    cli_paths: Sequence[str | os.PathLike[str] | Factory] = (),
     cwd: str | os.PathLike[str] = ".",
     trusted: bool = False,
     no_extensions: bool = False,
@@ -256,9 +265,13 @@ def discover_extensions(
         sources += _scan((directory or agent_dir()) / "extensions", "user")
         sources += _entry_point_sources()
         sources += _bundled_sources(set(disabled))
-    unique: dict[str, ExtensionSource] = {}
+    unique: dict[Any, ExtensionSource] = {}
     for source in sources:
-        key = str(Path(source.path).resolve()) if source.source in ("cli", "project", "user") else source.path
+        key: Any = source.path
+        if source.source in ("cli", "project", "user"):
+            key = str(Path(source.path).resolve())
+        elif source.source == "inline":  # two lambdas share a name, never an identity
+            key = id(source)
         unique.setdefault(key, source)
     return list(unique.values())
 
@@ -311,7 +324,7 @@ def _disabled_names(disabled: Iterable[str], settings: Any) -> set[str]:
 async def load_extensions(
     session: Any = None,
     *,
-    cli_paths: Sequence[str | os.PathLike[str]] = (),
+    cli_paths: Sequence[str | os.PathLike[str] | Factory] = (),
     cwd: str | os.PathLike[str] | None = None,
     trusted: bool = False,
     no_extensions: bool = False,
@@ -326,14 +339,15 @@ async def load_extensions(
     Args:
         session: The :class:`~tau.agent.session.AgentSession`; ``None`` to bind later with
             :meth:`ExtensionRunner.bind`.
-        cli_paths: The ``-e`` paths, in order.
+        cli_paths: The ``-e`` paths, in order; an extension function (``def extension(tau)``) may
+            stand in for a path (the SDK's ``extensions=[...]``).
         cwd: The working directory (default: the session's, else the process's).
         trusted: Whether the project is trusted (``.tau/extensions`` loads only then).
         no_extensions: ``--no-extensions``: only the ``-e`` paths load.
         disabled: ``--disable-extension`` names (bundled extensions); ``disabledExtensions`` in
             ``settings`` adds to them.
         settings: The effective settings (a ``Settings`` or a dict); default: the session's.
-        mode: ``"tui" | "rpc" | "json" | "print"``.
+        mode: ``"tui" | "rpc" | "json" | "print" | "sdk"``.
         ui: The mode's UI (default: the non-interactive UI of ``mode``).
         directory: The agent dir (default: :func:`tau.common.paths.agent_dir`).
 

@@ -36,7 +36,7 @@ class ExtensionRunner(HookDispatch):
 
     Args:
         cwd: The session's working directory (``ctx.cwd``).
-        mode: ``"tui" | "rpc" | "json" | "print"`` (``ctx.mode``).
+        mode: ``"tui" | "rpc" | "json" | "print" | "sdk"`` (``ctx.mode``).
         ui: The mode's :class:`ExtensionUI`; the non-interactive one of ``mode`` by default.
         trusted: Whether the project is trusted (``ctx.is_project_trusted()``).
     """
