@@ -16,7 +16,7 @@ LAYERS = [
     ("agent", ["tau.agent"]),
     ("extension", ["tau.extension"]),
     ("bundled", ["tau.bundled"]),
-    ("modes", ["tau.modes"]),
+    ("modes", ["tau.modes", "tau.sdk"]),
     ("cli", ["tau.cli", "tau.__main__"]),
 ]
 # bundled extensions may use only the public extension API (and the shared primitives)
@@ -81,4 +81,5 @@ def test_the_checker_sees_a_violation(tmp_path):
     """Guard against a checker that passes vacuously."""
     assert layer_of("tau.session.store") < layer_of("tau.llm.types")
     assert layer_of("tau.modes.run") > layer_of("tau.extension")
+    assert layer_of("tau.sdk.session") == layer_of("tau.modes.runtime")
     assert layer_of("tau.cli") == len(LAYERS) - 1

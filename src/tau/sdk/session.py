@@ -1,0 +1,197 @@
+"""``create_agent_session``: a started tau session in your program, set up exactly as the CLI sets one up.
+
+The options are the command line's (``docs/sdk.md`` has the table); they become a
+:class:`~tau.modes.runtime.RuntimeOptions` and go through :func:`~tau.modes.runtime.open_runtime`,
+the one setup path the CLI modes use too.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tau.agent.session import AgentSession as _RuntimeSession
+from tau.llm.registry import THINKING_LEVELS
+from tau.modes.runtime import RuntimeOptions, open_runtime
+from tau.sdk.usage import Usage, recorded_usage
+
+__all__ = ["AgentSession", "create_agent_session", "open_session"]
+
+PathLike = str | os.PathLike[str]
+Extension = PathLike | Callable[[Any], Any]
+
+
+class AgentSession(_RuntimeSession):
+    """A session made by :func:`create_agent_session`: tau's run-time session plus the SDK's calls.
+
+    Everything of the run-time session is there (``prompt``, ``steer``, ``follow_up``, ``abort``,
+    ``subscribe``, ``messages``, ``session_file``, ``compact``, ...); this class adds
+    :meth:`last_assistant_text`, :meth:`usage`, :meth:`close` and ``async with``.
+
+    Attributes:
+        warnings: What the CLI would have printed as ``Warning:`` lines at start (a broken
+            ``models.json``, a model that could not be restored, an extension that failed to load).
+    """
+
+    warnings: list[str]
+    _closed: bool = False
+
+    async def prompt(self, text: str, images: Sequence[dict[str, Any]] | None = None, **options: Any) -> None:
+        """Run ``text`` (with ``images``, pi's image blocks) to the end of the agent's run.
+
+        While a run is going, pass ``streaming_behavior="steer"`` or ``"followUp"`` (or call
+        :meth:`steer` / :meth:`follow_up`). Raises ``RuntimeError`` when no model is configured.
+        """
+        await super().prompt(text, images=images, **options)
+
+    def last_assistant_text(self) -> str | None:
+        """The text of the last reply (replies without text that did not end normally are skipped)."""
+        return self.get_last_assistant_text()
+
+    def usage(self) -> Usage:
+        """Requests, tokens and cost of this session so far, as recorded on its assistant messages."""
+        return recorded_usage(self.session_manager.get_branch())
+
+    async def close(self) -> None:
+        """Abort any run, tell the extensions (``session_shutdown``) and release the session file."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.shutdown()
+        finally:
+            self.session_manager.close()
+
+    async def __aenter__(self) -> AgentSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+def _session_options(session: PathLike | None, cwd: str) -> dict[str, Any]:
+    if session is None:
+        return {"no_session": True}
+    if isinstance(session, str) and session in ("continue", "new"):
+        return {"continue_": True} if session == "continue" else {}
+    if isinstance(session, os.PathLike):
+        return {"session": str(Path(cwd, session).resolve())}
+    if isinstance(session, str) and session:
+        return {"session": session}
+    raise TypeError(f'session must be None, "continue", "new", a path or a session id, not {session!r}')
+
+
+def _extension_options(extensions: bool | Sequence[Extension], no_extensions: bool) -> dict[str, Any]:
+    if extensions is True:
+        return {"extensions": [], "no_extensions": no_extensions}
+    if extensions is False:
+        return {"extensions": [], "no_extensions": True}
+    if isinstance(extensions, str | os.PathLike) or not isinstance(extensions, Sequence):
+        raise TypeError(
+            f"extensions must be True, False or a list of paths and functions, not {extensions!r}"
+        )
+    return {"extensions": list(extensions), "no_extensions": no_extensions}
+
+
+def _runtime_options(given: dict[str, Any]) -> RuntimeOptions:
+    """The :class:`~tau.modes.runtime.RuntimeOptions` of :func:`create_agent_session`'s keywords.
+
+    Raises ``ValueError`` / ``TypeError`` for a value the CLI would reject or warn about.
+    """
+    values = dict(given)
+    cwd = values.pop("cwd")
+    where = str(Path(cwd if cwd is not None else os.getcwd()).resolve())
+    if not os.path.isdir(where):
+        raise ValueError(f"cwd {str(cwd)!r} is not a directory")
+    thinking, tools, faux_script = values["thinking"], values.pop("tools"), values.pop("faux_script")
+    if thinking is not None and thinking not in THINKING_LEVELS:
+        raise ValueError(f"thinking must be one of {', '.join(THINKING_LEVELS)}, not {thinking!r}")
+    if isinstance(tools, str):
+        raise TypeError(f"tools must be a list of tool names, not the string {tools!r}")
+    if isinstance(faux_script, Sequence) and not isinstance(faux_script, str):
+        faux_script = list(faux_script)
+    elif faux_script is not None and not isinstance(faux_script, str | os.PathLike):
+        raise TypeError(f"faux_script must be a path or a list of steps, not {faux_script!r}")
+    settings, session_dir = values.pop("settings"), values.pop("session_dir")
+    return RuntimeOptions(
+        cwd=where,
+        tools=list(tools) if tools else None,
+        no_tools=tools is not None and not tools,
+        faux_script=faux_script,
+        settings=dict(settings) if settings is not None else None,
+        session_dir=os.fspath(session_dir) if session_dir is not None else None,
+        disable_extensions=list(values.pop("disable_extensions")),
+        **_session_options(values.pop("session"), where),
+        **_extension_options(values.pop("extensions"), values.pop("no_extensions")),
+        **values,
+    )
+
+
+async def create_agent_session(
+    *,
+    cwd: PathLike | None = None,
+    model: str | None = None,
+    thinking: str | None = None,
+    session: PathLike | None = None,
+    settings: Mapping[str, Any] | None = None,
+    extensions: bool | Sequence[Extension] = True,
+    tools: Sequence[str] | None = None,
+    faux_script: PathLike | Sequence[Mapping[str, Any]] | None = None,
+    provider: str | None = None,
+    api_key: str | None = None,
+    session_dir: PathLike | None = None,
+    session_id: str | None = None,
+    name: str | None = None,
+    system_prompt: str | None = None,
+    append_system_prompt: str | None = None,
+    no_context_files: bool = False,
+    offline: bool = False,
+    approve: bool | None = None,
+    no_extensions: bool = False,
+    disable_extensions: Sequence[str] = (),
+) -> AgentSession:
+    """Start a session, set up as ``tau`` sets one up for the same options.
+
+    Args:
+        cwd: The working directory (default: the process's).
+        model: As ``--model``: ``"anthropic/claude-sonnet-4-6"``, ``"faux/faux-1"``, an id or part of one
+            (``:level`` sets the thinking level). Default: the session's, then the settings'.
+        thinking: ``off | minimal | low | medium | high | xhigh | max``.
+        session: ``None``: in memory only; ``"continue"``: the latest session of ``cwd``; ``"new"``: a new
+            file in the session directory; a path: that file, opened or created (a string without a
+            ``/`` that does not end in ``.jsonl`` is a session id, as ``--session`` takes it).
+        settings: Merged over the user's (and a trusted project's) ``settings.json``; never saved.
+        extensions: ``True``: the user's, the project's, installed and bundled ones, as the CLI loads them;
+            ``False``: none; a list of paths and ``extension(tau)`` functions: those first, then the rest.
+        tools: Tool names (``--tools``; ``+name``/``-name`` changes the defaults; ``[]``: no tools).
+        faux_script: For ``model="faux/faux-1"``: the script (a file or a list of steps), as ``--faux-script``.
+            It is the process's script: sessions of one process share it.
+        provider, api_key, session_dir, session_id, name, system_prompt, append_system_prompt,
+            no_context_files, offline, approve, no_extensions, disable_extensions: as the flags of
+            the same names (``docs/sdk.md``).
+
+    Raises:
+        ValueError: a bad option (an unknown model, a bad ``thinking``, a session that cannot be found).
+        TypeError: an option of the wrong type.
+        OSError: a settings or session file that cannot be used.
+    """
+    # locals() here are exactly the keywords above: one list of options, not two.
+    options = _runtime_options(locals())
+    return await open_session(options)
+
+
+async def open_session(options: RuntimeOptions) -> AgentSession:
+    """A started :class:`AgentSession` for ``options`` (what :func:`create_agent_session` returns)."""
+    runtime = await open_runtime(options, "sdk", session_class=AgentSession)
+    session: AgentSession = runtime.session
+    failures = getattr(runtime.extensions, "load_errors", None) or []
+    session.warnings = [
+        *runtime.warnings,
+        *(f"Extension error ({failure['path']}): {failure['error']}" for failure in failures),
+    ]
+    for warning in session.warnings:
+        warnings.warn(warning, RuntimeWarning, stacklevel=3)
+    return session
