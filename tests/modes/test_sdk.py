@@ -257,3 +257,11 @@ def test_cwd_is_the_sessions_and_the_tools(project, tmp_path):
     result = tau.run("where", cwd=elsewhere, model=FAUX, faux_script=[{"bash": "pwd"}, {"text": "ok"}])
     output = next(m for m in result.messages if m["role"] == "toolResult")["content"][0]["text"]
     assert Path(output.strip()) == elsewhere.resolve()
+
+
+@in_loop
+async def test_a_wrong_typed_setting_is_a_warning_and_left_out(project):
+    with pytest.warns(RuntimeWarning, match="compaction.enabled must be"):
+        session = await tau.create_agent_session(model=FAUX, settings={"compaction": {"enabled": "yes"}})
+    assert session.settings.get("compaction.enabled") is True
+    await session.close()

@@ -112,6 +112,7 @@ async def open_runtime(
     """
     from tau.agent.session import AgentSession
     from tau.agent.session_setup import select_model, tool_selection, unknown_tools_warning
+    from tau.agent.settings_schema import check_settings
     from tau.llm.registry import THINKING_LEVELS, ModelRegistry
 
     if options.offline:
@@ -120,9 +121,11 @@ async def open_runtime(
         _use_faux_script(options.faux_script, options.cwd)
     cwd = str(Path(options.cwd).resolve())
     settings, trusted = load_settings(cwd, options.approve)
-    if options.settings:
-        settings.apply_overrides(options.settings)
     warnings: list[str] = list(settings.problems)
+    if options.settings:
+        overrides, problems = check_settings(options.settings, "settings", {})
+        settings.apply_overrides(overrides)
+        warnings += problems
     registry = ModelRegistry()
     if registry.error:
         warnings.append(registry.error)
