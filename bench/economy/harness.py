@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,12 @@ def cost_units(usage: dict[str, Any]) -> float:
 
 @dataclass
 class Bill:
-    """The calls of one run, from the faux bill: agent requests are those of the session's id."""
+    """The calls of one run, from the faux bill.
+
+    A line is an agent request when its usage is the usage an assistant message of the session
+    recorded; every other line is a side request (the reducer's calls, summaries). Session id and
+    cache retention do not tell them apart: cache-friendly summaries share both with the agent.
+    """
 
     lines: list[dict[str, Any]] = field(default_factory=list)
 
@@ -66,8 +72,19 @@ class Bill:
             return cls()
         return cls([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line])
 
-    def figures(self, agent_requests: int) -> dict[str, Any]:
+    def agent_lines(self, agent_usages: list[dict[str, Any]]) -> list[bool]:
+        """For each line, whether an assistant message recorded its usage (each message once)."""
+        pool = Counter(json.dumps(usage, sort_keys=True) for usage in agent_usages)
+        flags = []
+        for line in self.lines:
+            key = json.dumps(line["usage"], sort_keys=True)
+            flags.append(pool[key] > 0)
+            pool[key] -= 1 if pool[key] > 0 else 0
+        return flags
+
+    def figures(self, agent_usages: list[dict[str, Any]]) -> dict[str, Any]:
         usage = [line["usage"] for line in self.lines]
+        agent_requests = sum(self.agent_lines(agent_usages))
         return {
             "requests": agent_requests,
             "side_requests": len(self.lines) - agent_requests,
@@ -78,13 +95,13 @@ class Bill:
             "cost_units": round(sum(cost_units(u) for u in usage), 2),
         }
 
-    def cache_breaks(self, session_id: str) -> tuple[int, int]:
-        """Requests of the session whose cached prefix is shorter than the previous prompt, and the
-        tokens written again because of it."""
+    def cache_breaks(self, agent_usages: list[dict[str, Any]]) -> tuple[int, int]:
+        """Agent requests whose cached prefix is shorter than the previous agent request's prompt, and
+        the tokens written again because of it (side requests are left out)."""
         breaks = rewritten = 0
         previous: int | None = None
-        for line in self.lines:
-            if line.get("sessionId") != session_id or line.get("cacheRetention") == "none":
+        for line, agent in zip(self.lines, self.agent_lines(agent_usages), strict=True):
+            if not agent:
                 continue
             usage = line["usage"]
             prompt = usage.get("input", 0) + usage.get("cacheRead", 0) + usage.get("cacheWrite", 0)
@@ -108,9 +125,9 @@ class Run:
     workdir: Path
 
     def result(self) -> dict[str, Any]:
-        header, assistants = _session_counts(self.session)
+        assistants = _assistant_usages(self.session)
         figures = self.bill.figures(assistants)
-        breaks, rewritten = self.bill.cache_breaks(header.get("id", ""))
+        breaks, rewritten = self.bill.cache_breaks(assistants)
         return {
             "task": self.task,
             "profile": self.profile,
@@ -123,16 +140,16 @@ class Run:
         }
 
 
-def _session_counts(session: Path | None) -> tuple[dict[str, Any], int]:
+def _assistant_usages(session: Path | None) -> list[dict[str, Any]]:
+    """The usage every assistant message of the session recorded (an aborted one's too)."""
     if session is None:
-        return {}, 0
+        return []
     lines = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines() if line]
-    assistants = sum(
-        1
+    return [
+        entry["message"].get("usage") or {}
         for entry in lines
         if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "assistant"
-    )
-    return lines[0], assistants
+    ]
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.llm.providers import faux
@@ -39,17 +40,29 @@ def golden_context(fixtures: Path, name: str) -> dict[str, Any]:
     return json.loads((fixtures / "scenarios" / f"{name}.context.json").read_text())
 
 
-def summary_text(request: dict[str, Any]) -> str:
-    text = "\n".join(
+def _texts(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(
         block.get("text", "")
-        for message in request["messages"]
+        for message in messages
         for block in (message["content"] if isinstance(message["content"], list) else [])
     )
+
+
+def is_cached_summary_request(request: dict[str, Any]) -> bool:
+    """A cache-friendly summary request: the agent's request, then tau's instruction message."""
+    last = request["messages"][-1] if request["messages"] else {}
+    return last.get("role") == "user" and CACHED_REQUEST_PREAMBLE in _texts([last])
+
+
+def summary_text(request: dict[str, Any]) -> str:
+    # A cache-friendly request holds the whole conversation: only its instruction says what is asked.
+    cached = is_cached_summary_request(request)
+    text = _texts(request["messages"][-1:] if cached else request["messages"])
     if "summary of this conversation branch" in text:
         return SUMMARIES["branch"]
     if "Create a concise checkpoint" in text:
         return SUMMARIES["prefix"]
-    if "<previous-summary>" in text:
+    if "<previous-summary>" in text or (cached and "Update the existing structured summary" in text):
         return SUMMARIES["updated"]
     return SUMMARIES["compaction"]
 
@@ -64,10 +77,12 @@ class GoldenModel:
             if entry["type"] == "message" and entry["message"]["role"] == "assistant"
         ]
         self.kinds: list[str] = []
+        self.cached: list[bool] = []  # per summary request: cache-friendly (else pi's)
 
     def __call__(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        if request["systemPrompt"].startswith(SUMMARY_PROMPT):
+        if request["systemPrompt"].startswith(SUMMARY_PROMPT) or is_cached_summary_request(request):
             self.kinds.append("summary")
+            self.cached.append(is_cached_summary_request(request))
             reply: dict[str, Any] = {"text": summary_text(request)}
         else:
             self.kinds.append("turn")

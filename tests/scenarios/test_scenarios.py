@@ -63,8 +63,16 @@ def test_c_turn_end_continue(pi_fixtures, tmp_path):
     assert [e["entry"]["type"] for e in replay.events if e["type"] == "entry_appended"] == ["custom_message"]
 
 
-def _compacting(pi_fixtures, tmp_path, name: str, keep: int) -> Replay:
-    settings = {"compaction": {"enabled": True, "reserveTokens": 1000, "keepRecentTokens": keep}}
+def _compacting(pi_fixtures, tmp_path, name: str, keep: int, cache_friendly: bool = False) -> Replay:
+    """pi's compaction scenarios; pi's exact summary requests unless ``cache_friendly``."""
+    settings = {
+        "compaction": {
+            "enabled": True,
+            "reserveTokens": 1000,
+            "keepRecentTokens": keep,
+            "cacheFriendly": cache_friendly,
+        }
+    }
     replay = Replay(pi_fixtures, name, tmp_path, settings=settings, context_window=4000)
     asyncio.run(_prompts(replay))
     return replay
@@ -88,27 +96,38 @@ def _cut_points_follow_pis_algorithm(replay: Replay, keep: int) -> int:
     return count
 
 
-def test_d_threshold_compaction(pi_fixtures, tmp_path):
-    replay = _compacting(pi_fixtures, tmp_path, "d-threshold-compaction", 250)
+# pi's exact summary requests (compaction.cacheFriendly false), and tau's cache-friendly ones: the
+# stored entries, and so the projected context, are pi's either way.
+FRIENDLY = pytest.mark.parametrize("cache_friendly", [False, True], ids=["pi-requests", "cache-friendly"])
+
+
+@FRIENDLY
+def test_d_threshold_compaction(pi_fixtures, tmp_path, cache_friendly):
+    replay = _compacting(pi_fixtures, tmp_path, "d-threshold-compaction", 250, cache_friendly)
     assert _cut_points_follow_pis_algorithm(replay, 250) >= 1
     kinds = [e["type"] for e in replay.events]
     assert "compaction_start" in kinds and kinds.index("compaction_start") > kinds.index("agent_end")
     _check(replay, pi_fixtures, "d-threshold-compaction")
     _assert_events_match(replay, pi_fixtures, "d-threshold-compaction")
+    assert replay.model.cached and set(replay.model.cached) == {cache_friendly}
 
 
-def test_d2_compaction_split_turn_update(pi_fixtures, tmp_path):
-    replay = _compacting(pi_fixtures, tmp_path, "d2-compaction-split-turn-update", 200)
+@FRIENDLY
+def test_d2_compaction_split_turn_update(pi_fixtures, tmp_path, cache_friendly):
+    replay = _compacting(pi_fixtures, tmp_path, "d2-compaction-split-turn-update", 200, cache_friendly)
     assert _cut_points_follow_pis_algorithm(replay, 200) >= 2
     compactions = [e for e in replay.manager.get_entries() if e["type"] == "compaction"]
     assert "**Turn Context (split turn):**" in compactions[0]["summary"]
     assert compactions[-1]["summary"].startswith("## Goal\nWrite an essay about testing, then save a report.")
     _check(replay, pi_fixtures, "d2-compaction-split-turn-update")
     _assert_events_match(replay, pi_fixtures, "d2-compaction-split-turn-update")
+    assert replay.model.cached and set(replay.model.cached) == {cache_friendly}
 
 
-def test_e_tree_branch_summary(pi_fixtures, tmp_path):
-    replay = Replay(pi_fixtures, "e-tree-branch-summary", tmp_path)
+@FRIENDLY
+def test_e_tree_branch_summary(pi_fixtures, tmp_path, cache_friendly):
+    settings = {"compaction": {"enabled": False, "cacheFriendly": cache_friendly}}
+    replay = Replay(pi_fixtures, "e-tree-branch-summary", tmp_path, settings=settings)
     first, second, alternative = replay.user_texts()
 
     async def drive() -> None:
@@ -124,6 +143,7 @@ def test_e_tree_branch_summary(pi_fixtures, tmp_path):
     _check(replay, pi_fixtures, "e-tree-branch-summary")
     _assert_events_match(replay, pi_fixtures, "e-tree-branch-summary")
     assert replay.model.kinds == ["turn", "turn", "summary", "turn"]
+    assert replay.model.cached and set(replay.model.cached) == {cache_friendly}
 
 
 def test_f_labels_and_session_names(pi_fixtures, tmp_path):

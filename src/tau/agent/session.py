@@ -157,7 +157,7 @@ class AgentSession(
         level = self._initial_thinking_level(model, thinking_level, context)
         agent = Agent(
             model=model,  # type: ignore[arg-type]
-            stream_fn=self._stream_fn,
+            stream_fn=self._recording_stream,
             messages=context["messages"],
             thinking_level=level,
             convert_to_llm=self._convert_to_llm,

@@ -107,6 +107,7 @@ class CompactionMixin:
     """Compaction state and triggers of :class:`~tau.agent.session.AgentSession`."""
 
     def _init_compaction(self: Any) -> None:
+        self._last_request: Any = None  # tau.agent.compaction.cached.LastRequest
         self._manual_compaction: AbortSignal | None = None
         self._auto_compaction: AbortSignal | None = None
         self._branch_summary_signal: AbortSignal | None = None
@@ -130,11 +131,86 @@ class CompactionMixin:
         key = f"{model.provider}/{model.id}" if model is not None else None
         return _settings_module().CompactionSettings.from_settings(self._settings.effective, key)
 
-    def _summary_complete(self: Any, signal: AbortSignal, reason: str) -> Any:
+    def _recording_stream(self: Any, model: Any, context: Any, options: Any) -> Any:
+        """The agent's provider call, remembered: a cache-friendly summary starts with it."""
+        from tau.agent.compaction.cached import LastRequest
+
+        self._last_request = LastRequest(
+            list(context["messages"]), options, model.provider, model.id, self._session_manager.get_leaf_id()
+        )
+        return self._stream_fn(model, context, options)
+
+    def _cached_summaries(
+        self: Any,
+        reason: str,
+        signal: AbortSignal,
+        settings: Any,
+        first_id: Any,
+        turn_start_id: Any = None,
+        *,
+        branch: bool = False,
+    ) -> Any:
+        """The cache-friendly requests of a compaction that keeps from ``first_id`` (or, with
+        ``branch``, of the summary of the branch that starts at ``first_id``), or ``None`` when pi's
+        requests must be sent: the setting is off, it is an overflow compaction, or no request of this
+        model and session is known to have been cached up to an entry of the current branch."""
+        from tau.agent.compaction.cached import CachedSummaries, quote
+
+        last = self._last_request
+        model = self.agent.state.model
+        if (
+            not settings.cache_friendly
+            or reason == "overflow"
+            or last is None
+            or model is None
+            or (last.provider, last.model_id) != (model.provider, model.id)
+            or last.options.session_id != self._session_manager.get_session_id()
+        ):
+            return None
+        entries = self._session_manager.build_session_projection()["entries"]
+        ids = [item["sourceEntry"].get("id") for item in entries]
+        if (
+            last.leaf_id not in ids
+            or first_id not in ids
+            or (turn_start_id is not None and turn_start_id not in ids)
+        ):
+            return None
+        sent = ids.index(last.leaf_id) + 1  # the entries the last request holds
+        first = ids.index(first_id)
+        if any(item["sourceEntry"].get("type") == "compaction" for item in entries[sent:]):
+            return None
+        # What was added since the last request, up to the first entry the summary does not replace:
+        # whatever stays after the cut need not be sent.
+        # (A branch summary needs everything: the whole branch is what it replaces.)
+        end = len(entries) if branch else first
+        since = [m for item in entries[sent:end] for m in item["messages"]]
+
+        def quoted(index: int) -> str | None:
+            """How the message at ``entries[index]`` begins; ``None`` past the messages sent."""
+            if index >= max(sent, end):
+                return None
+            found = (m for item in entries[index:] for m in self._convert_to_llm(item["messages"]))
+            return next((text for m in found if m.get("role") != "system" and (text := quote(m))), None)
+
+        turn_start = quoted(ids.index(turn_start_id)) if turn_start_id is not None else None
+        if turn_start_id is not None and turn_start is None:
+            return None
+        options = dataclasses.replace(last.options, signal=signal, on_payload=None, on_response=None)
+        return CachedSummaries(
+            messages=[*last.messages, *self._convert_to_llm(since)],
+            complete=self._summary_complete(signal, reason, options),
+            kept=quoted(first),
+            turn_start=turn_start,
+            context_window=model.context_window,
+            headroom=settings.reserve_tokens // 2,
+        )
+
+    def _summary_complete(self: Any, signal: AbortSignal, reason: str, options: Any = None) -> Any:
         from tau.agent.compaction.request import summary_complete, summary_options
 
         model = self.agent.state.model
-        options = summary_options(model, signal=signal, thinking_level=self.agent.state.thinking_level)
+        if options is None:
+            options = summary_options(model, signal=signal, thinking_level=self.agent.state.thinking_level)
 
         def scheduled(attempt: int, max_attempts: int, delay_ms: int, error: str) -> None:
             self._emit(
@@ -194,8 +270,14 @@ class CompactionMixin:
         if signal.aborted:
             raise CompactionCancelled("Compaction cancelled")
         if supplied is None:
+            cached = self._cached_summaries(
+                reason, signal, settings, preparation.first_kept_entry_id, preparation.turn_start_entry_id
+            )
             supplied = await compact(
-                preparation, self._summary_complete(signal, reason), custom_instructions=custom_instructions
+                preparation,
+                self._summary_complete(signal, reason),
+                custom_instructions=custom_instructions,
+                cached=cached,
             )
         if signal.aborted:
             raise CompactionCancelled("Compaction cancelled")

@@ -8,6 +8,7 @@ of this :class:`~tau.agent.session.AgentSession` in place and announce it to ext
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tau.llm.stream import AbortSignal
@@ -122,6 +123,14 @@ class TreeMixin:
 
         model = self.agent.state.model
         settings = BranchSummarySettings.from_settings(self._settings.effective)
+        compaction = self._compaction_settings()
+        cached = self._cached_summaries(
+            "branchSummary",
+            signal,
+            dataclasses.replace(compaction, reserve_tokens=settings.reserve_tokens),
+            entries[0].get("id") if entries else None,
+            branch=True,
+        )
         result = await generate_branch_summary(
             entries,
             self._summary_complete(signal, "branchSummary"),
@@ -129,6 +138,7 @@ class TreeMixin:
             reserve_tokens=settings.reserve_tokens,
             custom_instructions=custom,
             replace_instructions=bool(replace),
+            cached=cached,
         )
         if result.aborted:
             return {"aborted": True}

@@ -83,6 +83,7 @@ SCHEMA: dict[str, Expect] = {
     "compaction": _object(
         {
             "enabled": _BOOLEAN,
+            "cacheFriendly": _BOOLEAN,
             **_TOKENS,
             "modelOverrides": _object(entries=_object(_TOKENS)),
         }

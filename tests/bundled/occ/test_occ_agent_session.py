@@ -13,6 +13,7 @@ import pytest
 
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
+from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE  # noqa: E402
 from tau.agent.settings import Settings  # noqa: E402
 from tau.extension import load_extensions  # noqa: E402
 from tau.llm.providers import faux  # noqa: E402
@@ -55,7 +56,9 @@ class Model:
         self.after_boundary = False
 
     def respond(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        if "summarization assistant" in request["systemPrompt"]:
+        if "summarization assistant" in request["systemPrompt"] or CACHED_REQUEST_PREAMBLE in json.dumps(
+            request["messages"][-1]
+        ):
             self.summarizer_requests.append(request)
             return [{"text": SUMMARY}, {"factory": self.respond}]
         self.requests.append(request)

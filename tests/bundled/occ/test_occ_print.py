@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from occ_planner import FINAL, SPEC, SUMMARY
+from occ_planner import FINAL, SPEC, SUMMARY, SUMMARY_ASKS
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -110,12 +110,22 @@ def test_a_boundary_compaction_continues_by_itself_to_the_end(tmp_path, isolated
     final_state = [e["data"] for e in entries if e.get("customType") == "sol-pi-online-context-state-v1"][-1]
     assert final_state["cacheDebtTokens"] < recorded["cacheDebtTokens"]
     # the summarizer got the progress of part 2 as untrusted evidence
-    summarizers = [r for r in requests if "summarization assistant" in r["systemPrompt"]]
-    prompt = json.dumps(summarizers[0]["messages"])
+    summarizers = [r for r in requests if any(ask in json.dumps(r["messages"][-1]) for ask in SUMMARY_ASKS)]
+    (summarizer,) = summarizers  # one turn: only the turn prefix is summarized
+    prompt = json.dumps(summarizer["messages"][-1])
     assert "untrusted-progress-evidence" in prompt and "part 2 step 4" in prompt
+    # cache-friendly: the request the agent sent last, the messages since and the instruction, with
+    # the agent's system prompt and tools; nearly all of it read from the cache
+    before = requests[: requests.index(summarizer)]
+    assert (
+        summarizer["systemPrompt"] == before[-1]["systemPrompt"]
+        and summarizer["tools"] == before[-1]["tools"]
+    )
+    assert summarizer["messages"][: len(before[-1]["messages"])] == before[-1]["messages"]
+    usage = compaction["usage"]
+    assert usage["cacheRead"] >= 0.9 * (usage["input"] + usage["cacheRead"] + usage["cacheWrite"])
     # after the compaction the model no longer sees part 2's output
-    after = requests[requests.index(summarizers[-1]) + 1 :]
-    before = requests[: requests.index(summarizers[0])]
+    after = requests[requests.index(summarizer) + 1 :]
     assert "1" * 30_000 in json.dumps(before[-1]["messages"])
     assert after and all("1" * 1000 not in json.dumps(r["messages"]) for r in after)
     # both boundaries are recorded with their figures, and `tau session info` shows them

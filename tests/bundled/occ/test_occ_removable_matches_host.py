@@ -8,6 +8,7 @@ import asyncio
 import sys
 from typing import Any
 
+from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.bundled.occ.estimate import removable_tokens
@@ -25,7 +26,7 @@ def big(tag: str, n: int, size: int = 9000) -> dict[str, Any]:
 
 def respond_from(queue: list[dict[str, Any]]) -> Any:
     def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
-        if "summarization assistant" in request["systemPrompt"] or "context checkpoint" in str(
+        if "summarization assistant" in request["systemPrompt"] or CACHED_REQUEST_PREAMBLE in str(
             request["messages"][-1]
         ):
             return [{"text": SUMMARY}, {"factory": respond}]

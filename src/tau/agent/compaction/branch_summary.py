@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.llm.types import Usage
 from tau.session.messages import (
@@ -30,10 +30,15 @@ from .prompts import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT
 from .summary import (
     Complete,
     content_text,
+    needs_pi_request,
     serialize_conversation,
+    spent_usage,
     summarization_context,
     summarization_failure,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cached import CachedSummaries
 
 __all__ = [
     "BranchPreparation",
@@ -206,12 +211,15 @@ async def generate_branch_summary(
     reserve_tokens: int = 16384,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
+    cached: CachedSummaries | None = None,
 ) -> BranchSummaryResult:
     """Summarize the abandoned branch ``entries`` (chronological) within the model's window.
 
     The stored text is ``The user explored a different conversation branch before returning
     here.\\nSummary of that exploration:\\n\\n`` + the model's summary + the file lists. Failures are
-    returned (``error``, ``aborted``), never raised.
+    returned (``error``, ``aborted``), never raised. With ``cached`` (its ``kept`` quoting the
+    branch's first message) the cache-friendly request is sent first; pi's request follows when it
+    would not fit, called a tool, or overflowed.
     """
     budget = (context_window or DEFAULT_CONTEXT_WINDOW) - reserve_tokens
     prepared = prepare_branch_entries(entries, budget)
@@ -220,7 +228,22 @@ async def generate_branch_summary(
     prompt = build_branch_summary_prompt(
         prepared.messages, custom_instructions=custom_instructions, replace_instructions=replace_instructions
     )
-    response = await complete(summarization_context(prompt))
+    response, spent = None, None
+    if cached is not None:
+        from .cached import branch_instruction
+
+        instruction = branch_instruction(
+            cached.kept, custom_instructions=custom_instructions, replace_instructions=replace_instructions
+        )
+        context = cached.context(instruction)
+        if context is not None:
+            response = await cached.complete(context)
+            if needs_pi_request(response):
+                response, spent = None, response.get("usage")
+    if response is None:
+        response = await complete(summarization_context(prompt))
+        if spent is not None:
+            response = {**response, "usage": spent_usage(spent, response.get("usage"))}  # type: ignore[typeddict-item]
     if response.get("stopReason") == "aborted":
         return BranchSummaryResult(aborted=True)
     failure = summarization_failure(response, "Branch summarization")

@@ -1,7 +1,9 @@
 """The texts pi 1.6 sends when it summarizes: system prompt and instructions, verbatim.
 
 These are protocol: a model that was tuned on pi's summaries sees the same words from tau, and the
-scenario goldens compare the requests byte for byte.
+scenario goldens compare the requests byte for byte. The cache-friendly requests (tau's own, see
+:mod:`.cached`) reuse pi's instructions after a paragraph of their own that says which part of the
+conversation above the summary replaces.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",
     "BRANCH_SUMMARY_PROMPT",
+    "CACHED_REQUEST_PREAMBLE",
     "SUMMARIZATION_PROMPT",
     "SUMMARIZATION_SYSTEM_PROMPT",
     "TURN_PREFIX_SUMMARIZATION_PROMPT",
@@ -145,3 +148,11 @@ Use this EXACT format:
 1. [What should happen next to continue this work]
 
 {_KEEP_CONCISE}"""
+
+# -- tau's cache-friendly requests: the conversation stays as the agent sent it --------------------
+
+CACHED_REQUEST_PREAMBLE = (
+    "This message is not from the user. Part of the conversation above is about to be replaced by a "
+    "summary, and this request asks only for that summary. Do not continue the conversation, do not "
+    "answer questions in it, and do not call any tool: reply with the summary alone."
+)

@@ -21,11 +21,14 @@ class CompactionSettings:
         reserve_tokens: head-room kept free below the context window; compaction triggers above
             ``contextWindow - reserve_tokens``.
         keep_recent_tokens: estimated tokens of recent conversation kept verbatim after a compaction.
+        cache_friendly: summary requests reuse the prefix the last request cached (tau's
+            ``compaction.cacheFriendly``); ``False`` sends pi's exact requests.
     """
 
     enabled: bool = True
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
+    cache_friendly: bool = True
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any], model_key: str | None = None) -> CompactionSettings:
@@ -38,10 +41,12 @@ class CompactionSettings:
         block = settings.get("compaction")
         block = block if isinstance(block, dict) else {}
         enabled = block.get("enabled")
+        cache_friendly = block.get("cacheFriendly")
         return cls(
             enabled=cls.enabled if enabled is None else bool(enabled),
             reserve_tokens=_token_setting(block, "reserveTokens", model_key, cls.reserve_tokens),
             keep_recent_tokens=_token_setting(block, "keepRecentTokens", model_key, cls.keep_recent_tokens),
+            cache_friendly=cls.cache_friendly if cache_friendly is None else bool(cache_friendly),
         )
 
 

@@ -9,10 +9,11 @@ reasons, the session's retry policy).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from tau.common.jsjson import dumps_str
 from tau.common.jsstr import js_len, ms_now
+from tau.llm.overflow import is_context_overflow
 from tau.llm.types import AssistantMessage, TranscriptContext, Usage
 from tau.session.projection import convert_to_llm
 
@@ -24,6 +25,9 @@ from .prompts import (
     TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cached import CachedSummaries
 
 __all__ = [
     "CompactionDetails",
@@ -37,7 +41,9 @@ __all__ = [
     "content_text",
     "generate_summary",
     "generate_turn_prefix_summary",
+    "needs_pi_request",
     "serialize_conversation",
+    "spent_usage",
     "summarization_context",
     "summarization_failure",
 ]
@@ -214,8 +220,7 @@ def summarization_failure(response: AssistantMessage, label: str) -> str | None:
     return None
 
 
-async def _request(complete: Complete, prompt_text: str, label: str) -> tuple[str, Usage]:
-    response = await complete(summarization_context(prompt_text))
+def _answer(response: AssistantMessage, label: str) -> tuple[str, Usage]:
     failure = summarization_failure(response, label)
     if failure:
         raise SummarizationError(failure)
@@ -225,14 +230,53 @@ async def _request(complete: Complete, prompt_text: str, label: str) -> tuple[st
     return content_text(content), response.get("usage")  # type: ignore[return-value]
 
 
+def _calls_a_tool(response: AssistantMessage) -> bool:
+    content = response.get("content") or []
+    return any(isinstance(block, dict) and block.get("type") == "toolCall" for block in content)
+
+
+def needs_pi_request(response: AssistantMessage) -> bool:
+    """A cache-friendly summary answer that cannot be used: it called a tool, or overflowed the window."""
+    overflow = response.get("stopReason") == "error" and is_context_overflow(response)
+    return overflow or _calls_a_tool(response)
+
+
+def spent_usage(first: Any, second: Usage) -> Usage:
+    """``second``, plus the usage of a cache-friendly attempt ``first`` that was not used."""
+    if isinstance(first, dict) and isinstance(first.get("cost"), dict) and isinstance(second, dict):
+        return combine_usage(first, second)
+    return second
+
+
+async def _request(
+    complete: Complete,
+    prompt_text: str,
+    label: str,
+    cached: tuple[Complete, TranscriptContext | None] | None = None,
+) -> tuple[str, Usage]:
+    """One summary: the cache-friendly request first when there is one, else (or when it called a
+    tool or overflowed the window) pi's request; the usage of both when both were sent."""
+    spent: Usage | None = None
+    if cached is not None and cached[1] is not None:
+        response = await cached[0](cached[1])
+        if not needs_pi_request(response):
+            return _answer(response, label)
+        spent = response.get("usage")
+    text, usage = _answer(await complete(summarization_context(prompt_text)), label)
+    return text, spent_usage(spent, usage)
+
+
 async def generate_summary(
     messages: Sequence[Message],
     complete: Complete,
     *,
     previous_summary: str | None = None,
     custom_instructions: str | None = None,
+    cached: tuple[Complete, TranscriptContext | None] | None = None,
 ) -> tuple[str, Usage]:
     """Summarize ``messages`` (or fold them into ``previous_summary``): ``(text, usage)``.
+
+    ``cached``: a cache-friendly request to send first (see :func:`_request`).
 
     Raises:
         SummarizationError: the response failed, hit its token cap, or called a tool.
@@ -240,15 +284,19 @@ async def generate_summary(
     prompt = build_summary_prompt(
         messages, previous_summary=previous_summary, custom_instructions=custom_instructions
     )
-    return await _request(complete, prompt, "Summarization")
+    return await _request(complete, prompt, "Summarization", cached)
 
 
 async def generate_turn_prefix_summary(
-    messages: Sequence[Message], complete: Complete, *, custom_instructions: str | None = None
+    messages: Sequence[Message],
+    complete: Complete,
+    *,
+    custom_instructions: str | None = None,
+    cached: tuple[Complete, TranscriptContext | None] | None = None,
 ) -> tuple[str, Usage]:
     """Checkpoint the beginning of a split turn: ``(text, usage)``; raises like :func:`generate_summary`."""
     prompt = build_turn_prefix_prompt(messages, custom_instructions=custom_instructions)
-    return await _request(complete, prompt, "Turn prefix summarization")
+    return await _request(complete, prompt, "Turn prefix summarization", cached)
 
 
 def combine_usage(first: Usage, second: Usage) -> Usage:
@@ -273,7 +321,11 @@ def combine_usage(first: Usage, second: Usage) -> Usage:
 
 
 async def compact(
-    preparation: CompactionPreparation, complete: Complete, *, custom_instructions: str | None = None
+    preparation: CompactionPreparation,
+    complete: Complete,
+    *,
+    custom_instructions: str | None = None,
+    cached: CachedSummaries | None = None,
 ) -> CompactionResult:
     """Summarize a prepared compaction; the result holds the fields of the entry to append.
 
@@ -286,12 +338,36 @@ async def compact(
         preparation: a :class:`~tau.agent.compaction.prepare.CompactionPreparation`.
         complete: sends one request (see :data:`Complete`).
         custom_instructions: ``/compact <text>``: appended as ``Additional focus: <text>``.
+        cached: the cache-friendly requests (:mod:`.cached`); each part falls back to pi's request
+            when its cached one would not fit the window, called a tool, or overflowed.
 
     Raises:
         SummarizationError: a summary request failed; nothing is to be stored.
     """
     previous = preparation.previous_summary
-    if preparation.is_split_turn and preparation.turn_prefix_messages:
+    split = preparation.is_split_turn and bool(preparation.turn_prefix_messages)
+    history_cached = prefix_cached = None
+    if cached is not None and (cached.turn_start is not None or not split):
+        from .cached import history_instruction, turn_prefix_instruction
+
+        until = cached.turn_start if split and cached.turn_start is not None else cached.kept
+        history_cached = (
+            cached.complete,
+            cached.context(
+                history_instruction(
+                    until,
+                    previous_summary=previous is not None,
+                    custom_instructions=custom_instructions,
+                    split=split,
+                )
+            ),
+        )
+        if split and cached.turn_start is not None:
+            prefix_cached = (
+                cached.complete,
+                cached.context(turn_prefix_instruction(cached.turn_start, cached.kept, custom_instructions)),
+            )
+    if split:
         history: str = "No prior history." if previous is None else previous
         history_usage: Usage | None = None
         if preparation.messages_to_summarize:
@@ -300,9 +376,13 @@ async def compact(
                 complete,
                 previous_summary=previous,
                 custom_instructions=custom_instructions,
+                cached=history_cached,
             )
         prefix, prefix_usage = await generate_turn_prefix_summary(
-            preparation.turn_prefix_messages, complete, custom_instructions=custom_instructions
+            preparation.turn_prefix_messages,
+            complete,
+            custom_instructions=custom_instructions,
+            cached=prefix_cached,
         )
         summary = history + SPLIT_TURN_SEPARATOR + prefix
         usage = combine_usage(history_usage, prefix_usage) if history_usage is not None else prefix_usage
@@ -312,6 +392,7 @@ async def compact(
             complete,
             previous_summary=previous,
             custom_instructions=custom_instructions,
+            cached=history_cached,
         )
     read_files, modified_files = compute_file_lists(preparation.file_ops)
     return {

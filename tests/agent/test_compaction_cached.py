@@ -1,0 +1,190 @@
+"""Cache-friendly summaries (``compaction.cacheFriendly``, default on): a compaction's summary request is
+the session's last request again (same session id and cache retention, system prompt, tools and
+messages), the messages since and one instruction, so the faux model's prompt cache serves >= 90% of
+its input; pi's exact request when the setting is off, for an overflow compaction, when the request
+would not fit the window, and after an answer that called a tool anyway."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import pytest
+from session_support import Harness
+
+from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
+from tau.llm.providers import faux
+
+SUMMARY = "## Goal\nBuild it.\n"
+
+
+@pytest.fixture(autouse=True)
+def reset_faux():
+    yield
+    faux.use_script(None)
+
+
+def big(n: int, chars: int = 8000) -> dict[str, Any]:
+    return {"bash": f"{sys.executable} -c \"print('{n}' * {chars})\""}
+
+
+def last_text(request: dict[str, Any]) -> str:
+    content = request["messages"][-1]["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+class Model:
+    """Answers summary requests (either kind) with a summary, every other request from ``queue``."""
+
+    def __init__(self, queue: list[dict[str, Any]], *, tool_first: bool = False) -> None:
+        self.queue = queue
+        self.requests: list[dict[str, Any]] = []
+        self.tool_first = tool_first
+
+    @staticmethod
+    def is_summary(request: dict[str, Any]) -> bool:
+        return request["systemPrompt"] == SUMMARIZATION_SYSTEM_PROMPT or CACHED_REQUEST_PREAMBLE in last_text(
+            request
+        )
+
+    def __call__(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        self.requests.append(request)
+        if self.is_summary(request):
+            if self.tool_first and CACHED_REQUEST_PREAMBLE in last_text(request):
+                return [{"bash": "echo not now"}, {"factory": self}]
+            return [{"text": SUMMARY}, {"factory": self}]
+        return [self.queue.pop(0), {"factory": self}]
+
+    def summaries(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if self.is_summary(r)]
+
+
+def harness(tmp_path, model: Model, compaction: dict[str, Any], window: int = 128_000) -> Harness:
+    settings = {"compaction": {"keepRecentTokens": 1000, "reserveTokens": 4000, **compaction}}
+    return Harness(
+        tmp_path, [{"factory": model}], settings=settings, model_overrides={"context_window": window}
+    )
+
+
+def bill(path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def cached_share(usage: dict[str, Any]) -> float:
+    return usage["cacheRead"] / (usage["input"] + usage["cacheRead"] + usage["cacheWrite"])
+
+
+def compaction_of(h: Harness) -> dict[str, Any]:
+    (entry,) = [e for e in h.manager.get_entries() if e["type"] == "compaction"]
+    return entry
+
+
+def test_a_threshold_compaction_reads_its_prefix_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAU_FAUX_BILL", str(tmp_path / "bill.jsonl"))
+    model = Model([big(1), big(2), big(3), big(4), {"text": "Built."}, {"text": "Again."}])
+    h = harness(tmp_path, model, {"enabled": True}, window=12_000)
+    asyncio.run(h.session.prompt("build it"))
+    entry = compaction_of(h)
+    (summary,) = model.summaries()
+    agent = model.requests[model.requests.index(summary) - 1]
+    # the last request again, with the agent's system prompt and tools, then the messages since
+    assert (summary["systemPrompt"], summary["tools"]) == (agent["systemPrompt"], agent["tools"])
+    assert summary["messages"][: len(agent["messages"])] == agent["messages"]
+    # (the response to it and its tool result stay after the cut: they are not sent again)
+    assert (
+        len(summary["messages"]) == len(agent["messages"]) + 1 and summary["messages"][-1]["role"] == "user"
+    )
+    assert cached_share(entry["usage"]) >= 0.9
+    # the same session id and cache retention as the agent's requests
+    lines = bill(tmp_path / "bill.jsonl")
+    summary_line = next(line for line in lines if line["usage"] == entry["usage"])
+    assert summary_line["sessionId"] == h.session.session_id and summary_line["cacheRetention"] == "short"
+    # the instruction: no tool, which part it replaces (the turn's start up to the end of what was
+    # sent: the cut is after it), pi's format
+    instruction = last_text(summary)
+    assert "do not call any tool" in instruction
+    assert "<turn-start>\n[User]: build it\n</turn-start>" in instruction
+    assert "to the end of the messages above" in instruction and "<first-kept-message>" not in instruction
+    assert (
+        "Create a concise checkpoint of the user's request" in instruction
+        and "## Original Request" in instruction
+    )
+    assert SUMMARY in entry["summary"]
+
+
+def test_a_manual_compaction_reads_its_prefix_from_the_cache(tmp_path):
+    model = Model([{"text": "Ready."}, big(1), big(2), {"text": "Built."}])
+    h = harness(tmp_path, model, {"enabled": False, "keepRecentTokens": 2500})
+    asyncio.run(h.session.prompt("get ready"))
+    asyncio.run(h.session.prompt("build it"))
+    asyncio.run(h.session.compact("keep the numbers"))
+    entry = compaction_of(h)
+    summary = model.summaries()[0]
+    agent = model.requests[model.requests.index(summary) - 1]
+    assert summary["messages"][: len(agent["messages"])] == agent["messages"]
+    # the cut is inside what was sent: the history request names the turn's start, the prefix
+    # request the turn's start and the first message kept (the second output's call)
+    history, prefix = model.summaries()
+    assert "up to, but not including, the message that begins as follows" in last_text(history)
+    assert "<turn-start>\n[User]: build it\n</turn-start>" in last_text(history)
+    assert "Create a structured context checkpoint summary" in last_text(history)
+    assert (
+        "<turn-start>\n[User]: build it\n</turn-start>\n<first-kept-message>\n[Assistant tool calls]: bash("
+        in (last_text(prefix))
+    )
+    assert all(last_text(r).endswith("Additional focus: keep the numbers") for r in (history, prefix))
+    assert cached_share(entry["usage"]) >= 0.9
+
+
+def test_setting_it_off_sends_pis_exact_request(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAU_FAUX_BILL", str(tmp_path / "bill.jsonl"))
+    model = Model([big(1), big(2), {"text": "Built."}])
+    h = harness(tmp_path, model, {"enabled": False, "cacheFriendly": False})
+    asyncio.run(h.session.prompt("build it"))
+    asyncio.run(h.session.compact())
+    (summary,) = model.summaries()
+    assert summary["systemPrompt"] == SUMMARIZATION_SYSTEM_PROMPT and summary["tools"] == []
+    # one turn, cut inside it: pi's turn-prefix request
+    assert len(summary["messages"]) == 1 and last_text(summary).startswith("# Conversation\n[User]: build it")
+    line = next(line for line in bill(tmp_path / "bill.jsonl") if line["usage"] == compaction_of(h)["usage"])
+    assert line["cacheRetention"] == "none" and line["sessionId"] != h.session.session_id
+
+
+def test_a_request_that_would_not_fit_the_window_is_pis(tmp_path):
+    # 2 x ~2,000 tokens of output, a 7,000-token window: the cached request leaves no room for the
+    # summary (half the reserve), pi's serialized one (tool results cut to 2,000 characters) does
+    model = Model([big(1), big(2), {"text": "Built."}])
+    h = harness(tmp_path, model, {"enabled": False, "reserveTokens": 4000}, window=7_000)
+    asyncio.run(h.session.prompt("build it"))
+    asyncio.run(h.session.compact())
+    (summary,) = model.summaries()
+    assert summary["systemPrompt"] == SUMMARIZATION_SYSTEM_PROMPT
+
+
+def test_an_answer_that_calls_a_tool_is_followed_by_pis_request(tmp_path):
+    model = Model([big(1), big(2), {"text": "Built."}], tool_first=True)
+    h = harness(tmp_path, model, {"enabled": False})
+    asyncio.run(h.session.prompt("build it"))
+    result = asyncio.run(h.session.compact())
+    cached, pis = model.summaries()
+    assert CACHED_REQUEST_PREAMBLE in last_text(cached) and pis["systemPrompt"] == SUMMARIZATION_SYSTEM_PROMPT
+    entry = compaction_of(h)
+    assert SUMMARY in result["summary"]
+    # both calls were made, and both are billed to the compaction
+    assert entry["usage"]["cacheRead"] > 0 and entry["usage"]["input"] > 0
+
+
+def test_an_overflow_compaction_sends_pis_request(tmp_path):
+    overflow = {
+        "content": [],
+        "stopReason": "error",
+        "errorMessage": "prompt is too long: 213462 tokens > 200000 maximum",
+    }
+    model = Model([big(1), big(2), overflow, {"text": "Built."}])
+    h = harness(tmp_path, model, {"enabled": True})
+    asyncio.run(h.session.prompt("build it"))
+    summaries = model.summaries()
+    assert summaries and all(r["systemPrompt"] == SUMMARIZATION_SYSTEM_PROMPT for r in summaries)
+    assert next(e for e in h.events if e["type"] == "compaction_start")["reason"] == "overflow"
