@@ -187,8 +187,10 @@ def run_task(
     *,
     timeout: float = 300,
     extra_env: dict[str, str] | None = None,
+    sol: dict[str, Any] | None = None,
 ) -> Run:
-    """Run ``task`` with ``profile`` in ``workdir`` (a new temporary directory by default)."""
+    """Run ``task`` with ``profile`` in ``workdir`` (a new temporary directory by default); ``sol``
+    is merged over the profile's ``sol`` settings (profiles other than ``none`` and ``todo``)."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix=f"tau-economy-{task.name}-{profile}-"))
     if workdir.exists() and any(workdir.iterdir()):
         shutil.rmtree(workdir)
@@ -196,7 +198,10 @@ def run_task(
     repo = prepare(task, workdir)
     agent = workdir / "agent"
     agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps(PROFILES[profile]["settings"]), encoding="utf-8")
+    settings = json.loads(json.dumps(PROFILES[profile]["settings"]))
+    if sol and profile in ("default", "full"):
+        settings["sol"] = {**settings.get("sol", {}), **sol}
+    (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     script = workdir / "script.json"
     script.write_text(json.dumps([{"factory": PLAY}]), encoding="utf-8")
     bill = workdir / "bill.jsonl"

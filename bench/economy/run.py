@@ -49,9 +49,11 @@ def _names(value: str, known: tuple[str, ...], what: str) -> list[str]:
     return names
 
 
-def measure(task_name: str, profile: str, workdir: Path, *, check_savings: bool = True) -> dict[str, Any]:
+def measure(
+    task_name: str, profile: str, workdir: Path, *, check_savings: bool = True, sol: dict | None = None
+) -> dict[str, Any]:
     """One task with one profile, its figures and (by default) the ``tau savings`` cross-check."""
-    run = harness.run_task(tasks.load(task_name), profile, workdir)
+    run = harness.run_task(tasks.load(task_name), profile, workdir, sol=sol)
     result = run.result()
     if run.exit_code != 0:
         result["error"] = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "non-zero exit"
@@ -88,6 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profiles", default=",".join(harness.PROFILES), help="comma-separated profiles")
     parser.add_argument("--keep", metavar="DIR", help="keep every run's repository, agent dir and bill here")
     parser.add_argument("--no-savings-check", action="store_true", help="skip the tau savings cross-check")
+    parser.add_argument(
+        "--sol",
+        metavar="JSON",
+        type=json.loads,
+        help="settings merged over the default and full profiles' sol block",
+    )
     args = parser.parse_args(argv)
     names = _names(args.tasks, tasks.NAMES, "task")
     profiles = _names(args.profiles, tuple(harness.PROFILES), "profile")
@@ -100,7 +108,11 @@ def main(argv: list[str] | None = None) -> int:
             baseline: float | None = None
             for profile in profiles:
                 result = measure(
-                    name, profile, root / f"{name}-{profile}", check_savings=not args.no_savings_check
+                    name,
+                    profile,
+                    root / f"{name}-{profile}",
+                    check_savings=not args.no_savings_check,
+                    sol=args.sol,
                 )
                 if profile == "none":
                     baseline = result["cost_units"]

@@ -11,7 +11,7 @@ import copy
 import random
 
 from tau.agent.session_events import Conversion
-from tau.bundled.obspack.projection import CandidateScan, _candidates
+from tau.bundled.obspack.projection import ContextScan
 from tau.bundled.todo_loop.loop import _MarkerScan
 from tau.bundled.todo_loop.marker import MARKER_TYPE, is_marker
 from tau.extension.context_copies import ContextCopies
@@ -109,16 +109,18 @@ def test_conversion_equals_convert_to_llm_after_every_change():
             assert conversion.convert(given) == convert_to_llm(given)
 
 
-def test_candidate_scan_equals_the_full_scan():
+def _scanned(scan: ContextScan) -> tuple:
+    items = [(id(i.message), i.index, i.turn, i.keys, i.block) for i in scan.items]
+    return items, list(scan.sizes), dict(scan.latest), scan.turns
+
+
+def test_context_scan_equals_the_full_scan():
     for seed in range(5):
-        scan = CandidateScan()
+        scan = ContextScan()
         copies = ContextCopies()
         for messages in _requests(seed):
             given = [m for m in copies.copy(messages) if m.get("role") != "system"]
-            found, request = scan(given)
-            full, full_request = _candidates(given)
-            assert request == full_request
-            assert [(id(m), after) for m, after in found] == [(id(m), after) for m, after in full]
+            assert _scanned(scan(given)) == _scanned(ContextScan()(given))
 
 
 def test_marker_scan_equals_the_full_scan():

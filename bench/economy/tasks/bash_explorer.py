@@ -92,15 +92,20 @@ def decide(view: View) -> dict[str, Any]:
     for command in COMMANDS:
         if not view.runs_of(command):
             return {"text": "Looking further.", "bash": command}
-    values = []
+    values, lookups = [], []
     for name, step, pattern in FACTS:
         value = _value(view, name, step, pattern)
-        if value is None:
-            shown = view.runs_of(COMMANDS[step])[-1].shown()
-            if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
-                return recall_step(shown.obs_id, query=name)
-            return {"text": f"Checking {name} again.", "bash": f"grep -rn {name} config"}
-        values.append(f"{name} is {value}")
+        if value is not None:
+            values.append(f"{name} is {value}")
+            continue
+        shown = view.runs_of(COMMANDS[step])[-1].shown()
+        if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
+            lookups.append(recall_step(shown.obs_id, query=name)["args"] | {"tool": "obs_recall"})
+        else:
+            lookups.append({"tool": "bash", "command": f"grep -rn {name} config"})
+    if lookups:  # every value still missing is looked up in one request, as parallel calls
+        calls = [{"type": "toolCall", "name": lookup.pop("tool"), "arguments": lookup} for lookup in lookups]
+        return {"content": [{"type": "text", "text": "Looking the values up again."}, *calls]}
     return {"text": "Environment overrides are applied by config/env.py (" + "; ".join(values) + ")."}
 
 

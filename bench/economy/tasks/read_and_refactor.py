@@ -96,14 +96,25 @@ def _seen(view: View, path: str, line: str) -> bool:
     return False
 
 
-def _done(view: View, path: str, old: str) -> bool:
-    """An edit of ``path`` that replaced ``old`` went through."""
-    return any(
+def _done(view: View, path: str, old: str) -> bool | None:
+    """Whether an edit of ``path`` replaced ``old``; ``None`` when the context cannot tell (an old
+    edit's arguments are packed): then the newest grep after the last edit says it."""
+    edits = view.edits_of(path)
+    if any(
         any(e.get("oldText") == old for e in call.args.get("edits") or [])
         and call.shown() is not None
         and (not call.failed or "[then_run:" in call.shown().text)
-        for call in view.edits_of(path)
-    )
+        for call in edits
+    ):
+        return True
+    if not any("packed" in call.args for call in edits):
+        return False
+    greps = view.runs_of(GREP)
+    last_edit = max(call.position for call in edits)
+    if not greps or greps[-1].position < last_edit or greps[-1].shown() is None:
+        return None
+    shown = greps[-1].shown()
+    return OLD not in old or old not in shown.excerpts() if shown.kind == "full" else None
 
 
 def _edit(view: View, path: str, pairs: list[tuple[str, str]], what: str) -> dict[str, Any]:
@@ -111,10 +122,9 @@ def _edit(view: View, path: str, pairs: list[tuple[str, str]], what: str) -> dic
     if missing:
         read = view.latest_read(path)
         shown = read.shown() if read is not None else None
-        if shown is not None and shown.kind == "placeholder":
-            asked = {c.args.get("query") for c in view.recalls_of(shown.obs_id)}
-            if missing[0] not in asked:
-                return recall_step(shown.obs_id, query=missing[0])
+        if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
+            # One search finds every use with its line (the matches come with context).
+            return recall_step(shown.obs_id, query=f"{OLD}(")
         return {"text": f"Reading {path} to {what}.", "tool": "read", "args": {"path": path}}
     args: dict[str, Any] = {"path": path, "edits": [{"oldText": o, "newText": n} for o, n in pairs]}
     if view.fusion:
@@ -136,15 +146,15 @@ def _passes(view: View) -> list[tuple[str, str, list[tuple[str, str]], str]]:
             "the definition and the first call sites",
         ),
         (orders, "rest", [(s, _renamed(s)) for s in ORDERS_SITES[3:]], "the remaining call sites"),
-        (reports, "sites", [(s, _renamed(s)) for s in REPORTS_SITES], "the call sites"),
         (
             reports,
-            "import",
+            "all",
             [
                 (f"from shop.orders import {OLD},", f"from shop.orders import {NEW},"),
                 (DOCSTRING, DOCSTRING.replace(OLD, NEW)),
-            ],
-            "the import and the docstring",
+            ]
+            + [(s, _renamed(s)) for s in REPORTS_SITES],
+            "the import, the docstring and the call sites",
         ),
     ]
 
@@ -153,7 +163,10 @@ def decide(view: View) -> dict[str, Any]:
     if not view.runs_of(GREP):
         return {"text": f"Finding every use of {OLD}.", "bash": GREP}
     for path, _, pairs, what in _passes(view):
-        if not _done(view, path, pairs[0][0]):
+        done = _done(view, path, pairs[0][0])
+        if done is None:
+            return {"text": "Checking which uses are left.", "bash": GREP}
+        if not done:
             if path == "shop/reports.py" and not _reread(view):
                 return {
                     "text": "Checking the renamed definition.",

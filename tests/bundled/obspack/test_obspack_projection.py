@@ -64,8 +64,9 @@ def test_two_full_sends_then_one_stable_placeholder_and_the_history_is_untouched
     obs_id = observation_of(message).id
     assert (tmp_path / "sol/session-a/observation-pack/objects" / f"{obs_id}.txt").read_text() == BODY
     records = ledger(tmp_path)
-    assert [r["event"] for r in records] == ["full", "full", "placeholder", "placeholder"]
-    assert records[2]["sendNumber"] == 3 and records[3]["sendNumber"] == 4
+    # The swap is recorded once, when it is first sent; its bytes never change afterwards.
+    assert [r["event"] for r in records] == ["full", "full", "placeholder"]
+    assert records[2]["sendNumber"] == 3 and records[2]["reason"] == "after its first 2 provider requests"
     assert records[0]["request"] == 1 and records[0]["originalBytes"] == len(BODY)
     assert records[2]["placeholderBytes"] == len(texts[2].encode())
     assert records[2]["removedTokens"] == records[2]["originalTokens"] - records[2]["placeholderTokens"]

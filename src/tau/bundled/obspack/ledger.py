@@ -41,6 +41,7 @@ def placeholder_record(
         "originalBytes": observation.bytes,
         "originalLines": observation.lines,
         "originalTokens": observation.tokens,
+        "contentHash": observation.content_hash,
         "placeholderBytes": len(placeholder.encode("utf-8", "surrogatepass")),
         "placeholderTokens": tokens,
         "removedTokens": max(0, observation.tokens - tokens),

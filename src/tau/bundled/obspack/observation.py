@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tau.common import jsjson
 from tau.common.jsstr import js_len
 from tau.common.lazy_regex import lazy_pattern
 
@@ -14,10 +15,12 @@ __all__ = [
     "FULL_SENDS",
     "THRESHOLD_BYTES",
     "Observation",
+    "arguments_observation",
     "count_lines",
     "estimate_tokens",
     "is_observation_id",
     "observation_of",
+    "text_observation",
 ]
 
 THRESHOLD_BYTES = 10 * 1024
@@ -71,9 +74,10 @@ def _has_receipt(text: str) -> bool:
     return False
 
 
-def result_text(message: dict[str, Any]) -> str | None:
-    """The joined text of a successful, text-only tool result; ``None`` for anything else."""
-    if message.get("role") != "toolResult" or message.get("isError"):
+def result_text(message: dict[str, Any], *, errors: bool = False) -> str | None:
+    """The joined text of a successful (or, with ``errors``, any) text-only tool result; ``None``
+    for anything else."""
+    if message.get("role") != "toolResult" or (message.get("isError") and not errors):
         return None
     content = message.get("content")
     if not isinstance(content, list) or not content:
@@ -110,3 +114,35 @@ def observation_of(message: dict[str, Any]) -> Observation | None:
         lines=count_lines(text),
         tokens=estimate_tokens(text),
     )
+
+
+def _observation(tool_name: str, identity: str, text: str) -> Observation:
+    data = text.encode("utf-8", "surrogatepass")
+    content_hash = hashlib.sha256(data).hexdigest()
+    return Observation(
+        id=observation_id(tool_name, identity, content_hash),
+        content_hash=content_hash,
+        tool_name=tool_name,
+        text=text,
+        data=data,
+        lines=count_lines(text),
+        tokens=estimate_tokens(text),
+    )
+
+
+def text_observation(message: dict[str, Any]) -> Observation | None:
+    """The observation of any text-only tool result, an error included, that holds no receipt
+    (what stale packing may replace, whatever its size; the caller applies its floor)."""
+    text = result_text(message, errors=True)
+    if not text or _has_receipt(text):
+        return None
+    return _observation(str(message.get("toolName", "")), str(message.get("toolCallId", "")), text)
+
+
+def arguments_observation(call: dict[str, Any]) -> Observation | None:
+    """The observation of a tool call's arguments (the JSON text of its ``arguments`` object)."""
+    arguments = call.get("arguments")
+    if not isinstance(arguments, dict) or not arguments:
+        return None
+    text = jsjson.dumps_str(arguments)
+    return _observation(str(call.get("name", "")), f"{call.get('id', '')}#arguments", text)

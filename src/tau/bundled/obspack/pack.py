@@ -8,11 +8,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.bundled.obspack.ledger import ledger_bytes, recall_record
-from tau.bundled.obspack.observation import Observation, is_observation_id, observation_of
+from tau.bundled.obspack.observation import (
+    Observation,
+    arguments_observation,
+    is_observation_id,
+    observation_of,
+    text_observation,
+)
 from tau.bundled.obspack.placeholder import placeholder_for
-from tau.bundled.obspack.projection import ROOT_LEAF, CandidateScan, SendCounts, plan_projection
+from tau.bundled.obspack.projection import (
+    ROOT_LEAF,
+    Applied,
+    ContextScan,
+    PackRules,
+    SendCounts,
+    plan_projection,
+)
 from tau.bundled.obspack.recall import read_page, render_page, search
-from tau.bundled.obspack.store import ObservationStore
+from tau.bundled.obspack.store import ObservationStore, sha256_fd
 from tau.bundled.sol_common import (
     SolSettings,
     banner_lines,
@@ -52,7 +65,8 @@ class RootState:
 
     store: ObservationStore
     counts: SendCounts = field(default_factory=SendCounts)
-    stored: set[str] = field(default_factory=set)
+    applied: Applied = field(default_factory=Applied)
+    stored: dict[str, str] = field(default_factory=dict)  # observation id → its SHA-256
     restoring: dict[str, asyncio.Future[None]] = field(default_factory=dict)
 
 
@@ -63,11 +77,20 @@ class ObservationPack:
         self.tau = tau
         self.head_bytes = settings.observation_pack_head_bytes
         self.tail_bytes = settings.observation_pack_tail_bytes
+        self.rules = PackRules(
+            head_bytes=self.head_bytes,
+            tail_bytes=self.tail_bytes,
+            stale=settings.stale_packing,
+            batch=settings.swap_batching,
+            after_turns=settings.stale_after_turns,
+            min_tokens=settings.stale_min_tokens,
+        )
+        self.default_ratio = settings.cache_write_read_ratio
         self.roots: dict[str, RootState] = {}
         self._observed: dict[str, tuple[str, str, Observation | None]] = {}
         self._placeholders: dict[tuple[str, int, int], str] = {}
         self._seen: set[str] = set()
-        self._scan = CandidateScan()
+        self._scan = ContextScan()
 
     def install(self) -> None:
         self.tau.register_tool(self.recall_tool())
@@ -131,15 +154,16 @@ class ObservationPack:
         def store(observation: Observation) -> None:
             if observation.id not in state.stored:
                 state.store.ensure_stored(observation.id, observation.data, observation.content_hash)
-                state.stored.add(observation.id)
+                state.stored[observation.id] = observation.content_hash
 
         plan = plan_projection(
             messages,
             store=store,
             send_counts=state.counts,
             branch_ids=branch_ids,
-            head_bytes=self.head_bytes,
-            tail_bytes=self.tail_bytes,
+            rules=self.rules,
+            applied=state.applied,
+            write_read_ratio=write_read_ratio(getattr(ctx, "model", None), self.default_ratio),
             observe=self.observe,
             placeholder=self.placeholder,
             scan=self._scan,
@@ -148,13 +172,15 @@ class ObservationPack:
         self._observed = {key: value for key, value in self._observed.items() if key in self._seen}
         self._seen = set()
         if not plan.records:
+            plan.apply_kept()
             return None
         try:
             state.store.append_ledger(ledger_bytes(plan.records))
-        except Exception as exc:  # without its ledger line no projection is committed
+        except Exception as exc:  # without its ledger line nothing new is committed
             sys.stderr.write(f"[observationpack] fail-open for tool result: ledger append failed: {exc}\n")
+            plan.apply_kept()
             return None
-        plan.apply(manager.get_leaf_id() or ROOT_LEAF, state.counts)
+        plan.apply(manager.get_leaf_id() or ROOT_LEAF, state.counts, state.applied)
         for removed in plan.first_savings:
             try:
                 show_savings(ctx, MECHANISM, format_savings_count(removed, "context tokens avoided"))
@@ -194,7 +220,14 @@ class ObservationPack:
         offset = 0 if offset is None else int(offset)
         state = self.state_for(ctx)
         await self.ensure_available(state, obs_id, ctx)
+        expected = await self.expected_hash(state, obs_id, ctx)
         with state.store.open_object(obs_id) as (fd, size):
+            if await asyncio.to_thread(sha256_fd, fd) != expected:
+                raise ToolError(
+                    f"Observation {obs_id} failed its integrity check: the stored object's SHA-256 does not "
+                    f"match the tool result it was stored from (it was changed after it was stored); "
+                    f"it is not served"
+                )
             if params.get("query") is not None:
                 query = params["query"]
                 found = await search(fd, size, obs_id, query, offset, signal)
@@ -249,18 +282,78 @@ class ObservationPack:
             return False
 
     async def _restore(self, state: RootState, obs_id: str, ctx: Any) -> None:
-        for entry in ctx.session_manager.get_branch():
-            message = entry.get("message") if entry.get("type") == "message" else None
-            if not isinstance(message, dict) or message.get("role") != "toolResult":
-                continue
-            observation = observation_of(message)
-            if observation is not None and observation.id == obs_id:
-                await asyncio.to_thread(
-                    state.store.ensure_stored, observation.id, observation.data, observation.content_hash
-                )
-                state.stored.add(obs_id)
-                return
-        raise ToolError(f"Unknown observation id: {obs_id}")
+        observation = _on_branch(ctx, obs_id)
+        if observation is None:
+            raise ToolError(f"Unknown observation id: {obs_id}")
+        await asyncio.to_thread(
+            state.store.ensure_stored, observation.id, observation.data, observation.content_hash
+        )
+        state.stored[obs_id] = observation.content_hash
+
+    async def expected_hash(self, state: RootState, obs_id: str, ctx: Any) -> str:
+        """The SHA-256 the object must have: remembered when it was stored, else from its ledger
+        records, else from the tool result (or call) on the branch it was stored from."""
+        known = state.stored.get(obs_id)
+        if known is None:
+            observation = _on_branch(ctx, obs_id)
+            known = observation.content_hash if observation is not None else None
+        if known is None:
+            known = await asyncio.to_thread(_ledger_hash, state.store, obs_id)
+        if known is None:
+            raise ToolError(f"Unknown observation id: {obs_id}")
+        state.stored[obs_id] = known
+        return known
+
+
+def write_read_ratio(model: Any, default: float) -> float:
+    """The model's cache write price over its cache read price (a write costs the plain input price
+    where there is no write premium, as with OpenAI); ``default`` when the model has no cache prices."""
+    cost = getattr(model, "cost", None)
+    read = getattr(cost, "cacheRead", 0) or 0
+    if read <= 0:
+        return default
+    write = getattr(cost, "cacheWrite", 0) or getattr(cost, "input", 0) or 0
+    return write / read if write > 0 else default
+
+
+def _observations(message: dict[str, Any]) -> list[Observation]:
+    """Everything of a stored message ObservationPack may have packed: the result, or call arguments."""
+    if message.get("role") == "toolResult":
+        found = observation_of(message) or text_observation(message)
+        return [found] if found is not None else []
+    if message.get("role") == "assistant":
+        calls = [
+            b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
+        ]
+        return [o for call in calls if (o := arguments_observation(call)) is not None]
+    return []
+
+
+def _on_branch(ctx: Any, obs_id: str) -> Observation | None:
+    for entry in ctx.session_manager.get_branch():
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict):
+            for observation in _observations(message):
+                if observation.id == obs_id:
+                    return observation
+    return None
+
+
+def _ledger_hash(store: ObservationStore, obs_id: str) -> str | None:
+    try:
+        ledger = store.read_ledger()
+    except OSError:
+        return None
+    for line in ledger.splitlines():
+        if obs_id.encode() not in line:
+            continue
+        try:
+            record = jsjson.loads(line)
+        except ValueError:
+            continue
+        if record.get("id") == obs_id and isinstance(record.get("contentHash"), str):
+            return record["contentHash"]
+    return None
 
 
 def render_recall_call(args: dict[str, Any], *_: Any) -> str:

@@ -8,10 +8,19 @@ from __future__ import annotations
 
 from tau.bundled.obspack.observation import FULL_SENDS, Observation, estimate_tokens
 
-__all__ = ["DEFAULT_HEAD_BYTES", "DEFAULT_TAIL_BYTES", "placeholder_for"]
+__all__ = [
+    "DEFAULT_HEAD_BYTES",
+    "DEFAULT_TAIL_BYTES",
+    "EDGE_LINE_BYTES",
+    "arguments_placeholder",
+    "compact_placeholder",
+    "placeholder_for",
+]
 
 DEFAULT_HEAD_BYTES = 512
 DEFAULT_TAIL_BYTES = 512
+EDGE_LINE_BYTES = 160  # the first and last line a compact placeholder keeps, at most
+_STATUS_PREFIXES = ("Command exited with code", "Command timed out", "Command aborted", "Command terminated")
 
 
 def _utf8_start(data: bytes, index: int) -> int:
@@ -95,3 +104,53 @@ def placeholder_for(
 
 def placeholder_tokens(text: str) -> int:
     return estimate_tokens(text)
+
+
+def _edge_line(line: str) -> str:
+    data = line.encode("utf-8", "surrogatepass")
+    if len(data) <= EDGE_LINE_BYTES:
+        return line
+    return data[: _utf8_end(data, EDGE_LINE_BYTES)].decode("utf-8", "replace") + " …"
+
+
+def _status(text: str) -> str | None:
+    """A failed command's final status paragraph (bash's ``Command exited with code N`` and kin)."""
+    last = text.rstrip("\n").rsplit("\n", 1)[-1]
+    return last if last.startswith(_STATUS_PREFIXES) else None
+
+
+def compact_placeholder(observation: Observation, reason: str, *, failed: bool) -> str:
+    """The placeholder of stale context: who it was, why it went, its first and last lines.
+
+    Byte-stable like :func:`placeholder_for`: it depends on the observation and the reason only.
+    """
+    oid = observation.id
+    lines = observation.text.rstrip("\n").split("\n")
+    out = [
+        f"[tool result packed: {reason}]",
+        f"id: {oid}",
+        f"tool: {observation.tool_name}",
+        f"original_bytes: {observation.bytes}",
+        f"original_lines: {observation.lines}",
+        f"estimated_tokens: {observation.tokens}",
+        f'retrieve: call obs_recall with {{"id":"{oid}","offset":0}}, or with "query" to search it',
+    ]
+    status = _status(observation.text) if failed else None
+    if status is not None:
+        out.append(f"status: {status}")
+    out.append(f"first line: {_edge_line(lines[0])}")
+    if len(lines) > 1:
+        out.append(f"last line: {_edge_line(lines[-1])}")
+    return "\n".join(out)
+
+
+def arguments_placeholder(observation: Observation, arguments: dict, reason: str) -> dict:
+    """The arguments an old ``edit``/``write`` call is sent with: its path, and where the rest is."""
+    kept = {key: arguments[key] for key in ("path",) if isinstance(arguments.get(key), str)}
+    edits = arguments.get("edits")
+    what = f"{len(edits)} edit(s), " if isinstance(edits, list) else ""
+    kept["packed"] = (
+        f"{observation.tool_name} arguments packed ({reason}): {what}{observation.bytes} bytes; "
+        f'obs_recall {{"id":"{observation.id}"}} returns them'
+    )
+    return kept

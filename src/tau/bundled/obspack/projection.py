@@ -1,10 +1,21 @@
-"""The ``context`` projection: two full sends of a large tool result, then its placeholder.
+"""The ``context`` projection: which tool results (and old edit arguments) a request carries packed.
 
-For each eligible message, in order: store the object (a failure leaves that message as it is),
-count the sends it already had (the assistant messages after it in the projected list, or the
-larger count recorded for it on the current branch), then send it in full or replace its content
-by the placeholder. The batch of ledger records is appended once; only then are the messages
-edited in place and the send counts advanced, so a failed append changes nothing.
+Three rules make an observation *due* for its placeholder:
+
+- **large** (SoL-Pi's rule): a successful, text-only result over 10 KiB, after its first two full
+  sends (the assistant messages after it, or the larger count recorded on the branch);
+- **superseded** (stale packing): a later call has one of the result's keys (a later run of the
+  same command, a later read, edit or write of the same path, see :mod:`.stale`); the newest
+  output of a command or path is never superseded;
+- **old** (stale packing): ``after_turns`` assistant turns have passed since the call; results and
+  ``edit``/``write`` arguments of at least ``min_tokens``, whose placeholder saves half or more.
+
+A swap, once sent, stays: every later request carries the same placeholder bytes. Due swaps wait
+until applying them pays (:func:`swaps_pay`): each one breaks the provider's cached prefix at its
+position, so the suffix after the earliest is written again, while the tokens saved are not read
+by each later request. With ``batch`` off every due swap is applied at once. The batch of ledger
+records is appended once; only then are the messages edited in place and the state advanced, so a
+failed append changes nothing.
 """
 
 from __future__ import annotations
@@ -15,13 +26,52 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.bundled.obspack.ledger import full_record, placeholder_record
-from tau.bundled.obspack.observation import FULL_SENDS, THRESHOLD_BYTES, Observation, observation_of
-from tau.bundled.obspack.placeholder import placeholder_for
+from tau.bundled.obspack.observation import (
+    FULL_SENDS,
+    THRESHOLD_BYTES,
+    Observation,
+    arguments_observation,
+    estimate_tokens,
+    observation_of,
+    text_observation,
+)
+from tau.bundled.obspack.placeholder import arguments_placeholder, compact_placeholder, placeholder_for
+from tau.bundled.obspack.stale import KEPT_TOOLS, MUTATIONS, Key, call_keys, message_tokens
+from tau.common import jsjson
 from tau.extension import unchanged_prefix
 
-__all__ = ["CandidateScan", "ProjectionPlan", "SendCounts", "plan_projection"]
+__all__ = [
+    "ROOT_LEAF",
+    "Applied",
+    "ContextScan",
+    "Item",
+    "PackRules",
+    "ProjectionPlan",
+    "SendCounts",
+    "expected_remaining",
+    "plan_projection",
+    "swaps_pay",
+]
 
 ROOT_LEAF = "<root>"
+SUPERSEDED = "superseded by a later call on the same command or path"
+
+
+def old_reason(turns: int) -> str:
+    return f"older than {turns} assistant turns"
+
+
+@dataclass(frozen=True)
+class PackRules:
+    """The settings of the projection (``sol`` keys in ``docs/extensions/sol.md``)."""
+
+    head_bytes: int = 512
+    tail_bytes: int = 512
+    stale: bool = True
+    batch: bool = True
+    after_turns: int = 6
+    min_tokens: int = 120
+    max_new_objects: int = 32  # archive work per request: the rest waits for the next requests
 
 
 @dataclass
@@ -47,87 +97,175 @@ class SendCounts:
 
 
 @dataclass
-class ProjectionPlan:
-    """What one ``context`` event will do once its ledger batch is written."""
+class Applied:
+    """The swaps sent so far: observation id → its placeholder content and the leaves it was sent at."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
-    edits: list[tuple[dict[str, Any], str]] = field(default_factory=list)
-    counts: list[tuple[str, int]] = field(default_factory=list)
-    first_savings: list[int] = field(default_factory=list)
+    leaves: dict[str, set[str]] = field(default_factory=dict)
+    content: dict[str, Any] = field(default_factory=dict)
 
-    def apply(self, leaf: str, send_counts: SendCounts) -> None:
-        """Edit the messages in place and advance the counts (after the ledger append)."""
-        for message, text in self.edits:
-            message["content"] = [{"type": "text", "text": text}]
-        for obs_id, count in self.counts:
-            send_counts.record(leaf, obs_id, count)
+    def on_branch(self, obs_id: str, branch_ids: Callable[[], set[str]]) -> bool:
+        leaves = self.leaves.get(obs_id)
+        return bool(leaves) and (ROOT_LEAF in leaves or not leaves.isdisjoint(branch_ids()))
 
-
-def _large(message: dict[str, Any], limit: int) -> bool:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return False
-    size = len(content)
-    for block in content:
-        text = block.get("text") if isinstance(block, dict) else None
-        if isinstance(text, str):
-            size += len(text)
-    return size > limit
+    def record(self, leaf: str, obs_id: str, content: Any) -> None:
+        self.leaves.setdefault(obs_id, set()).add(leaf)
+        self.content[obs_id] = content
 
 
-class CandidateScan:
-    """:func:`_candidates`, remembered between requests for the leading messages that are the same
-    objects as last time (the host reuses its copies and restores edited ones in place, so such a
-    message still has its source's content when the handler sees it); only new messages are read.
-    Any other change of the list (compaction, branch switch, a removed message) reads it all again.
+@dataclass
+class Item:
+    """Something of the context a placeholder may replace: a tool result, or a call's arguments."""
+
+    message: dict[str, Any]
+    index: int  # position in the request's messages
+    turn: int  # assistant messages before the one holding the call
+    keys: tuple[Key, ...]
+    block: int | None = None  # for arguments: the call's index in the assistant message's content
+    call: dict[str, Any] | None = None
+
+
+class ContextScan:
+    """The context's packable items, call turns, newest call per key and message sizes, remembered
+    between requests for the leading messages that are the same objects as last time (the host
+    reuses its copies and restores edited ones in place, so such a message still has its source's
+    content when the handler sees it); only new messages are read. Any other change of the list
+    (compaction, branch switch, a removed message) reads it all again and sets :attr:`fresh`.
     """
 
     def __init__(self) -> None:
         self._given: list[Any] = []
-        self._found: list[tuple[dict[str, Any], int]] = []  # (message, assistants before it)
-        self._assistants = 0
+        self.items: list[Item] = []
+        self.sizes: list[int] = []
+        self.latest: dict[Key, int] = {}
+        self.turns = 0
+        self._calls: dict[str, tuple[int, tuple[Key, ...]]] = {}
+        self.fresh = True
 
-    def __call__(self, messages: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], int]], int]:
-        if unchanged_prefix(messages, self._given) < len(self._given):
-            self._given, self._found, self._assistants = [], [], 0
-        limit = THRESHOLD_BYTES // 4
-        assistants = self._assistants
-        found = self._found
+    def __call__(self, messages: list[dict[str, Any]]) -> ContextScan:
+        # Hidden extension messages (a checklist block, a loop's nudge) are left out: they move or
+        # are new objects from one request to the next, and they are never packed.
+        messages = [message for message in messages if message.get("role") != "custom"]
+        same = unchanged_prefix(messages, self._given)
+        self.fresh = same < len(self._given) or not self._given
+        if same < len(self._given):
+            self.__init__()  # type: ignore[misc]
+            self.fresh = True
         for index in range(len(self._given), len(messages)):
-            message = messages[index]
-            role = message.get("role")
-            if role == "assistant":
-                assistants += 1
-            elif role == "toolResult" and _large(message, limit):
-                found.append((message, assistants))
-        self._given, self._assistants = list(messages), assistants
-        return [(message, assistants - before) for message, before in found], assistants + 1
+            self._read(messages[index], index)
+        self._given = list(messages)
+        return self
 
-
-def _candidates(messages: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], int]], int]:
-    """The tool results that may be large, each with the number of assistant messages after it,
-    and the request number. One pass touching each message once: this runs on every request, so a
-    result is dismissed by its length alone when even 4 UTF-8 bytes per character stay under the
-    threshold."""
-    found: list[tuple[dict[str, Any], int]] = []
-    after = 0
-    limit = THRESHOLD_BYTES // 4
-    for message in reversed(messages):
+    def _read(self, message: dict[str, Any], index: int) -> None:
         role = message.get("role")
+        self.sizes.append(message_tokens(message))
         if role == "assistant":
-            after += 1
+            for position, block in enumerate(message.get("content") or []):
+                if not isinstance(block, dict) or block.get("type") != "toolCall":
+                    continue
+                keys = call_keys(str(block.get("name")), block.get("arguments"))
+                self._calls[str(block.get("id"))] = (self.turns, keys)
+                for key in keys:
+                    self.latest[key] = self.turns
+                if block.get("name") in MUTATIONS:
+                    self.items.append(Item(message, index, self.turns, keys, position, block))
+            self.turns += 1
         elif role == "toolResult":
-            content = message.get("content")
-            if isinstance(content, list):
-                size = len(content)
-                for block in content:
-                    text = block.get("text") if isinstance(block, dict) else None
-                    if isinstance(text, str):
-                        size += len(text)
-                if size > limit:
-                    found.append((message, after))
-    found.reverse()
-    return found, after + 1
+            turn, keys = self._calls.get(str(message.get("toolCallId")), (self.turns - 1, ()))
+            self.items.append(Item(message, index, turn, keys))
+
+
+@dataclass
+class _Swap:
+    item: Item
+    observation: Observation
+    content: Any  # the message's new content, or the call's new arguments
+    reason: str
+    saved: int
+    sends: int | None = None  # for the large rule: the full sends it had
+
+
+@dataclass
+class ProjectionPlan:
+    """What one ``context`` event will do once its ledger batch is written."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    kept: list[tuple[Item, Any]] = field(default_factory=list)  # swaps sent before: applied every time
+    edits: list[tuple[Item, Any]] = field(default_factory=list)
+    counts: list[tuple[str, int]] = field(default_factory=list)
+    first_savings: list[int] = field(default_factory=list)
+    applied: list[tuple[str, Any]] = field(default_factory=list)
+    pending: int = 0  # swaps that are due but wait for a batch that pays
+
+    def apply_kept(self) -> None:
+        """Edit in the swaps sent before (they need no ledger line: their bytes never change)."""
+        for item, content in self.kept:
+            _edit(item, content)
+
+    def apply(self, leaf: str, send_counts: SendCounts, applied: Applied | None = None) -> None:
+        """Edit the messages in place and advance the state (after the ledger append)."""
+        self.apply_kept()
+        for item, content in self.edits:
+            _edit(item, content)
+        for obs_id, count in self.counts:
+            send_counts.record(leaf, obs_id, count)
+        if applied is not None:
+            for obs_id, content in self.applied:
+                applied.record(leaf, obs_id, content)
+
+
+def _edit(item: Item, content: Any) -> None:
+    if item.block is None:
+        item.message["content"] = [{"type": "text", "text": content}]
+        return
+    blocks = list(item.message.get("content") or [])
+    blocks[item.block] = {**blocks[item.block], "arguments": content}
+    item.message["content"] = blocks
+
+
+def expected_remaining(requests: int) -> int:
+    """How many more requests a context that has seen ``requests`` will serve: half as many again.
+
+    Session lengths are long-tailed, so the requests already made are the natural estimate of those
+    to come (the median of a Lindy prior); half of it hedges the asymmetry of the bet (a swap that
+    does not pay back costs a whole suffix written again) and measured best on the economy benchmark
+    (``bench/README.md``).
+    """
+    return max(1, requests // 2)
+
+
+def swaps_pay(saved: int, suffix: int, remaining: int, write_read_ratio: float) -> bool:
+    """Whether swapping pays: ``saved`` tokens not read by each of ``remaining`` later requests,
+    against writing again the ``suffix`` (from the earliest swap on) instead of reading it now.
+    Prices in cache-read units: a read costs 1, a write ``write_read_ratio``."""
+    extra_now = max(0, suffix - saved) * write_read_ratio - suffix
+    return remaining * saved > extra_now
+
+
+def _content_tokens(content: Any) -> int:
+    return estimate_tokens(content if isinstance(content, str) else jsjson.dumps_str(content))
+
+
+def _large_sends(
+    item: Item,
+    observation: Observation,
+    after: int,
+    request: int,
+    plan: ProjectionPlan,
+    pending: dict[str, int],
+    send_counts: SendCounts,
+    branch_ids: Callable[[], set[str]],
+) -> int:
+    """The sends this large result had before this request (recording this one when it is sent in full)."""
+    previous = max(
+        after, pending.get(observation.id, 0), send_counts.on_branch(observation.id, after, branch_ids)
+    )
+    if previous < FULL_SENDS:
+        plan.records.append(full_record(observation, request))
+        advanced = previous + 1
+        pending[observation.id] = max(pending.get(observation.id, 0), advanced)
+        if advanced > after:
+            plan.counts.append((observation.id, advanced))
+    return previous
 
 
 def plan_projection(
@@ -136,43 +274,154 @@ def plan_projection(
     store: Callable[[Observation], None],
     send_counts: SendCounts,
     branch_ids: Callable[[], set[str]],
-    head_bytes: int,
-    tail_bytes: int,
+    head_bytes: int = 512,
+    tail_bytes: int = 512,
+    rules: PackRules | None = None,
+    applied: Applied | None = None,
+    write_read_ratio: float = 12.5,
     observe: Callable[[dict[str, Any]], Observation | None] = observation_of,
     placeholder: Callable[[Observation, int, int], str] = placeholder_for,
-    scan: Callable[[list[dict[str, Any]]], tuple[list[tuple[dict[str, Any], int]], int]] = _candidates,
+    scan: ContextScan | None = None,
 ) -> ProjectionPlan:
-    """Decide every eligible message of ``messages``; nothing is changed yet.
+    """Decide every item of ``messages``; nothing is changed yet.
 
-    ``scan`` finds the candidates (a :class:`CandidateScan` keeps its work between requests).
+    ``scan`` keeps its work between requests; ``applied`` remembers the swaps already sent (without
+    it, only SoL-Pi's large rule applies and each swap is made as soon as it is due).
     """
+    rules = rules or PackRules(head_bytes=head_bytes, tail_bytes=tail_bytes, stale=False, batch=False)
+    context = (scan or ContextScan())(messages)
     plan = ProjectionPlan()
-    candidates, request = scan(messages)
-    pending: dict[str, int] = {}
-    for message, sends in candidates:
-        try:
-            observation = observe(message)
+    request = context.turns + 1
+    counted: dict[str, int] = {}
+    due: list[_Swap] = []
+    replaced: list[tuple[int, int]] = []  # (position, tokens) replaced by swaps sent before
+    for item in context.items:
+        if item.block is not None:
+            if not rules.stale or applied is None:
+                continue
+            observation = arguments_observation(item.call or {})
             if observation is None:
                 continue
-            store(observation)
+            if applied.on_branch(observation.id, branch_ids):
+                plan.kept.append((item, applied.content[observation.id]))
+                continue
+            swap = _stale_arguments(item, observation, context, rules)
+            if swap is not None:
+                due.append(swap)
+            continue
+        large = observe(item.message)
+        observation = large
+        if observation is None and rules.stale and applied is not None:
+            if str(item.message.get("toolName")) in KEPT_TOOLS:
+                continue
+            observation = text_observation(item.message)
+        if observation is None:
+            continue
+        if applied is not None and applied.on_branch(observation.id, branch_ids):
+            content = applied.content[observation.id]
+            plan.kept.append((item, content))
+            replaced.append((item.index, max(0, observation.tokens - _content_tokens(content))))
+            continue
+        swap = None
+        if rules.stale and applied is not None:
+            swap = _stale_result(item, observation, context, rules)
+        if swap is None and large is not None:
+            try:
+                store(large)  # a large result is archived when first seen (SoL-Pi), recallable at once
+            except Exception as exc:  # fail open: a packing failure never costs the agent its observation
+                sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
+                continue
+            after = context.turns - 1 - item.turn
+            previous = _large_sends(item, large, after, request, plan, counted, send_counts, branch_ids)
+            if previous >= FULL_SENDS:
+                text = placeholder(large, rules.head_bytes, rules.tail_bytes)
+                reason = f"after its first {FULL_SENDS} provider requests"
+                swap = _Swap(item, large, text, reason, large.tokens - estimate_tokens(text), previous)
+        if swap is not None:
+            due.append(swap)
+    _decide(plan, due, context, rules, applied, store, request, write_read_ratio, replaced)
+    return plan
+
+
+def _stale_result(
+    item: Item, observation: Observation, context: ContextScan, rules: PackRules
+) -> _Swap | None:
+    if observation.tokens < rules.min_tokens:
+        return None
+    superseded = any(context.latest.get(key, -1) > item.turn for key in item.keys)
+    old = context.turns - 1 - item.turn >= rules.after_turns
+    if not superseded and not old:
+        return None
+    reason = SUPERSEDED if superseded else old_reason(rules.after_turns)
+    text = compact_placeholder(observation, reason, failed=bool(item.message.get("isError")))
+    saved = observation.tokens - estimate_tokens(text)
+    return _Swap(item, observation, text, reason, saved) if saved * 2 >= observation.tokens else None
+
+
+def _stale_arguments(
+    item: Item, observation: Observation, context: ContextScan, rules: PackRules
+) -> _Swap | None:
+    if observation.tokens < rules.min_tokens or context.turns - 1 - item.turn < rules.after_turns:
+        return None
+    reason = old_reason(rules.after_turns)
+    arguments = arguments_placeholder(observation, (item.call or {}).get("arguments") or {}, reason)
+    saved = observation.tokens - _content_tokens(arguments)
+    return _Swap(item, observation, arguments, reason, saved) if saved * 2 >= observation.tokens else None
+
+
+def _decide(
+    plan: ProjectionPlan,
+    due: list[_Swap],
+    context: ContextScan,
+    rules: PackRules,
+    applied: Applied | None,
+    store: Callable[[Observation], None],
+    request: int,
+    ratio: float,
+    replaced: list[tuple[int, int]],
+) -> None:
+    """Apply the due swaps together when that pays (always on a fresh context: nothing is cached)."""
+    chosen = due[: rules.max_new_objects] if applied is not None else due
+    if chosen and rules.batch and applied is not None and not context.fresh:
+        start = min(swap.item.index for swap in chosen)
+        suffix = sum(context.sizes[start:]) - sum(tokens for index, tokens in replaced if index >= start)
+        saved = sum(swap.saved for swap in chosen)
+        if not swaps_pay(saved, suffix, expected_remaining(context.turns), ratio):
+            plan.pending = len(due)
+            _record_waiting(plan, chosen, request)
+            return
+    plan.pending = len(due) - len(chosen)
+    for swap in chosen:
+        try:
+            store(swap.observation)
         except Exception as exc:  # fail open: a packing failure never costs the agent its observation
             sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
             continue
-        previous = max(
-            sends, pending.get(observation.id, 0), send_counts.on_branch(observation.id, sends, branch_ids)
+        sends = swap.sends
+        record = placeholder_record(
+            swap.observation, request, (sends if sends is not None else 0) + 1, _text_of(swap.content)
         )
-        if previous < FULL_SENDS:
-            plan.records.append(full_record(observation, request))
-            advanced = previous + 1
-        else:
-            text = placeholder(observation, head_bytes, tail_bytes)
-            record = placeholder_record(observation, request, previous + 1, text)
-            plan.records.append(record)
-            plan.edits.append((message, text))
-            if previous == FULL_SENDS:
+        record["reason"] = swap.reason
+        plan.records.append(record)
+        plan.edits.append((swap.item, swap.content))
+        plan.applied.append((swap.observation.id, swap.content))
+        if sends is not None:
+            if sends == FULL_SENDS:
                 plan.first_savings.append(record["removedTokens"])
-            advanced = min(FULL_SENDS + 1, previous + 1)
-        pending[observation.id] = max(pending.get(observation.id, 0), advanced)
-        if advanced > sends:
-            plan.counts.append((observation.id, advanced))
-    return plan
+            plan.counts.append((swap.observation.id, min(FULL_SENDS + 1, sends + 1)))
+        else:
+            plan.first_savings.append(record["removedTokens"])
+
+
+def _record_waiting(plan: ProjectionPlan, waiting: list[_Swap], request: int) -> None:
+    """A large result whose swap waits is sent in full once more: its send is recorded."""
+    for swap in waiting:
+        if swap.sends is not None:
+            plan.records.append(full_record(swap.observation, request))
+
+
+def _text_of(content: Any) -> str:
+    return content if isinstance(content, str) else jsjson.dumps_str(content)
+
+
+__all__ += ["THRESHOLD_BYTES", "old_reason"]

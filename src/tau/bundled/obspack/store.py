@@ -28,7 +28,7 @@ from tau.bundled.sol_common.private_dirs import (
     write_all,
 )
 
-__all__ = ["ObservationStore", "StoreError", "guard_no_follow"]
+__all__ = ["ObservationStore", "StoreError", "guard_no_follow", "sha256_fd"]
 
 PACK_DIR = "observation-pack"
 OBJECTS_DIR = "objects"
@@ -39,7 +39,8 @@ _CHUNK = 1024 * 1024
 StoreError = PrivatePathError
 
 
-def _sha256_fd(fd: int) -> str:
+def sha256_fd(fd: int) -> str:
+    """The SHA-256 of the whole file open at ``fd`` (read with ``pread``: the offset is untouched)."""
     digest = hashlib.sha256()
     offset = 0
     while chunk := os.pread(fd, _CHUNK, offset):
@@ -105,7 +106,7 @@ class ObservationStore:
                 raise StoreError(f"Content-addressed observation is not a regular file for {obs_id}")
             if info.st_size != size:
                 raise StoreError(f"Content-addressed observation size mismatch for {obs_id}")
-            if _sha256_fd(fd) != content_hash:
+            if sha256_fd(fd) != content_hash:
                 raise StoreError(f"Content-addressed observation hash mismatch for {obs_id}")
         finally:
             os.close(fd)
@@ -143,6 +144,21 @@ class ObservationStore:
                 os.close(fd)
 
     # -- ledger --------------------------------------------------------------------------------
+
+    def read_ledger(self) -> bytes:
+        """The ledger's bytes (``b""`` when there is none yet)."""
+        try:
+            with self.pack_dir(False) as directory:
+                fd = open_no_follow(LEDGER_FILE, os.O_RDONLY, dir_fd=directory)
+        except FileNotFoundError:
+            return b""
+        try:
+            parts = []
+            while chunk := os.read(fd, _CHUNK):
+                parts.append(chunk)
+            return b"".join(parts)
+        finally:
+            os.close(fd)
 
     def append_ledger(self, data: bytes) -> None:
         """Append ``data`` (whole JSON lines) to the ledger with one write."""

@@ -26,11 +26,15 @@ _BOOLEANS = {
     "observationPack": "observation_pack",
     "evidencePreservingReducer": "evidence_preserving_reducer",
     "onlineContextCompact": "online_context_compact",
+    "stalePacking": "stale_packing",
+    "swapBatching": "swap_batching",
 }
 _STRINGS = {"reducerProvider": "reducer_provider", "reducerModel": "reducer_model"}
 _POSITIVE_INTEGERS = {
     "observationPackHeadBytes": "observation_pack_head_bytes",
     "observationPackTailBytes": "observation_pack_tail_bytes",
+    "staleAfterTurns": "stale_after_turns",
+    "staleMinTokens": "stale_min_tokens",
 }
 _RATIO = {"cacheWriteReadRatio": "cache_write_read_ratio"}
 SOL_KEYS: tuple[str, ...] = (*_BOOLEANS, *_STRINGS, *_RATIO, *_POSITIVE_INTEGERS)
@@ -50,6 +54,12 @@ class SolSettings:
         cache_write_read_ratio: Cache write price over cache read price.
         observation_pack_head_bytes: Placeholder head excerpt budget (UTF-8 bytes).
         observation_pack_tail_bytes: Placeholder tail excerpt budget (UTF-8 bytes).
+        stale_packing: ObservationPack also packs stale context: superseded and old tool results,
+            old ``edit``/``write`` arguments.
+        swap_batching: ObservationPack applies its pending swaps together, when the cache economics
+            say they pay (off: each one as soon as it is due).
+        stale_after_turns: Assistant turns after which a tool result or edit argument is old.
+        stale_min_tokens: The smallest result (estimated tokens) stale packing touches.
     """
 
     action_fusion: bool = True
@@ -61,6 +71,10 @@ class SolSettings:
     cache_write_read_ratio: float = 12.5
     observation_pack_head_bytes: int = 512
     observation_pack_tail_bytes: int = 512
+    stale_packing: bool = True
+    swap_batching: bool = True
+    stale_after_turns: int = 6
+    stale_min_tokens: int = 120
 
 
 _OFF = "the context-economy mechanisms (sol) are off"

@@ -17,7 +17,15 @@ from typing import Any
 
 from tau.bundled.fusion.markers import failed_block, succeeded_block
 from tau.bundled.obspack.observation import Observation, observation_of
-from tau.bundled.obspack.projection import ROOT_LEAF, SendCounts, plan_projection
+from tau.bundled.obspack.projection import (
+    ROOT_LEAF,
+    Applied,
+    ContextScan,
+    PackRules,
+    SendCounts,
+    plan_projection,
+)
+from tau.extension.context_copies import ContextCopies
 
 __all__ = ["FusionResult", "PackState", "count_fused", "fuse_branch"]
 
@@ -183,26 +191,41 @@ def _relinked(branch: list[Entry], successor: dict[str, str | None]) -> list[Ent
 
 @dataclass
 class PackState:
-    """ObservationPack across one replay: send counts per leaf, observations per stored message."""
+    """ObservationPack across one replay, with the state the live extension keeps: send counts and
+    swaps per leaf, the context scan, and editable copies of the messages that keep their identity
+    from request to request (as the host's copies do), so every decision is the live one."""
 
     head_bytes: int = 512
     tail_bytes: int = 512
+    rules: PackRules | None = None
     counts: SendCounts = field(default_factory=SendCounts)
+    applied: Applied = field(default_factory=Applied)
+    scan: ContextScan = field(default_factory=ContextScan)
+    copies: ContextCopies = field(default_factory=ContextCopies)
     placeholders: set[str] = field(default_factory=set)
     observations: dict[int, tuple[dict[str, Any], Observation | None]] = field(default_factory=dict)
     originals: dict[str, bytes] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.rules is None:
+            self.rules = PackRules(head_bytes=self.head_bytes, tail_bytes=self.tail_bytes)
+
     def observe(self, message: dict[str, Any]) -> Observation | None:
-        cached = self.observations.get(id(message))
-        if cached is not None and cached[0] is message:
+        key = id(message)
+        cached = self.observations.get(key)
+        content = message.get("content")
+        if cached is not None and cached[0] is content:
             return cached[1]
         observation = observation_of(message)
-        self.observations[id(message)] = (message, observation)
+        self.observations[key] = (content, observation)
         return observation
 
-    def project(self, messages: list[dict[str, Any]], branch: list[Entry], end: int) -> list[dict[str, Any]]:
+    def project(
+        self, messages: list[dict[str, Any]], branch: list[Entry], end: int, ratio: float = 12.5
+    ) -> list[dict[str, Any]]:
         """The messages of the request made after ``branch[:end]``, as ObservationPack sends them."""
-        visible = [message for message in messages if message.get("role") != "system"]
+        given = self.copies.copy(messages)
+        visible = [message for message in given if message.get("role") != "system"]
         ids: dict[str, set[str]] = {}
 
         def branch_ids() -> set[str]:
@@ -219,22 +242,15 @@ class PackState:
             store=store,
             send_counts=self.counts,
             branch_ids=branch_ids,
-            head_bytes=self.head_bytes,
-            tail_bytes=self.tail_bytes,
+            rules=self.rules,
+            applied=self.applied,
+            write_read_ratio=ratio,
             observe=self.observe,
+            scan=self.scan,
         )
         leaf = str(branch[end - 1].get("id")) if end > 0 else ROOT_LEAF
-        for obs_id, count in plan.counts:
-            self.counts.record(leaf, obs_id, count)
-        if not plan.edits:
-            return messages
-        replaced = {id(message): text for message, text in plan.edits}
+        plan.apply(leaf, self.counts, self.applied)
         for record in plan.records:
             if record.get("event") == "placeholder":
                 self.placeholders.add(record["id"])
-        return [
-            {**message, "content": [{"type": "text", "text": replaced[id(message)]}]}
-            if id(message) in replaced
-            else message
-            for message in messages
-        ]
+        return given

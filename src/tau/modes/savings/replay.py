@@ -101,6 +101,7 @@ def replay_branch(
     pack = PackState(head_bytes, tail_bytes) if "observationPack" in enabled else None
     occ = _occ_for(branch, prices) if "onlineContextCompact" in enabled else None
     cache = PromptCache()
+    projector = Projector()
     work = list(branch)
     last: list[dict[str, Any]] = []
     last_at = 0
@@ -110,7 +111,7 @@ def replay_branch(
         message = _assistant(work[index])
         if message is not None:
             model = model_of(message)
-            last, prompt = _request(result.figures, work, index, pack, cache, prices)
+            last, prompt = _request(result.figures, work, index, pack, cache, prices, projector)
             last_at = index
             if occ is not None:
                 occ.request(prompt)
@@ -151,16 +152,60 @@ def _request(
     pack: PackState | None,
     cache: PromptCache,
     prices: PriceBook,
+    projector: Projector,
 ) -> tuple[list[dict[str, Any]], int]:
     """Count the request made for ``work[index]``; returns its messages as sent and their tokens."""
     message = work[index]["message"]
-    messages = projection.build_session_context(work[:index])["messages"]
-    if pack is not None:
-        messages = pack.project(messages, work, index)
+    messages = projector.at(work, index)
     model = model_of(message)
+    if pack is not None:
+        messages = pack.project(messages, work, index, _write_read_ratio(prices, model))
     read, write = cache.request(convert_to_llm(messages), request_time(work[index]), model)
     count_request(figures, prices.prices(*model), read=read, write=write, output=output_tokens(message))
     return messages, read + write
+
+
+def _write_read_ratio(prices: PriceBook, model: tuple[str, str]) -> float:
+    from tau.bundled.obspack.pack import write_read_ratio
+
+    found = prices.lookup(*model) if prices.lookup is not None else None
+    return write_read_ratio(found, 12.5)
+
+
+# Entries that only add to the end of a projection (the host's projection cache extends over them).
+_APPENDABLE = frozenset(
+    {
+        "message",
+        "custom_message",
+        "model_change",
+        "thinking_level_change",
+        "label",
+        "session_info",
+        "custom",
+        "usage",
+    }
+)
+
+
+class Projector:
+    """The projection of a branch request after request, extended while entries are only appended, as
+    the host's projection cache does: a message keeps its object from one request to the next (what
+    ObservationPack's scan relies on), and a compaction or a context edit rebuilds it."""
+
+    def __init__(self) -> None:
+        self._messages: list[dict[str, Any]] | None = None
+        self._end = 0
+
+    def at(self, work: list[Entry], index: int) -> list[dict[str, Any]]:
+        """The messages of a request made after ``work[:index]``."""
+        added = work[self._end : index] if self._messages is not None and index >= self._end else None
+        if added is not None and all(entry.get("type") in _APPENDABLE for entry in added):
+            for entry in added:
+                self._messages.extend(projection.entry_to_messages(entry))  # type: ignore[union-attr]
+        else:
+            self._messages = list(projection.build_session_context(work[:index])["messages"])
+        self._end = index
+        return list(self._messages)  # type: ignore[arg-type]
 
 
 def output_tokens(message: dict[str, Any]) -> int:
@@ -176,14 +221,24 @@ def output_tokens(message: dict[str, Any]) -> int:
 
 
 def _recallable(pack: PackState, branch: list[Entry]) -> int:
-    """How many replaced results ``obs_recall`` can restore byte for byte from the branch."""
-    from tau.bundled.obspack.observation import observation_of
+    """How many replaced results (and arguments) ``obs_recall`` can restore byte for byte from the branch."""
+    from tau.bundled.obspack.observation import arguments_observation, observation_of, text_observation
 
     restorable: dict[str, bytes] = {}
     for entry in branch:
         message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and message.get("role") == "toolResult":
-            observation = observation_of(message)
+        if not isinstance(message, dict):
+            continue
+        found = []
+        if message.get("role") == "toolResult":
+            found = [observation_of(message) or text_observation(message)]
+        elif message.get("role") == "assistant":
+            found = [
+                arguments_observation(b)
+                for b in message.get("content") or []
+                if isinstance(b, dict) and b.get("type") == "toolCall"
+            ]
+        for observation in found:
             if observation is not None and observation.id in pack.placeholders:
                 restorable[observation.id] = observation.data
     return sum(1 for obs_id in pack.placeholders if restorable.get(obs_id) == pack.originals.get(obs_id))

@@ -1,0 +1,82 @@
+"""What makes context stale: tool results a later call superseded, and results and edit arguments
+older than a window of assistant turns (issue 14, "stale-context packing").
+
+A result has *keys*, what it is an output of: a ``read`` of a path and an ``edit``/``write`` of it
+share ``("path", p)``; a ``bash`` command and a fused ``then_run`` command share
+``("command", c)``. A later call with one of a result's keys supersedes it. The newest output of a
+key is never superseded, and nothing is old before ``after_turns`` assistant turns have passed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["KEPT_TOOLS", "MUTATIONS", "Key", "Seen", "call_keys", "message_tokens"]
+
+Key = tuple[str, str]
+MUTATIONS = ("edit", "write")
+# Results stale packing leaves alone: the checklist (todo decides how it reaches the model), a page
+# the model recalled on purpose, and the plan and loop tools' answers.
+KEPT_TOOLS = frozenset(("todo", "obs_recall", "todo_loop_block", "update_plan"))
+
+
+def _path(arguments: dict[str, Any]) -> str | None:
+    path = arguments.get("path") if isinstance(arguments.get("path"), str) else arguments.get("file_path")
+    return path if isinstance(path, str) and path else None
+
+
+def call_keys(name: str, arguments: Any) -> tuple[Key, ...]:
+    """What a call's result is an output of."""
+    if not isinstance(arguments, dict):
+        return ()
+    keys: list[Key] = []
+    if name == "bash" and isinstance(arguments.get("command"), str):
+        keys.append(("command", arguments["command"]))
+    if name in ("read", *MUTATIONS) and (path := _path(arguments)) is not None:
+        keys.append(("path", path))
+    then_run = arguments.get("then_run") if name in MUTATIONS else None
+    if isinstance(then_run, dict) and isinstance(then_run.get("command"), str):
+        keys.append(("command", then_run["command"]))
+    return tuple(keys)
+
+
+def _text_chars(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        total = 0
+        for block in value:
+            if not isinstance(block, dict):
+                continue
+            for field in ("text", "thinking"):
+                text = block.get(field)
+                if isinstance(text, str):
+                    total += len(text)
+            if block.get("type") == "toolCall":
+                total += 64 + _argument_chars(block.get("arguments"))
+        return total
+    return 0
+
+
+def _argument_chars(arguments: Any) -> int:
+    if isinstance(arguments, dict):
+        return sum(len(str(k)) + _argument_chars(v) + 4 for k, v in arguments.items())
+    if isinstance(arguments, list):
+        return sum(_argument_chars(item) + 1 for item in arguments)
+    return len(arguments) if isinstance(arguments, str) else 8
+
+
+def message_tokens(message: dict[str, Any]) -> int:
+    """A cheap estimate of what a message adds to a request (characters / 4)."""
+    return (_text_chars(message.get("content")) + len(str(message.get("summary") or ""))) // 4 + 4
+
+
+@dataclass
+class Seen:
+    """One tool call of the context: when it was made and what it is an output of."""
+
+    name: str
+    arguments: Any
+    turn: int  # the number of assistant messages before the one holding the call
+    keys: tuple[Key, ...]
