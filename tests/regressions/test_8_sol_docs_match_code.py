@@ -104,8 +104,25 @@ def test_the_placeholder_layout_is_the_documented_one():
 
 @pytest.mark.parametrize(
     ("mechanism", "saving"),
-    [("Action Fusion", "1 model round-trip avoided"), ("Observation Pack", "9,705 context tokens avoided")],
+    [
+        ("Action Fusion", "1 model round-trip avoided"),
+        (
+            "Observation Pack",
+            "9,705 context tokens avoided · bash result obs_… packed (after its first 2 provider requests); "
+            'obs_recall {"id":"obs_…"} returns it',
+        ),
+    ],
 )
 def test_the_banner_lines_are_the_documented_ones(mechanism, saving):
+    if mechanism == "Observation Pack":  # the notice the code writes for one packed result
+        from tau.bundled.obspack.pack import packed_notice
+
+        record = {
+            "removedTokens": 9705,
+            "reason": "after its first 2 provider requests",
+            "tool": "bash",
+            "id": "obs_…",
+        }
+        assert packed_notice([record]) == saving
     first, second = banner_lines(mechanism, saving)
     assert f"`{first}` / `{second}`" in " ".join(SOL.split())

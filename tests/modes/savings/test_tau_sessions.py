@@ -392,3 +392,18 @@ def test_tau_savings_reports_the_cost_the_benchmark_billed(tmp_path, task, profi
     assert measured == pytest.approx(billed, rel=0.02)
     assert report["kind"] == "tau"
     assert report["baseline"]["cost"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["bash-explorer", "read-and-refactor"])
+def test_tau_savings_replays_the_pack_the_live_run_sent(tmp_path, task):
+    """ObservationPack's swaps (stale packing, batches) replayed from the session file are the ones
+    the live run made: the replay of the run as it ran costs what was billed, cache breaks included."""
+    harness, tasks = _bench()
+    run = harness.run_task(tasks.load(task), "default", tmp_path)
+    assert run.exit_code == 0, run.stderr
+    _, report = harness.savings_units(run.session)
+    requests = report["tau"]["parts"]["requests"]
+    assert report["replayed"]["cacheBreaks"] == requests["cacheBreaks"] > 0
+    assert report["replayed"]["cost"] == pytest.approx(report["tau"]["cost"], rel=1e-6)
+    assert report["mechanisms"]["observationPack"]["placeholders"] > 0

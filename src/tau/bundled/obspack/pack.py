@@ -181,9 +181,9 @@ class ObservationPack:
             plan.apply_kept()
             return None
         plan.apply(manager.get_leaf_id() or ROOT_LEAF, state.counts, state.applied)
-        for removed in plan.first_savings:
+        if plan.first_savings:
             try:
-                show_savings(ctx, MECHANISM, format_savings_count(removed, "context tokens avoided"))
+                show_savings(ctx, MECHANISM, packed_notice(plan.first_savings))
             except Exception:  # the projection is committed; a notice is only presentation
                 pass
         return None
@@ -303,6 +303,17 @@ class ObservationPack:
             raise ToolError(f"Unknown observation id: {obs_id}")
         state.stored[obs_id] = known
         return known
+
+
+def packed_notice(records: list[dict[str, Any]]) -> str:
+    """What one request packed, and how to get it back (the interactive notice)."""
+    removed = format_savings_count(sum(r["removedTokens"] for r in records), "context tokens avoided")
+    reasons = ", ".join(dict.fromkeys(str(r.get("reason")) for r in records))
+    if len(records) == 1:
+        record = records[0]
+        what = f"{record['tool']} result {record['id']} packed ({reasons})"
+        return f"{removed} · {what}; obs_recall {{\"id\":\"{record['id']}\"}} returns it"
+    return f"{removed} · {len(records)} results packed ({reasons}); obs_recall with a placeholder's id returns it"
 
 
 def write_read_ratio(model: Any, default: float) -> float:

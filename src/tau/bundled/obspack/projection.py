@@ -192,7 +192,7 @@ class ProjectionPlan:
     kept: list[tuple[Item, Any]] = field(default_factory=list)  # swaps sent before: applied every time
     edits: list[tuple[Item, Any]] = field(default_factory=list)
     counts: list[tuple[str, int]] = field(default_factory=list)
-    first_savings: list[int] = field(default_factory=list)
+    first_savings: list[dict[str, Any]] = field(default_factory=list)  # the placeholder records of new swaps
     applied: list[tuple[str, Any]] = field(default_factory=list)
     pending: int = 0  # swaps that are due but wait for a batch that pays
 
@@ -406,11 +406,9 @@ def _decide(
         plan.edits.append((swap.item, swap.content))
         plan.applied.append((swap.observation.id, swap.content))
         if sends is not None:
-            if sends == FULL_SENDS:
-                plan.first_savings.append(record["removedTokens"])
             plan.counts.append((swap.observation.id, min(FULL_SENDS + 1, sends + 1)))
-        else:
-            plan.first_savings.append(record["removedTokens"])
+        if sends is None or sends == FULL_SENDS:
+            plan.first_savings.append(record)
 
 
 def _record_waiting(plan: ProjectionPlan, waiting: list[_Swap], request: int) -> None:

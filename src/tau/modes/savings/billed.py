@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.modes.savings.cost_model import Figures, PriceBook, add_figures, empty_figures
+from tau.modes.savings.cost_model import CacheBreaks, Figures, PriceBook, add_figures, empty_figures
 from tau.modes.savings.replay import count_recorded
 from tau.modes.savings.undo import REDUCER_JOURNAL
 
@@ -33,13 +33,18 @@ def billed_parts(branch: list[Entry], book: PriceBook) -> dict[str, Figures]:
     """``{"requests", "reducer", "summaries"}``: the recorded calls of ``branch``, priced."""
     parts = {"requests": empty_figures(), "reducer": empty_figures(), "summaries": empty_figures()}
     model: tuple[str, str] = ("", "")
+    breaks = CacheBreaks()
     for entry in branch:
         kind = entry.get("type")
         message = entry.get("message") if kind == "message" else None
         if isinstance(message, dict) and message.get("role") == "assistant":
             model = _model(message)
-            usage = message.get("usage")
-            count_recorded(parts["requests"], usage if isinstance(usage, dict) else {}, book.prices(*model))
+            usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+            count_recorded(parts["requests"], usage, book.prices(*model))
+            read = _tokens(usage.get("cacheRead"))
+            prompt = read + _tokens(usage.get("input")) + _tokens(usage.get("cacheWrite"))
+            if prompt:  # a request that never reached the provider breaks nothing
+                breaks.request(parts["requests"], read, prompt, _time(message), model)
         elif kind in ("compaction", "branch_summary") and isinstance(entry.get("usage"), dict):
             count_recorded(parts["summaries"], entry["usage"], book.prices(*model))
         elif kind == "custom" and entry.get("customType") == REDUCER_JOURNAL:
@@ -52,6 +57,15 @@ def billed_parts(branch: list[Entry], book: PriceBook) -> dict[str, Figures]:
                 rates = book.prices(str(data.get("provider", "")), str(data.get("model", "")))
                 count_recorded(parts["reducer"], data["usage"], rates)
     return parts
+
+
+def _tokens(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _time(message: dict[str, Any]) -> int | None:
+    stamp = message.get("timestamp")
+    return int(stamp) if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else None
 
 
 def total(parts: dict[str, Figures]) -> Figures:

@@ -21,6 +21,7 @@ __all__ = [
     "CACHE_READ",
     "CACHE_TTL_MS",
     "CACHE_WRITE",
+    "CacheBreaks",
     "Figures",
     "PriceBook",
     "Prices",
@@ -47,6 +48,8 @@ class Figures(TypedDict):
     outputTokens: int
     cost: float
     inputCost: float
+    cacheBreaks: int  # requests that read less from the cache than the previous request sent
+    rewrittenTokens: int  # what those requests wrote again of the previous prompt
 
 
 def empty_figures() -> Figures:
@@ -59,6 +62,8 @@ def empty_figures() -> Figures:
         "outputTokens": 0,
         "cost": 0.0,
         "inputCost": 0.0,
+        "cacheBreaks": 0,
+        "rewrittenTokens": 0,
     }
 
 
@@ -78,6 +83,8 @@ _KEYS = (
     "outputTokens",
     "cost",
     "inputCost",
+    "cacheBreaks",
+    "rewrittenTokens",
 )
 
 
@@ -163,6 +170,29 @@ def _key(message: dict[str, Any]) -> tuple[str, str]:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass
+class CacheBreaks:
+    """Counts the requests whose cached prefix is shorter than the whole previous prompt (same model,
+    within the cache's time to live): each one wrote again part of what was already cached."""
+
+    previous: int | None = None
+    model: tuple[str, str] | None = None
+    last_ms: int | None = None
+
+    def request(
+        self, figures: Figures, read: int, prompt: int, at_ms: int | None, model: tuple[str, str]
+    ) -> None:
+        warm = self.model == model and (
+            at_ms is None or self.last_ms is None or at_ms - self.last_ms <= CACHE_TTL_MS
+        )
+        if warm and self.previous is not None and read < self.previous:
+            figures["cacheBreaks"] += 1
+            figures["rewrittenTokens"] += self.previous - read
+        self.previous, self.model = prompt, model
+        if at_ms is not None:
+            self.last_ms = at_ms
 
 
 @dataclass

@@ -17,7 +17,14 @@ from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
 from tau.common.jsstr import ms_from_iso
-from tau.modes.savings.cost_model import Figures, PriceBook, PromptCache, count_request, empty_figures
+from tau.modes.savings.cost_model import (
+    CacheBreaks,
+    Figures,
+    PriceBook,
+    PromptCache,
+    count_request,
+    empty_figures,
+)
 from tau.modes.savings.mechanisms import PackState, count_fused, fuse_branch
 from tau.session import projection
 from tau.session.messages import convert_to_llm
@@ -102,6 +109,7 @@ def replay_branch(
     occ = _occ_for(branch, prices) if "onlineContextCompact" in enabled else None
     cache = PromptCache()
     projector = Projector()
+    breaks = CacheBreaks()
     work = list(branch)
     last: list[dict[str, Any]] = []
     last_at = 0
@@ -111,7 +119,7 @@ def replay_branch(
         message = _assistant(work[index])
         if message is not None:
             model = model_of(message)
-            last, prompt = _request(result.figures, work, index, pack, cache, prices, projector)
+            last, prompt = _request(result.figures, work, index, pack, cache, prices, projector, breaks)
             last_at = index
             if occ is not None:
                 occ.request(prompt)
@@ -153,6 +161,7 @@ def _request(
     cache: PromptCache,
     prices: PriceBook,
     projector: Projector,
+    breaks: CacheBreaks,
 ) -> tuple[list[dict[str, Any]], int]:
     """Count the request made for ``work[index]``; returns its messages as sent and their tokens."""
     message = work[index]["message"]
@@ -160,7 +169,9 @@ def _request(
     model = model_of(message)
     if pack is not None:
         messages = pack.project(messages, work, index, _write_read_ratio(prices, model))
-    read, write = cache.request(convert_to_llm(messages), request_time(work[index]), model)
+    at = request_time(work[index])
+    read, write = cache.request(convert_to_llm(messages), at, model)
+    breaks.request(figures, read, read + write, at, model)
     count_request(figures, prices.prices(*model), read=read, write=write, output=output_tokens(message))
     return messages, read + write
 

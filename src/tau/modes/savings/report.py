@@ -26,6 +26,14 @@ def _row(label: str, figures: dict[str, Any], baseline: dict[str, Any] | None, n
     return f"{line}  {note}" if note else line
 
 
+def _breaks(figures: dict[str, Any]) -> str:
+    """The cache breaks of a set of requests, as a note."""
+    count = figures.get("cacheBreaks", 0)
+    if not count:
+        return "no cache break"
+    return f"{count} cache break{'s' if count != 1 else ''}, {figures.get('rewrittenTokens', 0):,} tokens written again"
+
+
 def _money(value: float) -> str:
     return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:,.4f}"
 
@@ -77,14 +85,14 @@ def render_table(report: dict[str, Any]) -> str:
         return _render_tau(report)
     lines = [f"{report['file']}  (profile {report['profile']})", *_price_lines(report), _header()]
     baseline = report["baseline"]
-    lines.append(_row("stock pi (baseline)", baseline, None))
+    lines.append(_row("stock pi (baseline)", baseline, None, _breaks(baseline)))
     for name, data in report["mechanisms"].items():
         label = f"  {LABELS[name]}"
         if not data.get("measured", True):
             lines.append(f"{label:<26}not measured: {data['reason']}")
             continue
         lines.append(_row(label, data, baseline, _mechanism_note(name, data)))
-    lines.append(_row(f"tau ({report['profile']})", report["tau"], baseline))
+    lines.append(_row(f"tau ({report['profile']})", report["tau"], baseline, _breaks(report["tau"])))
     summaries = report["summaries"]
     if summaries["baseline"]["requests"] or summaries["tau"]["requests"]:
         lines.append(_row("summary calls, pi (apart)", summaries["baseline"], None))
@@ -138,8 +146,12 @@ def _render_tau(report: dict[str, Any]) -> str:
     ]
     lines.append(_header())
     baseline, tau = report["baseline"], report["tau"]
-    lines.append(_row("stock pi (estimate)", baseline, None, "replay, every mechanism undone"))
-    lines.append(_row("tau (measured)", tau, baseline, "what the calls recorded"))
+    lines.append(
+        _row("stock pi (estimate)", baseline, None, f"replay, every mechanism undone; {_breaks(baseline)}")
+    )
+    lines.append(
+        _row("tau (measured)", tau, baseline, f"what the calls recorded; {_breaks(tau['parts']['requests'])}")
+    )
     for part, label in (
         ("requests", "agent requests"),
         ("reducer", "reducer calls"),
