@@ -25,6 +25,7 @@ ROOT = HERE.parents[1]
 PLAY = f"{HERE / 'play.py'}:respond"
 
 READ, WRITE, OUTPUT = 0.1, 1.25, 5.0
+REDUCER_PROMPT = "You are a lossless test/build output reducer."
 # tau savings prices at a real model's rates; its output/input ratio is this benchmark's 5.
 SAVINGS_PRICE = "anthropic/claude-sonnet-4-6"
 SAVINGS_INPUT_PER_MILLION = 3.0
@@ -93,6 +94,14 @@ class Bill:
             "cache_write": sum(u.get("cacheWrite", 0) for u in usage),
             "output_tokens": sum(u.get("output", 0) for u in usage),
             "cost_units": round(sum(cost_units(u) for u in usage), 2),
+            "reducer_cost_units": round(
+                sum(
+                    cost_units(line["usage"])
+                    for line in self.lines
+                    if line.get("system", "").startswith(REDUCER_PROMPT)
+                ),
+                2,
+            ),
         }
 
     def cache_breaks(self, agent_usages: list[dict[str, Any]]) -> tuple[int, int]:

@@ -91,6 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="keep every run's repository, agent dir and bill here")
     parser.add_argument("--no-savings-check", action="store_true", help="skip the tau savings cross-check")
     parser.add_argument(
+        "--reducer-price",
+        type=float,
+        default=1 / 3,
+        metavar="F",
+        help="also price each run with the reducer's calls at F x the session model's price (default 1/3: "
+        "Claude Haiku 4.5 reducing for Claude Sonnet 4.6)",
+    )
+    parser.add_argument(
         "--sol",
         metavar="JSON",
         type=json.loads,
@@ -117,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
                 if profile == "none":
                     baseline = result["cost_units"]
                 result["ratio_vs_none"] = round(result["cost_units"] / baseline, 3) if baseline else None
+                if result["reducer_cost_units"]:
+                    cheap = result["cost_units"] - (1 - args.reducer_price) * result["reducer_cost_units"]
+                    result["cheap_reducer_cost_units"] = round(cheap, 2)
+                    result["cheap_reducer_ratio_vs_none"] = round(cheap / baseline, 3) if baseline else None
                 results.append(result)
                 if args.json:
                     print(json.dumps(result), flush=True)
@@ -131,6 +143,17 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
     if not args.json:
         print(_table(results))
+        cheap = [r for r in results if "cheap_reducer_cost_units" in r]
+        if cheap:
+            print(
+                f"\nwith the reducer's calls at {args.reducer_price:.2g}x the price (a cheaper reducer model):"
+            )
+            for r in cheap:
+                ratio = r.get("cheap_reducer_ratio_vs_none")
+                print(
+                    f"  {r['task']:<18} {r['profile']:<8} {r['cheap_reducer_cost_units']:>11,.0f} units"
+                    + (f"  {ratio:.2f}x of none" if ratio is not None else "")
+                )
         print(
             f"\n{len(results)} runs in {time.monotonic() - started:.0f} s; cost units: uncached input 1, "
             "cache read 0.1, cache write 1.25, output 5 per token"

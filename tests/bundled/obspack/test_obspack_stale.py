@@ -195,3 +195,17 @@ def test_stale_packing_can_be_switched_off(tmp_path):
     assert not ledger.exists() or all(
         json.loads(line)["event"] != "placeholder" for line in ledger.read_text().splitlines()
     )
+
+
+def test_archive_work_per_request_is_bounded(tmp_path):
+    """A resumed session with a long history archives it over several requests, not all at once."""
+    session = Session(tmp_path)
+    for n in range(40):
+        session.call("bash", {"command": f"cat big{n}.log"}, f"big {n}\n" * 2000)
+    objects = tmp_path / "sol" / "session-a" / "observation-pack" / "objects"
+    session.request()
+    assert len(list(objects.iterdir())) == 32
+    given = session.request()
+    assert len(list(objects.iterdir())) == 40
+    results = given[2::2]
+    assert all(text_of(m).startswith(("[large tool result replaced", PLACEHOLDER)) for m in results[:38])

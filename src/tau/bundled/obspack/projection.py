@@ -102,6 +102,7 @@ class Applied:
 
     leaves: dict[str, set[str]] = field(default_factory=dict)
     content: dict[str, Any] = field(default_factory=dict)
+    archived: set[str] = field(default_factory=set)  # observations stored (or verified) already
 
     def on_branch(self, obs_id: str, branch_ids: Callable[[], set[str]]) -> bool:
         leaves = self.leaves.get(obs_id)
@@ -289,6 +290,7 @@ def plan_projection(
     it, only SoL-Pi's large rule applies and each swap is made as soon as it is due).
     """
     rules = rules or PackRules(head_bytes=head_bytes, tail_bytes=tail_bytes, stale=False, batch=False)
+    store = _Archive(store, applied, rules.max_new_objects)
     context = (scan or ContextScan())(messages)
     plan = ProjectionPlan()
     request = context.turns + 1
@@ -326,10 +328,9 @@ def plan_projection(
         if rules.stale and applied is not None:
             swap = _stale_result(item, observation, context, rules)
         if swap is None and large is not None:
-            try:
-                store(large)  # a large result is archived when first seen (SoL-Pi), recallable at once
-            except Exception as exc:  # fail open: a packing failure never costs the agent its observation
-                sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
+            # A large result is archived when first seen (SoL-Pi): recallable at once. A session
+            # resumed with many of them archives them over several requests, sent in full until then.
+            if not store(large):
                 continue
             after = context.turns - 1 - item.turn
             previous = _large_sends(item, large, after, request, plan, counted, send_counts, branch_ids)
@@ -392,10 +393,7 @@ def _decide(
             return
     plan.pending = len(due) - len(chosen)
     for swap in chosen:
-        try:
-            store(swap.observation)
-        except Exception as exc:  # fail open: a packing failure never costs the agent its observation
-            sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
+        if not store(swap.observation):
             continue
         sends = swap.sends
         record = placeholder_record(
@@ -416,6 +414,30 @@ def _record_waiting(plan: ProjectionPlan, waiting: list[_Swap], request: int) ->
     for swap in waiting:
         if swap.sends is not None:
             plan.records.append(full_record(swap.observation, request))
+
+
+class _Archive:
+    """``store`` with this request's budget of new objects (no budget without ``applied``)."""
+
+    def __init__(self, store: Callable[[Observation], None], applied: Applied | None, budget: int) -> None:
+        self.store, self.applied, self.left = store, applied, budget
+
+    def __call__(self, observation: Observation) -> bool:
+        """Whether the observation is archived (now or before); a failure is logged and fails open."""
+        known = self.applied.archived if self.applied is not None else None
+        if known is not None and observation.id in known:
+            return True
+        if known is not None and self.left <= 0:
+            return False  # over this request's budget: it waits for a later request
+        try:
+            self.store(observation)
+        except Exception as exc:  # fail open: a packing failure never costs the agent its observation
+            sys.stderr.write(f"[observationpack] fail-open for tool result: {exc}\n")
+            return False
+        if known is not None:
+            known.add(observation.id)
+            self.left -= 1
+        return True
 
 
 def _text_of(content: Any) -> str:

@@ -324,6 +324,7 @@ def _bill(context: TranscriptContext, options: StreamOptions, usage: Usage) -> N
     line: dict[str, Any] = {
         "sessionId": options.session_id,
         "cacheRetention": options.cache_retention,
+        "system": (current_system_prompt(context["messages"]) or "")[:80],
         "usage": usage,
     }
     if os.environ.get(BILL_PROMPTS_ENV) == "1":
