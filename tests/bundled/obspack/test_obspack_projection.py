@@ -182,7 +182,9 @@ def test_savings_are_announced_once_and_only_in_the_interactive_mode(tmp_path):
     assert level == "info" and message.startswith("⚡ SoL-Pi · Observation Pack\nMoney saved · ")
     obs_id = observation_of(tool_result(BODY)).id
     assert " context tokens avoided · bash result " in message and ctx.ui.statuses[0][0] == "sol-pi-savings"
-    assert message.endswith(f'packed (after its first 2 provider requests); obs_recall {{"id":"{obs_id}"}} returns it')
+    assert message.endswith(
+        f'packed (after its first 2 provider requests); obs_recall {{"id":"{obs_id}"}} returns it'
+    )
     quiet, quiet_ctx = started(tmp_path / "json", mode="json")
     sends(quiet, quiet_ctx, [tool_result(BODY)], 4)
     assert quiet_ctx.ui.notices == []

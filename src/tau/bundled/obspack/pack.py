@@ -312,7 +312,7 @@ def packed_notice(records: list[dict[str, Any]]) -> str:
     if len(records) == 1:
         record = records[0]
         what = f"{record['tool']} result {record['id']} packed ({reasons})"
-        return f"{removed} · {what}; obs_recall {{\"id\":\"{record['id']}\"}} returns it"
+        return f'{removed} · {what}; obs_recall {{"id":"{record["id"]}"}} returns it'
     return f"{removed} · {len(records)} results packed ({reasons}); obs_recall with a placeholder's id returns it"
 
 
