@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from interactive_support import Screen, faux_session
@@ -12,7 +13,7 @@ from prompt_toolkit.document import Document
 from tau.modes.interactive.commands import Command
 from tau.modes.interactive.editor import PromptCompleter
 
-ENTER = "\r"
+ENTER, CTRL_C = "\r", "\x03"
 
 
 def run(coro: Any) -> Any:
@@ -147,3 +148,61 @@ def test_compact_command_summarizes_and_reports(tmp_path):
     run(scenario())
     kinds = [e["type"] for e in session.session_manager.get_entries()]
     assert "compaction" in kinds
+
+
+def test_help_lists_the_commands_and_sends_nothing(tmp_path):
+    """Issue 19: `/help` and a mistyped command were sent to the model (and cost a request)."""
+    session = faux_session(tmp_path, [{"text": "never asked"}])
+
+    async def scenario() -> None:
+        screen = Screen(session)
+        await screen.start()
+        screen.send("/help" + ENTER)
+        await screen.wait_text("Commands (never sent to the model):")
+        text = screen.text()
+        for name in ("/compact", "/tree", "/hotkeys", "/quit", "/help"):
+            assert name in text
+        screen.send("/halp me" + ENTER)
+        await screen.wait_text("Unknown command /halp: /help lists the commands")
+        assert screen.mode.editor.get_text() == "/halp me"  # kept, to be corrected
+        await screen.quit()
+
+    run(scenario())
+    assert [m for m in session.messages if m["role"] == "user"] == []
+    assert session.session_file is None or not Path(session.session_file).exists()  # no request
+
+
+def test_a_path_at_the_start_of_a_prompt_is_still_a_prompt(tmp_path):
+    session = faux_session(tmp_path, [{"text": "looked"}])
+
+    async def scenario() -> None:
+        screen = Screen(session)
+        await screen.start()
+        screen.send("/etc/hosts looks wrong" + ENTER)
+        await screen.wait_for(lambda: session.is_idle() and "looked" in screen.text())
+        await screen.quit()
+
+    run(scenario())
+    assert [m["content"][0]["text"] for m in session.messages if m["role"] == "user"] == [
+        "/etc/hosts looks wrong"
+    ]
+
+
+def test_ctrl_c_that_clears_text_is_not_the_first_of_the_two_quit_presses(tmp_path):
+    session = faux_session(tmp_path, [])
+
+    async def scenario() -> int:
+        screen = Screen(session)
+        screen.mode.clock = lambda: 1000.0  # every press at the same instant
+        await screen.start()
+        screen.send("draft")
+        await screen.wait_for(lambda: screen.mode.editor.get_text() == "draft")
+        screen.send(CTRL_C)
+        await screen.wait_for(lambda: screen.mode.editor.get_text() == "")
+        screen.send(CTRL_C)  # the first press on an empty editor
+        await screen.wait_text("Press Ctrl+C again to quit")
+        assert not screen.task.done()
+        screen.send(CTRL_C)
+        return await asyncio.wait_for(screen.task, 30)
+
+    assert run(scenario()) == 0

@@ -28,7 +28,7 @@ from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import Output
 
 from tau.modes.interactive.bindings import key_bindings
-from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list
+from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list, unknown_command
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
 from tau.modes.interactive.model import AssistantBlock, ChatController, NoticeBlock, content_text
 from tau.modes.interactive.overlay import OverlayHost
@@ -91,6 +91,7 @@ class InteractiveMode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flushing = False
         self.last_ctrl_c = 0.0
+        self.clock = time.monotonic  # the double Ctrl+C window; tests give a fixed clock
         self._live_cache: tuple[int, int, int, str] | None = None
         self._version = 0
         self._pending_prompts: list[str] = []
@@ -291,6 +292,12 @@ class InteractiveMode:
         command = BUILTIN_COMMANDS.get(name.strip()) if name else None
         if command is not None and command.run is not None:
             await command.run(self, args)
+            return
+        unknown = unknown_command(text, self.runner)
+        if unknown is not None:
+            self.controller.notice(f"Unknown command /{unknown}: /help lists the commands", "warning")
+            if not self.editor.get_text():
+                self.editor.set_text(text)
             return
         if self.session.is_streaming:
             await self.session.prompt(text, streaming_behavior=behavior)

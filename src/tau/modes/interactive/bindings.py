@@ -8,7 +8,6 @@ follow-up, Esc aborts, and extension shortcuts run their handlers.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.filters import Condition
@@ -72,14 +71,15 @@ def key_bindings(mode: InteractiveMode, overlay_active: Condition) -> KeyBinding
 
     @kb.add("c-c", filter=editing)
     def _ctrl_c(event: KeyPressEvent) -> None:
-        now = time.monotonic()
+        now = mode.clock()
         if mode.editor.get_text():
             mode.editor.set_text("")
+            mode.last_ctrl_c = 0.0  # clearing text is not the first of the two presses that quit
         elif now - mode.last_ctrl_c < 1.0:
             mode.exit()
         else:
             mode.controller.notice("Press Ctrl+C again to quit")
-        mode.last_ctrl_c = now
+            mode.last_ctrl_c = now
 
     @kb.add("c-d", filter=editing)
     def _ctrl_d(event: KeyPressEvent) -> None:

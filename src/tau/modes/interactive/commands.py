@@ -1,11 +1,14 @@
 """The interactive mode's slash commands (pi-host §5): tau's own, then every extension command.
 
 Each built-in command is an async function of the mode and the text after the name. Extension
-commands run through the session's prompt path (``/name args``), as pi does.
+commands run through the session's prompt path (``/name args``), as pi does. Unlike pi 1.6, which
+sends any other ``/word`` to the model as a prompt, tau answers an unknown command on screen
+(``/help`` lists them): a typo should not cost a request.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,7 +19,7 @@ from tau.modes.interactive.tree import TreeSelector
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
 
-__all__ = ["BUILTIN_COMMANDS", "SUMMARY_CHOICES", "Command", "command_list"]
+__all__ = ["BUILTIN_COMMANDS", "SUMMARY_CHOICES", "Command", "command_list", "unknown_command"]
 
 SUMMARY_CHOICES = ["No summary", "Summarize", "Summarize with custom prompt"]
 
@@ -206,6 +209,15 @@ async def _quit(mode: InteractiveMode, args: str) -> None:
     mode.exit()
 
 
+async def _help(mode: InteractiveMode, args: str) -> None:
+    commands = command_list(mode.runner)
+    width = max(len(command.name) for command in commands) + 1
+    lines = ["Commands (never sent to the model):"]
+    lines += [f"  /{command.name.ljust(width)} {command.description}" for command in commands]
+    lines.append("Other text is sent to the model. /hotkeys lists the keys.")
+    mode.controller.notice("\n".join(lines))
+
+
 async def _hotkeys(mode: InteractiveMode, args: str) -> None:
     mode.controller.notice(
         "Enter send (steer while running) · Alt+Enter follow-up (newline when idle: Ctrl+J) · "
@@ -225,10 +237,27 @@ BUILTIN_COMMANDS: dict[str, Command] = {
         Command("name", "Set the session name", _name),
         Command("new", "Start a new session", _new),
         Command("resume", "Resume another session", _resume),
+        Command("help", "List the commands", _help),
         Command("hotkeys", "Show the keys", _hotkeys),
         Command("quit", "Quit tau", _quit),
     )
 }
+
+
+_COMMAND_NAME = re.compile(r"[A-Za-z][\w:.-]*")
+
+
+def unknown_command(text: str, runner: Any) -> str | None:
+    """The name of ``/name …`` when no command has it, else ``None``.
+
+    Text whose first word holds another ``/`` (``/usr/bin/python fails``) is a prompt, not a command.
+    """
+    match = re.match(r"/(\S*)", text)
+    name = match.group(1) if match else ""
+    if not _COMMAND_NAME.fullmatch(name):
+        return None
+    known = {command.name for command in command_list(runner)}
+    return None if name in known else name
 
 
 def command_list(runner: Any) -> list[Command]:
