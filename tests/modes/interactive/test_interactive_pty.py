@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -241,3 +244,94 @@ def test_resume_switches_to_another_session_of_the_directory(tmp_path):
         if e.get("type") == "message" and e["message"]["role"] == "user"
     ]
     assert prompts == ["remember me", "continue here"]
+
+
+class Tmux:
+    """One ``tau`` in a tmux pane: a real terminal emulator, whose scrollback is what a user scrolls back to."""
+
+    def __init__(self, cwd: Path, args: list[str], rows: int = ROWS, columns: int = COLUMNS) -> None:
+        self.socket = f"tau-test-{os.getpid()}-{id(self)}"
+        command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "tau", *args])
+        self.tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            str(columns),
+            "-y",
+            str(rows),
+            "-c",
+            str(cwd),
+            command,
+        )
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def scrollback(self) -> str:
+        return self.tmux("capture-pane", "-p", "-S", "-", "-E", "-")
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p")
+
+    def send(self, keys: str) -> None:
+        self.tmux("send-keys", "-l", keys)
+        self.tmux("send-keys", "Enter")
+
+    def wait(self, condition, what: str) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; scrollback:\n{self.scrollback()}")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=60)
+
+
+def test_continue_prints_the_history_once(tmp_path):
+    """Issue 19: `tau -c` left a second copy of the history (with a stale editor and footer) in the scrollback.
+
+    The history was first drawn as the live frame, from the top row; erasing that frame clears the whole
+    screen, which tmux (like several terminals) keeps in the scrollback. Printed before the first frame,
+    the history is there once.
+    """
+    if shutil.which("tmux") is None:
+        pytest.skip("needs tmux: its scrollback is what this test reads")
+    answer = "the answer, one line"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": answer}] * 12))
+    work = tmp_path / "work"
+    work.mkdir()
+    faux = ["--model", "faux/faux-1", "--faux-script", str(script)]
+    for n in range(3):
+        done = subprocess.run(
+            [sys.executable, "-m", "tau", *faux, "-c", "-p", f"prompt {n}"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    tau = Tmux(work, [*faux, "-c"])
+    footer = "faux/faux-1 • off • ctx"
+    try:
+        tau.wait(lambda: footer in tau.screen(), "the editor")
+        tau.send("one more")
+
+        def settled() -> bool:  # the new answer printed and the editor back (no redraw half done)
+            shown = tau.screen().rstrip()
+            return shown.endswith("todo 0/0") and footer in shown and "one more" in tau.scrollback()
+
+        tau.wait(lambda: settled() and tau.scrollback().count(answer) >= 4, "the new answer printed")
+        everything = tau.scrollback()
+        for n in range(3):
+            assert everything.count(f"prompt {n}\n") == 1, everything
+        assert "earlier lines print when finished" not in everything
+        assert everything.count("/hotkeys for keys") == 1, everything  # one start line, no stale frame
+        assert everything.count(footer) == 1, everything  # one footer: the live one
+    finally:
+        tau.close()

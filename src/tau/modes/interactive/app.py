@@ -256,10 +256,15 @@ class InteractiveMode:
                 if not blocks:
                     break
                 text = self.renderer.render(blocks, self._width())
-                await run_in_terminal(lambda text=text: self._write(text), in_executor=False)
-            self._live_cache = None
+                await run_in_terminal(lambda text=text: self._print_committed(text), in_executor=False)
         finally:
             self._flushing = False
+
+    def _print_committed(self, text: str) -> None:
+        # run_in_terminal redraws right after this returns: the live area must already leave out
+        # what was just printed, or it draws those blocks a second time below their printed copy.
+        self._live_cache = None
+        self._write(text)
 
     def _write(self, text: str) -> None:
         out = self.app.output
@@ -376,6 +381,12 @@ class InteractiveMode:
             if prompts:
                 self.spawn(self._submit(prompts[0]))
 
+        # The start line and a resumed history are finished: print them before the first frame.
+        # Drawn as a live frame first, they left a stale, truncated copy (editor and footer included)
+        # in the scrollback once printed for real (issue 19).
+        finished = self.controller.take_committed()
+        if finished:
+            self._write(self.renderer.render(finished, self._width()))
         loop = asyncio.get_running_loop()
         for number in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
