@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from tau.common.lazy_regex import lazy_pattern
 
-__all__ = ["dumps", "dumps_str", "js_number", "loads"]
+__all__ = ["dumps", "dumps_indented", "dumps_str", "js_number", "loads"]
 
 _MAX_SAFE = 2**53
 
@@ -162,6 +164,57 @@ def dumps(value: Any) -> bytes:
 def dumps_str(value: Any) -> str:
     """Like :func:`dumps`, as ``str``."""
     return dumps(value).decode("utf-8", "surrogatepass")
+
+
+@dataclass
+class _Open:
+    """A container being written: what is left of it, the indent of its items, its closing bracket."""
+
+    items: Iterator[Any]
+    inner: str
+    closer: str
+    keyed: bool
+    started: bool = False
+
+
+def _open_value(value: Any, indent: str, parts: list[str], stack: list[_Open]) -> None:
+    if isinstance(value, dict) and value:
+        parts.append("{")
+        stack.append(_Open(iter(value.items()), indent + "  ", "}", True))
+    elif isinstance(value, list) and value:
+        parts.append("[")
+        stack.append(_Open(iter(value), indent + "  ", "]", False))
+    else:
+        parts.append(dumps_str(value))
+
+
+def dumps_indented(value: Any) -> str:
+    """``JSON.stringify(value, null, 2)``: two-space indent, ``[]``/``{}`` for empty containers.
+
+    Written without recursion into one list of parts: a value nested a thousand levels deep needs no
+    stack, and a long string deep inside is copied once, not once per level above it.
+    """
+    parts: list[str] = []
+    stack: list[_Open] = []
+    _open_value(value, "", parts, stack)
+    while stack:
+        top = stack[-1]
+        item = next(top.items, _END)
+        if item is _END:
+            stack.pop()
+            parts.append(f"\n{top.inner[:-2]}{top.closer}")  # only non-empty containers are opened
+            continue
+        parts.append(",\n" if top.started else "\n")
+        parts.append(top.inner)
+        top.started = True
+        if top.keyed:
+            key, item = item
+            parts.append(f"{dumps_str(str(key))}: ")
+        _open_value(item, top.inner, parts, stack)
+    return "".join(parts)
+
+
+_END = object()
 
 
 def loads(data: bytes | str) -> Any:

@@ -4,21 +4,28 @@
 
 Files are opened read-only: a v1/v2 file is migrated in memory only (pi would rewrite it on open),
 nothing is locked, nothing is appended. Exit codes: 0 fine, 1 ``check`` found problems, 2 the file
-cannot be read as a session (or the command line is wrong).
+cannot be read as a session (or the command line is wrong), 3 an internal error (one line on stderr,
+never a traceback). Whatever a file holds is a reported line, never a crash: values are quoted
+shortened (:func:`tau.common.brief.brief`), text output escapes lone surrogates, and values are
+nested at most :data:`tau.session.jsonl.MAX_DEPTH` levels.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tau.common import jsjson
+from tau.common.brief import brief, clip, label
 from tau.modes.session_list import add_list_parser, run_list
-from tau.session import CURRENT_VERSION, SessionError, SessionManager
+from tau.session import CURRENT_VERSION, SessionError, SessionManager, jsonl
 from tau.session.check import Finding, check_entries, read_layout
+from tau.session.jsonl import MAX_DEPTH
 from tau.session.projection import convert_to_llm
 
 __all__ = ["build_parser", "main"]
@@ -69,10 +76,37 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     command = {"list": run_list, "context": run_context, "info": run_info, "check": run_check}[args.command]
     try:
-        return command(args)
+        with recursion_headroom():
+            return command(args)
     except InspectError as exc:
         print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        raise  # the reader went away: the CLI ends quietly
+    except Exception as exc:  # boundary: a bug in tau, not a problem of the file; never a traceback
+        reason = clip(str(exc) or "no message", 300)
+        print(
+            f"{PROG} {args.command}: internal error ({type(exc).__name__}: {reason}); "
+            "please report it with the file",
+            file=sys.stderr,
+        )
+        return 3
+
+
+# Session values nest at most MAX_DEPTH levels; printing one takes up to a few frames per level (the
+# JSON encoder, js_string on a nested timestamp), more than Python's default limit of 1000 allows.
+RECURSION_LIMIT = 4 * MAX_DEPTH + 1000
+
+
+@contextlib.contextmanager
+def recursion_headroom() -> Iterator[None]:
+    """Room for the deepest value a session line may hold (restored afterwards)."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 # --- opening ----------------------------------------------------------------------------------
@@ -98,7 +132,7 @@ def written_header(file: str) -> dict[str, Any]:
     with open(file, "rb") as stream:
         for raw in stream:
             try:
-                value = jsjson.loads(raw)
+                value = jsonl.parse(raw)
             except ValueError:
                 continue
             if isinstance(value, dict):
@@ -115,6 +149,12 @@ def write_bytes(data: bytes) -> None:
     else:
         buffer.write(data)
         buffer.flush()
+
+
+def write_text(text: str) -> None:
+    """Write text to stdout as UTF-8; a lone surrogate (from the file, or a file name's undecodable
+    byte) is written as its escape ``\\udXXX`` instead of failing the whole output."""
+    write_bytes(text.encode("utf-8", "backslashreplace"))
 
 
 def written_version(header: dict[str, Any]) -> Any:
@@ -138,21 +178,13 @@ def run_context(args: argparse.Namespace) -> int:
         leaf = args.leaf
     context = session.build_session_context(leaf)
     messages = convert_to_llm(context["messages"], block_images=args.block_images)
-    out = pretty_json(messages).encode("utf-8", "surrogatepass") if args.pretty else jsjson.dumps(messages)
+    out = (
+        jsjson.dumps_indented(messages).encode("utf-8", "surrogatepass")
+        if args.pretty
+        else jsjson.dumps(messages)
+    )
     write_bytes(out + b"\n")
     return 0
-
-
-def pretty_json(value: Any, indent: str = "") -> str:
-    """``JSON.stringify(value, null, 2)``: two-space indent, ``[]``/``{}`` for empty containers."""
-    inner = indent + "  "
-    if isinstance(value, dict) and value:
-        items = (f"{inner}{jsjson.dumps_str(str(k))}: {pretty_json(v, inner)}" for k, v in value.items())
-        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
-    if isinstance(value, list) and value:
-        items = (inner + pretty_json(v, inner) for v in value)
-        return "[\n" + ",\n".join(items) + f"\n{indent}]"
-    return jsjson.dumps_str(value)
 
 
 # --- info -------------------------------------------------------------------------------------
@@ -165,14 +197,14 @@ def summarize(session: SessionManager, file: str) -> dict[str, Any]:
     roles: Counter[str] = Counter()
     parents = set()
     for entry in entries:
-        types[str(entry.get("type"))] += 1
+        types[label(entry.get("type"))] += 1
         message = entry.get("message")
         if entry.get("type") == "message" and isinstance(message, dict):
-            roles[str(message.get("role"))] += 1
+            roles[label(message.get("role"))] += 1
         parent = entry.get("parentId")
         if isinstance(parent, str) and parent != entry.get("id"):
             parents.add(parent)
-    leaves = sum(1 for entry in entries if entry.get("id") not in parents)
+    leaves = sum(1 for entry in entries if not (isinstance(entry.get("id"), str) and entry["id"] in parents))
     header = written_header(file)
     context = session.build_session_context()
     return {
@@ -211,8 +243,7 @@ def run_info(args: argparse.Namespace) -> int:
     if args.json:
         write_bytes(jsjson.dumps(summary) + b"\n")
     else:
-        sys.stdout.write("\n".join(info_lines(summary)) + "\n")
-        sys.stdout.flush()
+        write_text("\n".join(info_lines(summary)) + "\n")
     return 0
 
 
@@ -221,26 +252,26 @@ def _version_text(version: Any) -> str:
         return (
             f"{jsjson.dumps_str(version)} (migrated to {CURRENT_VERSION} in memory; the file is not changed)"
         )
-    return jsjson.dumps_str(version)
+    return clip(jsjson.dumps_str(version))
 
 
 def info_lines(summary: dict[str, Any]) -> list[str]:
     header = summary["header"]
     model = summary["model"]
-    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    model_text = f"{label(model.get('provider'))}/{label(model.get('modelId'))}" if model else "none"
     lines = [
         f"file        {summary['file']}",
-        f"session     {header.get('id')}",
+        f"session     {label(header.get('id'))}",
         f"version     {_version_text(summary['version'])}",
-        f"created     {header.get('timestamp')}",
-        f"cwd         {header.get('cwd')}",
+        f"created     {label(header.get('timestamp'))}",
+        f"cwd         {label(header.get('cwd'))}",
     ]
     if "parentSession" in header:
-        lines.append(f"parent      {header['parentSession']}")
+        lines.append(f"parent      {label(header['parentSession'])}")
     for key, value in header.items():
         if key not in ("type", "version", "id", "timestamp", "cwd", "parentSession"):
-            lines.append(f"header.{key}  {jsjson.dumps_str(value)}")
-    lines.append(f"name        {summary['name'] if summary['name'] is not None else '(none)'}")
+            lines.append(f"header.{clip(key, 80)}  {clip(jsjson.dumps_str(value))}")
+    lines.append(f"name        {label(summary['name']) if summary['name'] is not None else '(none)'}")
     lines.append(f"entries     {summary['entries']}")
     width = max((len(kind) for kind in summary["types"]), default=0)
     for kind, count in summary["types"].items():
@@ -250,9 +281,9 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(f"  {kind.ljust(width)}  {count}{roles}")
     lines += [
         f"branches    {summary['branches']}",
-        f"leaf        {summary['leafId'] if summary['leafId'] is not None else '(none)'}",
+        f"leaf        {label(summary['leafId']) if summary['leafId'] is not None else '(none)'}",
         f"context     {summary['contextMessages']} messages at the leaf; "
-        f"thinking {summary['thinkingLevel']}, model {model_text}",
+        f"thinking {label(summary['thinkingLevel'])}, model {model_text}",
         f"problems    {summary['problems'] or 'none'}"
         + (f" (`{PROG} check` lists them)" if summary["problems"] else ""),
     ]
@@ -289,7 +320,7 @@ def _strip_line_prefix(line: int, text: str) -> str:
 def _header_findings(header: dict[str, Any], line: int) -> list[Finding]:
     version = written_version(header)
     if not isinstance(version, int | float) or isinstance(version, bool):
-        return [Finding(line, "error", f"header version {version!r} is not a number")]
+        return [Finding(line, "error", f"header version {brief(version)} is not a number")]
     if version < CURRENT_VERSION:
         return [
             Finding(
@@ -313,22 +344,24 @@ def _header_findings(header: dict[str, Any], line: int) -> list[Finding]:
 def run_check(args: argparse.Namespace) -> int:
     session = open_session(args.file)
     findings = findings_for(session, args.file)
+    lines = []
     for finding in findings:
         where = f"{args.file}:{finding.line}" if finding.line else args.file
-        print(f"{where}: {finding.severity}: {finding.message}")
+        lines.append(f"{where}: {finding.severity}: {finding.message}")
     errors = sum(1 for finding in findings if finding.severity == "error")
     notes = len(findings) - errors
     count = len(session.get_entries())
     if errors:
-        print(
+        lines.append(
             f"{args.file}: {_plural(errors, 'problem')}, {_plural(notes, 'note')} ({_plural(count, 'entry')})"
         )
-        return 1
-    print(
-        f"{args.file}: ok, {_plural(count, 'entry')}, no problems"
-        + (f", {_plural(notes, 'note')}" if notes else "")
-    )
-    return 0
+    else:
+        lines.append(
+            f"{args.file}: ok, {_plural(count, 'entry')}, no problems"
+            + (f", {_plural(notes, 'note')}" if notes else "")
+        )
+    write_text("\n".join(lines) + "\n")
+    return 1 if errors else 0
 
 
 def _plural(n: int, word: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from tau.common.brief import brief
 from tau.session import jsonl
 from tau.session.errors import SessionError
 from tau.session.records import LineReader, Record, no_gc
@@ -83,12 +84,13 @@ class EntryIndex:
                 continue
             key = record.id
             if key.__class__ is not str and not hashable(key):
-                self.problem(record.line, f"entry id {key!r} is not a string; entry unreachable")
+                self.problem(record.line, f"entry id {brief(key)} is not a string; entry unreachable")
                 continue
             previous = by_id.get(key)
             if previous is not None and previous.line and record.line:
                 self.problem(
-                    record.line, f"duplicate entry id {key!r} (also line {previous.line}); this line wins"
+                    record.line,
+                    f"duplicate entry id {brief(key)} (also line {previous.line}); this line wins",
                 )
             by_id[key] = record
             last = key
@@ -168,10 +170,10 @@ class EntryIndex:
                     continue
                 following = self.lookup(parent)
                 if following is None:
-                    self.problem(record.line, f"parent {parent!r} not found; treated as a root")
+                    self.problem(record.line, f"parent {brief(parent)} not found; treated as a root")
                 record = following
             if record is not None and state.get(id(record)) == 1:
-                self.problem(record.line, f"entry {record.id!r} is its own ancestor (parentId cycle)")
+                self.problem(record.line, f"entry {brief(record.id)} is its own ancestor (parentId cycle)")
             for visited in walk:
                 state[id(visited)] = 2
 
@@ -285,7 +287,7 @@ class EntryIndex:
         record = self.lookup(leaf_id)
         while record is not None:
             if id(record) in seen:
-                self.problem(record.line, f"entry {record.id!r} is its own ancestor (parentId cycle)")
+                self.problem(record.line, f"entry {brief(record.id)} is its own ancestor (parentId cycle)")
                 break
             seen.add(id(record))
             path.append(record)

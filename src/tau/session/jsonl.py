@@ -15,7 +15,12 @@ import orjson
 from tau.common import jsjson
 from tau.common.lazy_regex import lazy_pattern
 
-__all__ = ["FAST_PREFIX", "encode", "parse"]
+__all__ = ["FAST_PREFIX", "MAX_DEPTH", "encode", "parse"]
+
+# orjson's own limit; lines it refuses as too deep are refused by the slower parser too.
+MAX_DEPTH = 1024
+_STRING = lazy_pattern(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = lazy_pattern(r"[\[\]{}]")
 
 # The start of every v3 line pi writes for a tree entry, except custom and custom_message ones (their
 # payload comes first). Values with escapes never match: those lines are parsed in full.
@@ -27,15 +32,34 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse(raw: bytes) -> Any:
-    """The JSON value of one line; raises ``ValueError`` when the line is not JSON."""
+    """The JSON value of one line; raises ``ValueError`` when the line is not JSON.
+
+    A value is nested at most :data:`MAX_DEPTH` levels, whichever parser reads it, so every
+    consumer of session values knows how deep it may have to go.
+    """
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         pass
+    text = raw.decode("utf-8", "replace")
+    if _deeper_than(text, MAX_DEPTH):
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(raw.decode("utf-8", "replace"), parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
+
+
+def _deeper_than(text: str, limit: int) -> bool:
+    """Whether brackets outside strings nest deeper than ``limit`` (exact only for valid JSON)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # the common case, at C speed
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > limit:
+            return True
+    return False
 
 
 def encode(entry: Any) -> bytes:

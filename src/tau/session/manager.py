@@ -755,6 +755,6 @@ def _editable_role(entry: Entry) -> str | None:
     message = entry.get("message")
     if entry.get("type") == "message" and isinstance(message, dict):
         role = message.get("role")
-        if role in make.EDITABLE_ROLES:
+        if isinstance(role, str) and role in make.EDITABLE_ROLES:
             return role
     return None

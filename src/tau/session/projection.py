@@ -84,6 +84,12 @@ def _compacted(branch: list[Entry], latest: int) -> list[Entry]:
     return context
 
 
+def _role(message: dict[str, Any]) -> str | None:
+    # A file may hold any JSON as a role; a list or an object is no role (and cannot be looked up).
+    role = message.get("role")
+    return role if isinstance(role, str) else None
+
+
 def entry_to_messages(entry: Entry) -> list[Message]:
     """pi's ``sessionEntryToContextMessages``: the agent messages one entry contributes (no edits)."""
     kind = entry.get("type")
@@ -91,7 +97,7 @@ def entry_to_messages(entry: Entry) -> list[Message]:
         message = entry.get("message")
         if not isinstance(message, dict):
             return []
-        role = message.get("role")
+        role = _role(message)
         if role in _NULL_CONTENT_REPAIR and message.get("content") is None:
             # Files are read unvalidated: old versions or hand edits can hold null content.
             repaired = _NULL_CONTENT_REPAIR[role]
@@ -120,7 +126,7 @@ def project_entry(entry: Entry, edit: Entry | None) -> list[Message]:
 
 
 def _replace_content(message: Any, replacement: Any) -> Any:
-    if not isinstance(message, dict) or message.get("role") not in _EDITABLE_ROLES:
+    if not isinstance(message, dict) or _role(message) not in _EDITABLE_ROLES:
         return message
     edited = dict(message)
     if not isinstance(replacement, dict) or "content" not in replacement:
@@ -128,7 +134,7 @@ def _replace_content(message: Any, replacement: Any) -> Any:
         edited.pop("content", None)
         return edited
     content = replacement["content"]
-    if isinstance(content, str) and message.get("role") in _BLOCK_ROLES:
+    if isinstance(content, str) and _role(message) in _BLOCK_ROLES:
         content = [{"type": "text", "text": content}]
     edited["content"] = content
     return edited
