@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from tau.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tau.session.errors import NotASessionError, SessionError, SessionLockedError
+    from tau.session.errors import NotASessionError, SessionError, SessionFileExistsError, SessionLockedError
     from tau.session.listing import SessionInfo
     from tau.session.manager import SessionManager
     from tau.session.migrate import CURRENT_VERSION
@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "CURRENT_VERSION": "tau.session.migrate",
     "NotASessionError": "tau.session.errors",
     "SessionError": "tau.session.errors",
+    "SessionFileExistsError": "tau.session.errors",
     "SessionInfo": "tau.session.listing",
     "SessionLockedError": "tau.session.errors",
     "SessionManager": "tau.session.manager",
@@ -34,6 +35,7 @@ __all__ = [
     "CURRENT_VERSION",
     "NotASessionError",
     "SessionError",
+    "SessionFileExistsError",
     "SessionInfo",
     "SessionLockedError",
     "SessionManager",

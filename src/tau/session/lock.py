@@ -13,7 +13,7 @@ import os
 import weakref
 from pathlib import Path
 
-from tau.session.errors import SessionLockedError
+from tau.session.errors import SessionFileExistsError, SessionLockedError
 
 try:
     import fcntl
@@ -58,10 +58,17 @@ class SessionWriter:
 
     @classmethod
     def create(cls, path: Path, data: bytes) -> SessionWriter:
-        """Create ``path`` exclusively (it must not exist), lock it, and write ``data``."""
-        fd = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC, 0o666
-        )  # the umask applies, as for pi
+        """Create ``path`` exclusively, lock it, and write ``data``.
+
+        Raises:
+            SessionFileExistsError: ``path`` exists (another process created it first).
+        """
+        try:
+            fd = os.open(
+                path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC, 0o666
+            )  # the umask applies, as for pi
+        except FileExistsError as exc:
+            raise SessionFileExistsError(str(path)) from exc
         writer = cls._locked(path, fd)
         try:
             writer.append(data)

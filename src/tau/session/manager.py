@@ -13,6 +13,7 @@ the dicts returned are the stored ones: do not mutate them.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Callable, Iterable
@@ -288,7 +289,9 @@ class SessionManager:
             return
         if self._writer is None and self._file.exists():
             raise SessionError(f"cannot rewrite {str(self._file)!r}: the file is not writable")
-        temporary = self._file.with_name(f".{self._file.name}.tau-{os.getpid()}.tmp")
+        if self._writer is not None:  # the lock is held: no other tau is rewriting this file now
+            _remove_stale_temporaries(self._file)
+        temporary = self._file.with_name(f"{_temporary_prefix(self._file)}{os.getpid()}.tmp")
         data, lines = self._file_bytes()
         writer = SessionWriter.create(temporary, data)
         try:
@@ -720,6 +723,40 @@ class SessionManager:
                 record.raw = raw_of.get(id(original))
             records.append(record)
         return records
+
+
+def _temporary_prefix(file: Path) -> str:
+    return f".{file.name}.tau-"
+
+
+def _remove_stale_temporaries(file: Path) -> None:
+    """Delete what a rewrite killed before its rename left beside ``file`` (``.<name>.tau-<pid>.tmp``).
+
+    Called under the file's write lock, so no live tau is rewriting it; a temporary whose process
+    still runs is kept anyway (a filesystem without locks).
+    """
+    prefix = _temporary_prefix(file)
+    try:
+        names = os.listdir(file.parent)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix) : -len(".tmp")] if name.startswith(prefix) and name.endswith(".tmp") else ""
+        if pid.isdigit() and (int(pid) == os.getpid() or not _process_exists(int(pid))):
+            with contextlib.suppress(OSError):
+                os.unlink(file.parent / name)
+
+
+def _process_exists(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except PermissionError:
+        return True  # it does, and belongs to someone else
+    except (ProcessLookupError, OverflowError):
+        return False
+    return True
 
 
 def _open_writer(path: Path) -> SessionWriter | None:
