@@ -155,12 +155,17 @@ def _select(absolute: str, start: float, limit: float | None, signal: AbortSigna
 def _read_text(
     absolute: str, path: str, offset: float | None, limit: float | None, signal: AbortSignal | None
 ) -> ToolResult:
+    from tau.tools.read_lines import shown_lines
+
     start = max(0, offset - 1) if offset else 0
-    start_display = start + 1
     selection = _select(absolute, start, limit, signal)
     total = selection.total_file_lines
     if start >= total:
         raise ValueError(f"Offset {js_number(offset or 0)} is beyond end of file ({total} lines total)")
+    # Notices count the lines really shown. pi 1.6 computes them from the raw numbers, so a negative
+    # or fractional limit gave "[14 more lines in file. Use offset=-2 to continue.]" for a 10-line file.
+    first, end = shown_lines(start, limit, total)
+    start_display = first + 1
     truncation = selection.truncation
     limit_display = f"{js_number(DEFAULT_MAX_BYTES)}"
     if truncation["firstLineExceedsLimit"]:
@@ -180,14 +185,10 @@ def _read_text(
         else:
             notice = f"[Showing lines {shown} ({format_size(DEFAULT_MAX_BYTES)} limit). Use offset={next_offset} to continue.]"
         return ToolResult.text(f"{truncation['content']}\n\n{notice}", details={"truncation": truncation})
-    if limit is not None:
-        user_limited = min(start + limit, total) - start
-        if start + user_limited < total:
-            remaining = js_number(total - (start + user_limited))
-            next_offset = js_number(start + user_limited + 1)
-            return ToolResult.text(
-                f"{truncation['content']}\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
-            )
+    if limit is not None and end < total:
+        return ToolResult.text(
+            f"{truncation['content']}\n\n[{total - end} more lines in file. Use offset={end + 1} to continue.]"
+        )
     return ToolResult.text(truncation["content"])
 
 

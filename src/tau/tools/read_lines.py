@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_head, utf8_len
 
-__all__ = ["Selection", "is_streamable_range", "read_chunks", "select_from_chunks", "select_from_text"]
+__all__ = [
+    "Selection",
+    "is_streamable_range",
+    "read_chunks",
+    "select_from_chunks",
+    "select_from_text",
+    "shown_lines",
+]
 
 CHUNK_SIZE = 64 * 1024
 
@@ -34,16 +41,30 @@ def is_streamable_range(offset: float | None, limit: float | None) -> bool:
     )
 
 
-def _js_slice(items: list[str], start: float, end: float | None) -> list[str]:
-    """``Array.prototype.slice`` with JavaScript's integer conversion of fractional and negative bounds."""
+def _slice_bounds(length: int, start: float, end: float | None) -> tuple[int, int]:
+    """The indices ``Array.prototype.slice(start, end)`` takes, as JavaScript converts fractional and
+    negative bounds; ``end >= start`` (an empty slice ends where it starts)."""
 
     def bound(value: float) -> int:
         index = math.trunc(value)
-        return max(len(items) + index, 0) if index < 0 else min(index, len(items))
+        return max(length + index, 0) if index < 0 else min(index, length)
 
     begin = bound(start)
-    stop = len(items) if end is None else bound(end)
-    return items[begin:stop] if stop > begin else []
+    stop = length if end is None else bound(end)
+    return begin, max(begin, stop)
+
+
+def _js_slice(items: list[str], start: float, end: float | None) -> list[str]:
+    """``Array.prototype.slice`` with JavaScript's integer conversion of fractional and negative bounds."""
+    begin, stop = _slice_bounds(len(items), start, end)
+    return items[begin:stop]
+
+
+def shown_lines(start: float, limit: float | None, total: int) -> tuple[int, int]:
+    """``(first, end)``: the 0-based index of the first line ``read`` selects and the index after its
+    last, for any ``start``/``limit`` the model sends (fractional or negative ones included)."""
+    end = None if limit is None else min(start + limit, total)
+    return _slice_bounds(total, start, end)
 
 
 def select_from_text(text: str, start: float, limit: float | None) -> Selection:
