@@ -146,13 +146,19 @@ def main() -> None:
     print(f"seed {args.seed}")
     with tempfile.TemporaryDirectory(prefix="tau-crash-") as directory:
         stats = run_crashes(Path(directory), args.kills, args.seed, args.per_file)
-    print(
-        f"{stats.kills} kills over {stats.files} files in {stats.seconds:.1f} s: {stats.reported} appends returned "
-        f"and all were found; {stats.cut_lines} kills left a cut last line"
-    )
-    for failure in stats.failures:
-        print("FAILED:", failure)
+    print("\n".join(summary(stats, args.kills)))
     sys.exit(1 if stats.failures else 0)
+
+
+def summary(stats: CrashStats, requested: int) -> list[str]:
+    """The lines the run ends with: "all were found" only when nothing was lost."""
+    head = (
+        f"{stats.kills} of {requested} kills over {stats.files} files in {stats.seconds:.1f} s: "
+        f"{stats.reported} appends returned"
+    )
+    if stats.failures:
+        return [f"{head}; stopped at the first loss", *(f"FAILED: {failure}" for failure in stats.failures)]
+    return [f"{head} and all were found; {stats.cut_lines} kills left a cut last line"]
 
 
 if __name__ == "__main__":
