@@ -51,3 +51,25 @@ def test_no_other_public_name_is_reachable():
 def test_every_exported_name_resolves():
     for name in tau.extension.__all__:
         assert getattr(tau.extension, name) is not None, name
+
+
+def test_every_mode_ui_has_notice_and_it_never_writes_stdout(capsys):
+    """``ctx.ui.notice`` is public (issue 19): the protocol declares it, and each mode's UI shows it
+    where the docs say: stderr without a terminal view, a dim block in the terminal."""
+    from tau.extension.ui import ui_for_mode
+    from tau.modes.interactive.model import ChatController, NoticeBlock
+    from tau.modes.interactive.ui import InteractiveUI
+    from tau.modes.rpc.ui import RpcUI
+
+    assert "notice" in vars(tau.extension.ExtensionUI)
+    sent: list[dict] = []
+    for ui in (ui_for_mode("print"), ui_for_mode("json"), RpcUI(sent.append)):
+        ui.notice("todo-loop: continuing,\n 2 tasks open")
+    out, err = capsys.readouterr()
+    assert out == "" and sent == []
+    assert err == "todo-loop: continuing, 2 tasks open\n" * 3
+    tau.extension.NoUI().notice("nothing")
+    assert capsys.readouterr() == ("", "")
+    controller = ChatController()
+    InteractiveUI(controller, overlays=None).notice("todo-loop: stopped")
+    assert controller.blocks[-1] == NoticeBlock("todo-loop: stopped", "dim")

@@ -61,14 +61,28 @@ def test_the_stop_reasons_as_documented():
 
 def test_the_settings_defaults_and_message_as_documented():
     limits, problems = state.Limits.from_settings({})
-    assert (limits.max_rounds, limits.max_stalls) == (None, 3)
+    assert (limits.max_rounds, limits.max_stalls) == (state.DEFAULT_MAX_ROUNDS, 3) == (25, 3)
     assert f"| `todoLoop.maxStalls` | positive integer | `{state.DEFAULT_MAX_STALLS}` |" in DOC
-    assert (
-        "| `todoLoop.maxRounds` | non-negative integer (`0`: never continue), or `null` | `null`: no cap |"
-        in DOC
-    )
+    assert "| `todoLoop.maxRounds` | non-negative integer (`0`: no cap) | `25` |" in DOC
     _, problems = state.Limits.from_settings({"todoLoop": {"maxRounds": "20"}})
     assert problems == [
-        "settings.json: todoLoop.maxRounds must be a non-negative integer or null, got '20'; using no cap"
+        "settings.json: todoLoop.maxRounds must be a non-negative integer (0: no cap), got '20'; using 25"
     ]
     assert f"`{problems[0]}`" in FLAT
+
+
+def test_the_notices_as_documented():
+    from tau.bundled.todo_loop import notices
+    from tau.bundled.todo_loop.tasks import Task, TaskList
+
+    open_two = state.Observation(TaskList("pi-todo:state", None, (Task("a", "a", "pending"),) * 2), None)
+    line = notices.continuing(open_two, 1, state.Limits())
+    assert line == "todo-loop: continuing, 2 tasks open (round 1/25)" and f"`{line}`" in FLAT
+    stop = notices.stopped(open_two, state.round_cap(25))
+    assert stop == "todo-loop: stopped with 2 tasks open: round cap (25)" and f"`{stop}`" in FLAT
+
+
+def test_the_new_stop_reasons_as_documented():
+    for reason in (state.NOT_ACTIVE, state.HUMAN_IN_RUN, state.PAUSED):
+        assert f"| `{reason}` |" in DOC, reason
+    assert f"| `{state.unavailable('R').replace('R', '<reason>')}` |" in DOC

@@ -2,7 +2,9 @@
 
 Each mode supplies an :class:`ExtensionUI`. Outside the interactive and RPC modes nobody can answer:
 dialogs resolve at once (``None`` / ``False``), ``custom()`` returns ``None``, and notifications go
-to stderr in print mode and nowhere in JSON mode (decisions.md, "Modes and UI").
+to stderr in print mode and nowhere in JSON mode (decisions.md, "Modes and UI"). ``notice()`` lines
+(what the agent does on its own, such as a hidden continuation) go to stderr in print, JSON and RPC
+modes, never to stdout.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
-__all__ = ["ExtensionUI", "NoUI", "PrintUI", "PromptTrackingUI", "ui_for_mode"]
+__all__ = ["ExtensionUI", "JsonUI", "NoUI", "PrintUI", "PromptTrackingUI", "stderr_notice", "ui_for_mode"]
 
 
 class ExtensionUI(Protocol):
@@ -36,6 +38,11 @@ class ExtensionUI(Protocol):
     async def custom(self, component: Any, **options: Any) -> Any: ...
 
     def notify(self, message: str, type: str = "info") -> None: ...
+
+    def notice(self, message: str) -> None:
+        """One low-key line about work the agent does on its own (a hidden continuation, a stop):
+        dim in the terminal, on stderr in print, JSON and RPC modes; never stdout, never the session."""
+        ...
 
     def set_status(self, key: str, text: str | None = None) -> None: ...
 
@@ -75,6 +82,9 @@ class NoUI:
         return None
 
     def notify(self, message: str, type: str = "info") -> None:
+        return None
+
+    def notice(self, message: str) -> None:
         return None
 
     def set_status(self, key: str, text: str | None = None) -> None:
@@ -143,8 +153,15 @@ class NoUI:
 _PREFIXES = {"info": "", "warning": "Warning: ", "error": "Error: "}
 
 
+def stderr_notice(message: str, stream: TextIO | None = None) -> None:
+    """A :meth:`ExtensionUI.notice` line where there is no terminal view: one line on stderr."""
+    target = stream or sys.stderr
+    target.write(" ".join(str(message).split()) + "\n")
+    target.flush()
+
+
 class PrintUI(NoUI):
-    """Print mode: notifications are written to stderr, one line each (``Warning: …``, ``Error: …``)."""
+    """Print mode: notifications and notices are written to stderr, one line each (``Warning: …``)."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream
@@ -153,6 +170,19 @@ class PrintUI(NoUI):
         stream = self._stream or sys.stderr
         stream.write(f"{_PREFIXES.get(type, '')}{message}\n")
         stream.flush()
+
+    def notice(self, message: str) -> None:
+        stderr_notice(message, self._stream)
+
+
+class JsonUI(NoUI):
+    """JSON mode: stdout is the event stream, so notifications go nowhere and notices to stderr."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream
+
+    def notice(self, message: str) -> None:
+        stderr_notice(message, self._stream)
 
 
 class PromptTrackingUI:
@@ -206,4 +236,6 @@ class PromptTrackingUI:
 
 def ui_for_mode(mode: str) -> ExtensionUI:
     """The non-interactive UI of ``mode`` (``print`` or ``json``); other modes bring their own."""
-    return PrintUI() if mode == "print" else NoUI()
+    if mode == "print":
+        return PrintUI()
+    return JsonUI() if mode == "json" else NoUI()

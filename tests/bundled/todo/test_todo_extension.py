@@ -32,6 +32,9 @@ class RecordingUI:
     def notify(self, message: str, type: str = "info") -> None:
         self.notices.append((type, message))
 
+    def notice(self, message: str) -> None:
+        self.notices.append(("notice", message))
+
     def set_status(self, key: str, text: str | None = None) -> None:
         self.status[key] = text
 

@@ -20,7 +20,9 @@ OTHERS_OFF = [
 ]
 
 
-def run_print(tmp_path: Path, agent_dir: Path, **env: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
+def run_print(
+    tmp_path: Path, agent_dir: Path, *mode: str, **env: str
+) -> tuple[subprocess.CompletedProcess, list[dict]]:
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
     script = tmp_path / "script.json"
@@ -30,7 +32,7 @@ def run_print(tmp_path: Path, agent_dir: Path, **env: str) -> tuple[subprocess.C
             sys.executable,
             "-m",
             "tau",
-            "-p",
+            *(mode or ("-p",)),
             "--model",
             "faux/faux-1",
             "--faux-script",
@@ -62,7 +64,12 @@ def final_answers(entries: list[dict]) -> list[str]:
 
 def test_the_loop_carries_a_three_task_plan_to_the_end_in_one_run(tmp_path, isolated_agent_dir):
     done, entries = run_print(tmp_path, isolated_agent_dir)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "Finished part 3.\n", "")
+    assert (done.returncode, done.stdout) == (0, "Finished part 3.\n")
+    # each hidden continuation is announced on stderr, never on stdout (issue 19)
+    assert done.stderr.splitlines() == [
+        "todo-loop: continuing, 2 tasks open (round 1/25)",
+        "todo-loop: continuing, 1 task open (round 2/25)",
+    ]
     assert final_answers(entries) == ["Finished part 1.", "Finished part 2.", "Finished part 3."]
     markers = [e for e in entries if e["type"] == "custom_message"]
     assert [(m["customType"], m["display"]) for m in markers] == [("todo-loop:continue", False)] * 2
@@ -77,5 +84,28 @@ def test_the_loop_carries_a_three_task_plan_to_the_end_in_one_run(tmp_path, isol
 
 def test_without_the_loop_the_same_run_stops_after_the_first_task(tmp_path, isolated_agent_dir):
     done, entries = run_print(tmp_path, isolated_agent_dir, TAU_TODO_LOOP_DISABLED="1")
-    assert (done.returncode, done.stdout) == (0, "Finished part 1.\n")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Finished part 1.\n", "")
     assert [e for e in entries if e["type"] == "custom_message"] == []
+
+
+def test_a_stop_with_tasks_open_says_why_on_stderr(tmp_path, isolated_agent_dir):
+    isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+    (isolated_agent_dir / "settings.json").write_text(json.dumps({"todoLoop": {"maxRounds": 1}}))
+    done, _ = run_print(tmp_path, isolated_agent_dir)
+    assert (done.returncode, done.stdout) == (0, "Finished part 2.\n")
+    assert done.stderr.splitlines() == [
+        "todo-loop: continuing, 2 tasks open (round 1/1)",
+        "todo-loop: stopped with 1 task open: round cap (1)",
+    ]
+
+
+def test_json_mode_keeps_stdout_to_the_events_and_notices_on_stderr(tmp_path, isolated_agent_dir):
+    done, _ = run_print(tmp_path, isolated_agent_dir, "--mode", "json")
+    assert done.returncode == 0
+    events = [json.loads(line) for line in done.stdout.splitlines()]  # every stdout line is an event
+    assert events and all(isinstance(event, dict) and "type" in event for event in events)
+    assert "todo-loop: continuing" not in done.stdout
+    assert done.stderr.splitlines() == [
+        "todo-loop: continuing, 2 tasks open (round 1/25)",
+        "todo-loop: continuing, 1 task open (round 2/25)",
+    ]

@@ -3,8 +3,9 @@
 ``Harness`` records every request (the model messages each call received, system messages
 included) and, beside it, what the session's own projection was at that moment, so a test can tell
 a request the ``context`` hook changed from one it passed through. ``plan_extension`` is a
-test-only tool ``plan`` that records ``pi-todo:state`` custom entries (the shape tau's ``todo``
-writes), so these tests do not depend on the ``todo`` extension.
+test-only ``todo`` tool (another todo than tau's, as a third-party one would be) that records
+``pi-todo:state`` custom entries (the shape tau's ``todo`` writes), so these tests do not depend on
+the bundled ``todo`` extension; the loop then reads the list from the branch.
 """
 
 from __future__ import annotations
@@ -27,13 +28,17 @@ NUDGES = (NUDGE, NUDGE_WITH_BLOCK)
 
 
 class RecordingUI:
-    """A UI that keeps what extensions notify (dialogs answer nothing)."""
+    """A UI that keeps what extensions notify and the notices they show (dialogs answer nothing)."""
 
     def __init__(self) -> None:
         self.notes: list[tuple[str, str]] = []
+        self.notices: list[str] = []
 
     def notify(self, message: str, type: str = "info") -> None:
         self.notes.append((message, type))
+
+    def notice(self, message: str) -> None:
+        self.notices.append(message)
 
     def __getattr__(self, name: str) -> Any:
         def ignore(*args: Any, **kwargs: Any) -> None:
@@ -47,8 +52,8 @@ def plan_args(*statuses: str) -> dict[str, Any]:
 
 
 def plan_step(*statuses: str) -> dict[str, Any]:
-    """A faux step: the model calls ``plan`` with tasks ``task 1``.. in these statuses."""
-    return {"tool": "plan", "args": plan_args(*statuses)}
+    """A faux step: the model calls the test ``todo`` with tasks ``task 1``.. in these statuses."""
+    return {"tool": "todo", "args": plan_args(*statuses)}
 
 
 def plan_extension(tau: Any) -> None:
@@ -78,7 +83,7 @@ def plan_extension(tau: Any) -> None:
         "required": ["tasks"],
     }
     tau.register_tool(
-        ToolDefinition(name="plan", description="Record the task list.", parameters=schema, execute=execute)
+        ToolDefinition(name="todo", description="Record the task list.", parameters=schema, execute=execute)
     )
 
 
@@ -148,7 +153,7 @@ class Harness:
         return self.manager.get_branch()
 
     def kinds(self) -> list[str]:
-        """The branch as short labels: user/assistant/toolResult text, ``marker``, ``plan``."""
+        """The branch as short labels: user/assistant/toolResult text, ``marker``, ``plan`` (a state entry)."""
         labels = []
         for entry in self.entries():
             if entry["type"] == "custom_message" and entry["customType"] == "todo-loop:continue":

@@ -1,21 +1,29 @@
 """The extension's hooks, command and tool, on the public extension API only.
 
-- ``turn_end``: at a settle with open tasks, one hidden marker draft and ``continue: True``;
+- ``turn_end``: at a settle with open tasks, one hidden marker draft and ``continue: True``, and a
+  notice (``todo-loop: continuing, …`` or why it stopped with tasks open);
 - ``context``: removes a marker that sits next to a human message, passes everything else through;
+- ``before_agent_start``, ``message_end``, ``agent_settled``: whether a human wrote during the run;
+  ``tool_execution_end``: whether tools other than ``todo`` did work (progress, against stalls);
 - ``/todoloop [status|pause|resume]``: the live status;
 - ``todo_loop_block``: the model's exit, until the next human message.
 
-The kill switch is checked in both hooks and in the tool on every call.
+The list is read from the bundled ``todo`` itself, on the event bus (``pi-todo:read``), so both
+agree on it (a quarantine or a disconnected branch is "unavailable" for both); without it, from the
+branch's other sources (:mod:`.tasks`). The kill switch is checked in both hooks and in the tool on
+every call.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tau.bundled.todo_loop import notices
 from tau.bundled.todo_loop.branch import BranchReader, Scan
 from tau.bundled.todo_loop.killswitch import kill_switch
 from tau.bundled.todo_loop.marker import is_marker, marker_draft, without_markers_next_to_human
-from tau.bundled.todo_loop.state import Limits, LoopState
+from tau.bundled.todo_loop.state import TODO_TOOL, Limits, LoopState, Observation
+from tau.bundled.todo_loop.tasks import task_list_of_state
 from tau.extension import ToolDefinition, ToolResult, unchanged_prefix
 
 __all__ = [
@@ -24,6 +32,7 @@ __all__ = [
     "BLOCK_TOOL",
     "COMMAND",
     "NOT_RUNNING",
+    "READ_CHANNEL",
     "TodoLoop",
 ]
 
@@ -40,6 +49,7 @@ BLOCK_PARAMETERS: dict[str, Any] = {
     "additionalProperties": False,
 }
 NOT_RUNNING = "todo loop not running"
+READ_CHANNEL = "pi-todo:read"  # the bundled todo answers with its own reading of the checklist
 _SUBCOMMANDS = ("status", "pause", "resume")
 
 
@@ -93,12 +103,40 @@ class TodoLoop:
     def scan(self, ctx: Any) -> Scan:
         return self.reader.read(ctx.session_manager)
 
+    async def observe(self, ctx: Any) -> Observation:
+        """The list as ``todo`` reads it (or the branch's other sources), the anchor, the tool set."""
+        scan = self.scan(ctx)
+        active = TODO_TOOL in self.tau.get_active_tools()
+        request: dict[str, Any] = {"ctx": ctx}
+        await self.tau.events.emit(READ_CHANNEL, request)
+        answer = request.get("todo")
+        if not isinstance(answer, dict):  # the bundled todo is not loaded: another todo tool, maybe
+            return Observation(scan.tasks, scan.anchor, active)
+        state = answer.get("state")
+        if state is None:
+            return Observation(None, scan.anchor, active, str(answer.get("reason") or "unknown"))
+        return Observation(task_list_of_state(state), scan.anchor, active)
+
     # -- hooks -------------------------------------------------------------------------------
 
     def on_session_start(self, event: Any, ctx: Any) -> None:
         self.reader.forget()
 
-    def on_turn_end(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+    def on_before_agent_start(self, event: Any, ctx: Any) -> None:
+        self.state.start_run(prompted=event.message_type == "user")
+
+    def on_message_end(self, event: Any, ctx: Any) -> None:
+        message = event.message
+        if message.get("role") == "user" and not isinstance(message.get("customType"), str):
+            self.state.saw_human()
+
+    def on_agent_settled(self, event: Any, ctx: Any) -> None:
+        self.state.end_run()
+
+    def on_tool_execution_end(self, event: Any, ctx: Any) -> None:
+        self.state.saw_tool(event.tool_name, bool(event.is_error))
+
+    async def on_turn_end(self, event: Any, ctx: Any) -> dict[str, Any] | None:
         message = event.message
         if message.get("stopReason") == "aborted" or event.outcome == "aborted":
             if not self.disabled(ctx):
@@ -108,8 +146,14 @@ class TodoLoop:
             return None  # the host makes the next request anyway: spend nothing
         if not self._would_end(event, ctx) or self.disabled(ctx):
             return None
-        if not self.state.settle(self.scan(ctx), self.limits(ctx)):
+        seen = await self.observe(ctx)
+        limits = self.limits(ctx)
+        if not self.state.settle(seen, limits):
+            stopped = notices.stopped(seen, self.state.stop_reason)
+            if stopped is not None:
+                notices.show(ctx, stopped)
             return None
+        notices.show(ctx, notices.continuing(seen, self.state.rounds, limits))
         draft = marker_draft(with_block=BLOCK_TOOL in self.tau.get_active_tools())
         return {"entries": [*event.entries, draft], "continue": True}
 
@@ -132,8 +176,9 @@ class TodoLoop:
 
     # -- command -----------------------------------------------------------------------------
 
-    def status_lines(self, ctx: Any) -> list[str]:
-        return self.state.status_lines(self.scan(ctx), self.limits(ctx), disabled=self.disabled(ctx))
+    async def status_lines(self, ctx: Any) -> list[str]:
+        seen = await self.observe(ctx)
+        return self.state.status_lines(seen, self.limits(ctx), disabled=self.disabled(ctx))
 
     async def on_command(self, args: str, ctx: Any) -> None:
         word = args.strip()
@@ -146,7 +191,7 @@ class TodoLoop:
         else:
             ctx.ui.notify(f"Unknown /todoloop argument {word!r}: use status, pause or resume", "error")
             return
-        ctx.ui.notify("\n".join(self.status_lines(ctx)), "info")
+        ctx.ui.notify("\n".join(await self.status_lines(ctx)), "info")
 
     @staticmethod
     def complete_argument(prefix: str) -> list[dict[str, str]] | None:
@@ -181,6 +226,10 @@ class TodoLoop:
     def register(self) -> None:
         tau = self.tau
         tau.on("session_start", self.on_session_start)
+        tau.on("before_agent_start", self.on_before_agent_start)
+        tau.on("message_end", self.on_message_end)
+        tau.on("tool_execution_end", self.on_tool_execution_end)
+        tau.on("agent_settled", self.on_agent_settled)
         tau.on("turn_end", self.on_turn_end)
         tau.on("context", self.on_context)
         tau.register_tool(self.block_tool())

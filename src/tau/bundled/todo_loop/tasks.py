@@ -12,6 +12,10 @@ string). Unfinished means ``pending`` or ``in_progress``; every other status is 
 whose tasks are malformed is skipped, so an older valid list wins over a newer broken one: an errored
 ``todo`` call must never read as an empty list.
 
+When the bundled ``todo`` is loaded, the loop does not read these entries for the list: it asks
+``todo`` itself (:func:`task_list_of_state` on its answer), so both always agree on which snapshot is
+current. The branch sources serve when another ``todo`` tool is active instead.
+
 Nothing here raises for a strange entry: a reader that failed would stop the loop silently, so
 whatever cannot be read is "no list".
 """
@@ -31,6 +35,7 @@ __all__ = [
     "TaskList",
     "newest_task_list",
     "task_list_of",
+    "task_list_of_state",
 ]
 
 SOURCE_PI_TODO = "pi-todo:state"
@@ -163,3 +168,12 @@ def newest_task_list(entries_newest_first: Iterable[Any]) -> TaskList | None:
         if found is not None:
             return found
     return None
+
+
+def task_list_of_state(state: Any) -> TaskList | None:
+    """The list of a ``{schemaVersion, revision, tasks}`` state as the bundled ``todo`` answers it."""
+    try:
+        tasks = _parse_tasks(state.get("tasks")) if state.__class__ is dict else None
+    except Exception:  # never raise over strange data: unreadable is "no list"
+        return None
+    return TaskList(SOURCE_PI_TODO, None, tasks) if tasks is not None else None

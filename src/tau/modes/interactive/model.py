@@ -83,7 +83,7 @@ class ToolBlock:
 
 @dataclass
 class NoticeBlock:
-    """A line from tau or an extension: ``info``, ``warning`` or ``error``."""
+    """A line from tau or an extension: ``info``, ``warning``, ``error``, or ``dim`` (``ui.notice``)."""
 
     text: str
     level: str = "info"

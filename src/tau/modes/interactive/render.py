@@ -29,7 +29,7 @@ from tau.modes.interactive.tool_rows import tool_row
 
 __all__ = ["BlockRenderer", "footer_lines", "to_text"]
 
-_NOTICE_STYLES = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+_NOTICE_STYLES = {"info": "cyan", "warning": "yellow", "error": "bold red", "dim": "dim"}
 _STATUS_MARKS = {"running": ("⋯", "yellow"), "done": ("✓", "green"), "error": ("✗", "red")}
 
 

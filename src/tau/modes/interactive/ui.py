@@ -113,6 +113,9 @@ class InteractiveUI(NoUI):
     def notify(self, message: str, type: str = "info") -> None:
         self.controller.notice(str(message), type if type in ("info", "warning", "error") else "info")
 
+    def notice(self, message: str) -> None:
+        self.controller.notice(" ".join(str(message).split()), "dim")
+
     def set_status(self, key: str, text: str | None = None) -> None:
         self.controller.set_status(key, text)
 

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from tau.extension.ui import NoUI
+from tau.extension.ui import NoUI, stderr_notice
 
 __all__ = ["RpcUI"]
 
@@ -160,6 +160,9 @@ class RpcUI(NoUI):
 
     def notify(self, message: str, type: str | None = None) -> None:
         self._fire({"method": "notify", "message": message, "notifyType": type})
+
+    def notice(self, message: str) -> None:
+        stderr_notice(message)  # stdout is the protocol; pi's RPC has no request for it
 
     def set_status(self, key: str, text: str | None = None) -> None:
         self._fire({"method": "setStatus", "statusKey": key, "statusText": text})
