@@ -187,3 +187,103 @@ def test_the_progress_bar_counts_to_the_end_and_clears_its_line():
     quiet = io.StringIO()
     Progress(1000, "s", stream=quiet).step()  # not a terminal: no bar unless asked
     assert quiet.getvalue() == ""
+
+
+def _compaction(n: int, summary: str, kept: str, usage: dict | None = None) -> dict:
+    entry = {
+        "type": "compaction",
+        "id": f"k{n:07d}",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "summary": summary,
+        "firstKeptEntryId": kept,
+        "tokensBefore": 5000,
+    }
+    return {**entry, "usage": usage} if usage is not None else entry
+
+
+def _summaries_branch(summary: str) -> list[dict]:
+    """A prompt, two reads (the second after the last request), and a compaction keeping the second call."""
+    usage = {"input": 6000, "output": 300, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 6300}
+    return [
+        _entry(0, _user("go")),
+        _assistant([("c1", "read", {"path": "a"})], 1),
+        _result(2, "c1", "read", "a" * 4000),  # 1,000 tokens
+        _assistant([("c2", "read", {"path": "b"})], 3),
+        _result(4, "c2", "read", "b" * 4000),
+        _compaction(5, summary, "e0000003", usage),
+    ]
+
+
+def test_tau_prices_a_compaction_as_it_sends_it_cache_friendly():
+    from tau.modes.savings.replay import _instruction_tokens, summary_figures
+
+    book = PriceBook(override=Prices(1.0, 1.0, "test"))
+    branch = _summaries_branch("## Goal\nread a and b")
+    # pi's call as recorded: 6,000 uncached tokens in, 300 out
+    assert summary_figures(branch, book)["uncachedInput"] == 6000
+    # tau's: the last request (e0000003's prompt, 1,500 tokens) read from the cache; written: its
+    # instruction (what was added since the request stays after the cut)
+    cached = summary_figures(branch, book, cached_prompts={"e0000003": 1500})
+    assert (cached["requests"], cached["uncachedInput"], cached["cacheRead"]) == (1, 0, 1500)
+    assert (cached["cacheWrite"], cached["outputTokens"]) == (_instruction_tokens(), 300)
+    # a split turn with history before it is two calls, each reading the prefix; the output shared
+    split = _summaries_branch("history\n\n---\n\n**Turn Context (split turn):**\n\nprefix")
+    two = summary_figures(split, book, cached_prompts={"e0000003": 1500})
+    assert (two["requests"], two["cacheRead"], two["outputTokens"]) == (2, 3000, 300)
+    alone = _summaries_branch("No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nprefix")
+    assert summary_figures(alone, book, cached_prompts={"e0000003": 1500})["requests"] == 1
+
+
+def test_the_stock_pi_baseline_prices_a_cache_friendly_summary_as_pi_sends_it():
+    from tau.modes.savings.replay import context_tokens, summary_figures
+
+    book = PriceBook(override=Prices(1.0, 1.0, "test"))
+    usage = {"input": 0, "output": 300, "cacheRead": 1500, "cacheWrite": 600, "totalTokens": 2400}
+    branch = [*_summaries_branch("s")[:-1], _compaction(5, "s", "e0000003", usage)]
+    assert summary_figures(branch, book)["cacheRead"] == 1500  # what tau's call billed
+    as_pi = summary_figures(branch, book, as_pi=True)
+    assert (as_pi["uncachedInput"], as_pi["cacheRead"], as_pi["outputTokens"]) == (
+        context_tokens(branch[:5]),
+        0,
+        300,
+    )
+
+
+def test_a_replayed_boundary_compaction_keeps_the_plan_call_and_reads_its_summary_from_the_cache():
+    from tau.modes.savings.replay import occ_summary_figures, replay_branch
+
+    branch = [
+        _entry(0, _user("go")),
+        _assistant([("c1", "todo", {"action": "add"})], 1),
+        _todo_result(2, "c1", ["in_progress", "pending"]),
+        *[
+            item
+            for n in range(3, 13, 2)
+            for item in (
+                _assistant([(f"b{n}", "bash", {"command": f"cat {n}"})], n),
+                _result(n + 1, f"b{n}", "bash", "x" * 20_000),
+            )
+        ],
+        _assistant([("c2", "todo", {"action": "update"})], 13),
+        _todo_result(14, "c2", ["completed", "in_progress"]),
+        _assistant([("b15", "bash", {"command": "ls"})], 15),
+        _result(16, "b15", "bash", "ok"),
+        {
+            **_assistant([], 17),
+            "message": {
+                **_assistant([], 17)["message"],
+                "content": [{"type": "text", "text": "done"}],
+                "stopReason": "stop",
+            },
+        },
+    ]
+    book = PriceBook(override=Prices(1.0, 1.0, "test"))
+    result = replay_branch(branch, book, ("onlineContextCompact",))
+    occ = result.occ
+    (call,) = occ.summaries
+    # the whole step before the plan call (five 5,000-token outputs) was removable; one turn, so one
+    # call (the turn prefix), reading the boundary's last request from the cache
+    assert call.archive > 25_000 and call.calls == 1 and call.prompt > 25_000
+    figures = occ_summary_figures(occ, book)
+    assert (figures["requests"], figures["uncachedInput"], figures["cacheRead"]) == (1, 0, call.prompt)

@@ -26,6 +26,7 @@ __all__ = [
     "boundary_keep_tokens",
     "compaction_settings",
     "context_tokens",
+    "keep_from",
     "removable_tokens",
 ]
 
@@ -97,14 +98,20 @@ def boundary_keep_tokens(projection: dict[str, Any], tool_call_id: str, keep_rec
     At a plan boundary the finished step is history; the message that completed it (and its
     results) stays verbatim, so the current plan is still in the context. The token count is the
     host's estimate of that tail as the host projects it, so its cut lands on that message; never
-    more than ``keep_recent_tokens``, and ``keep_recent_tokens`` when the call is not in ``projection`` (the session's projection of the branch).
+    more than ``keep_recent_tokens``, and ``keep_recent_tokens`` when the call is not in
+    ``projection`` (the session's projection of the branch).
     """
     projected = projection.get("entries") or []
     for index in range(len(projected) - 1, -1, -1):
         if any(_calls(message, tool_call_id) for message in projected[index]["messages"]):
-            tail = sum(estimate_tokens(m) for item in projected[index:] for m in item["messages"])
-            return max(1, min(keep_recent_tokens, tail))
+            return keep_from(projected, index, keep_recent_tokens)
     return keep_recent_tokens
+
+
+def keep_from(projected: list[dict[str, Any]], index: int, keep_recent_tokens: int) -> int:
+    """The tokens of the projected entries from ``index`` on (at least 1, at most ``keep_recent_tokens``)."""
+    tail = sum(estimate_tokens(m) for item in projected[index:] for m in item["messages"])
+    return max(1, min(keep_recent_tokens, tail))
 
 
 def _calls(message: dict[str, Any], tool_call_id: str) -> bool:

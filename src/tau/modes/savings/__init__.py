@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.modes.savings.billed import billed_parts, is_tau_session, total
-from tau.modes.savings.cost_model import PriceBook, Prices, add_figures, empty_figures
+from tau.modes.savings.cost_model import PriceBook, Prices, add_figures
 from tau.modes.savings.progress import Progress
 from tau.modes.savings.replay import (
     MECHANISMS,
@@ -241,7 +241,8 @@ def savings_for_branch(
     final = combined if combined is not None else (alone if measurable else baseline)
     tau = final.figures
     summaries = summary_figures(branch, book)
-    tau_summaries = add_figures(empty_figures(), summaries)
+    # tau sends the same summaries cache-friendly: the last request of its own replay, read again
+    tau_summaries = summary_figures(branch, book, cached_prompts=final.prompts)
     if final.occ is not None:
         add_figures(tau_summaries, occ_summary_figures(final.occ, book))
     return {
@@ -268,6 +269,7 @@ def _details(mechanism: str, result: Any, book: PriceBook) -> dict[str, Any]:
         occ = result.occ
         return {
             "boundaries": occ.source,
+            "boundaryCount": len(occ.after),
             "compactions": len(occ.summaries),
             "decisions": dict(sorted(occ.reasons.items())),
             "summaryCalls": occ_summary_figures(occ, book),
@@ -296,7 +298,7 @@ def _packed_live(archive_root: Path | None) -> bool:
 
 def _undone_figures(undone: UndoResult, book: PriceBook, pack: bool) -> dict[str, Any]:
     requests = replay_branch(undone.branch, book, ("observationPack",) if pack else ())
-    parts = {"requests": requests.figures, "summaries": summary_figures(undone.branch, book)}
+    parts = {"requests": requests.figures, "summaries": summary_figures(undone.branch, book, as_pi=True)}
     return {**total(parts), "parts": parts, "placeholders": requests.placeholders}
 
 

@@ -8,12 +8,15 @@ followed by the user's next prompt, is a completed step, with one step assumed t
 
 At each boundary the replay asks OCC's own economics (:func:`tau.bundled.occ.economics.decide`)
 with OCC's own figures: the context tokens ``W`` of the last request as sent (ObservationPack
-placeholders at their small size), the removable history ``A`` before pi's cut point
-(``keepRecentTokens`` 20,000; :func:`tau.bundled.occ.estimate.removable_tokens`), a summary of
-1,000 tokens, the cache write/read ratio 12.5, the request samples, growth, debt and cooldown of
-OCC's state (:mod:`tau.bundled.occ.state`). When it compacts, a compaction entry with a 1,000-token
-summary is placed on the replayed branch after the boundary turn, keeping from pi's cut point;
-the summary call (input ``A``, output 1,000 tokens) is counted with the other summary calls.
+placeholders at their small size), the removable history ``A``: what the host's compaction removes
+when it keeps the message that completed the step (the plan call, or the final answer of a run) and
+what follows it, at most ``keepRecentTokens`` 20,000 (:func:`tau.bundled.occ.estimate.removable_tokens`,
+split turns included), a summary of 1,000 tokens, the cache write/read ratio 12.5, the request
+samples, growth, debt and cooldown of OCC's state (:mod:`tau.bundled.occ.state`). When it compacts,
+a compaction entry with a 1,000-token summary is placed on the replayed branch after the boundary
+turn, keeping from the host's cut; its summary calls are priced as tau sends them, cache-friendly
+(:func:`tau.modes.savings.replay.occ_summary_figures`): the last request read from the cache, the
+instruction written, 1,000 tokens of output, two calls for a split turn with history before it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from tau.agent.compaction.settings import CompactionSettings
 from tau.bundled.occ import economics
 from tau.bundled.occ import state as occ_state
 
-__all__ = ["SUMMARY_TOKENS", "OccReplay", "boundaries"]
+__all__ = ["SUMMARY_TOKENS", "OccReplay", "SummaryCall", "boundaries"]
 
 Entry = dict[str, Any]
 SUMMARY_TOKENS = 1000
@@ -101,6 +104,17 @@ def boundaries(branch: list[Entry]) -> tuple[dict[str, int], str]:
     return {str(branch[index].get("id")): left for index, left in chosen.items()}, source
 
 
+@dataclass(frozen=True)
+class SummaryCall:
+    """A replayed boundary compaction's summary: ``calls`` requests reading ``prompt`` tokens from the
+    cache (the last request), with ``model``; ``archive`` tokens removed."""
+
+    prompt: int
+    calls: int
+    model: tuple[str, str]
+    archive: int
+
+
 @dataclass
 class OccReplay:
     """OCC's state across one replay, and what it decided."""
@@ -110,7 +124,8 @@ class OccReplay:
     window: int = DEFAULT_WINDOW
     state: dict[str, Any] = field(default_factory=occ_state.initial_state)
     reasons: Counter[str] = field(default_factory=Counter)
-    summaries: list[tuple[int, tuple[str, str]]] = field(default_factory=list)
+    summaries: list[SummaryCall] = field(default_factory=list)
+    last_prompt: int = 0
 
     @classmethod
     def for_branch(cls, branch: list[Entry], window: int | None) -> OccReplay:
@@ -118,6 +133,7 @@ class OccReplay:
         return cls(after, source, window or DEFAULT_WINDOW)
 
     def request(self, tokens: int) -> None:
+        self.last_prompt = tokens
         self.state = occ_state.record_provider_request(self.state, tokens)
 
     def at(
@@ -133,7 +149,8 @@ class OccReplay:
         self.state = occ_state.record_boundary(self.state, self.state["plan"], None)
         branch = work[: index + 1]
         write = sum(estimate_tokens(message) for message in observed)
-        archive = removable_tokens(branch, observed, KEEP_RECENT_TOKENS)
+        keep = _boundary_keep(branch, self.source)
+        archive = removable_tokens(branch, observed, keep)
         decision = economics.decide(
             write_tokens=write,
             archive_tokens=archive,
@@ -148,15 +165,22 @@ class OccReplay:
             repayment_tokens=self.state["cacheDebtRepaymentTokens"],
             memo_tokens=SUMMARY_TOKENS,
         )
-        kept = _first_kept(branch) if decision.compact else None
-        if kept is None:
+        preparation = (
+            prepare_compaction(branch, CompactionSettings(keep_recent_tokens=keep))
+            if decision.compact
+            else None
+        )
+        if preparation is None:
             self.reasons[decision.reason if not decision.compact else "native_not_compactable"] += 1
             return None
+        kept = preparation.first_kept_entry_id
         self.reasons[decision.reason] += 1
         self.state = occ_state.record_compaction(
             self.state, decision.new_debt_tokens, max(0.0, archive - SUMMARY_TOKENS)
         )
-        self.summaries.append((archive, model))
+        split = preparation.is_split_turn and bool(preparation.turn_prefix_messages)
+        calls = 2 if split and preparation.messages_to_summarize else 1
+        self.summaries.append(SummaryCall(self.last_prompt, calls, model, archive))
         return {
             "type": "compaction",
             "id": f"occ{len(self.summaries):05d}",
@@ -168,7 +192,27 @@ class OccReplay:
         }
 
 
-def _first_kept(branch: list[Entry]) -> str | None:
-    """Where the host's next compaction of ``branch`` cuts (``keepRecentTokens`` 20,000)."""
-    preparation = prepare_compaction(branch, CompactionSettings(keep_recent_tokens=KEEP_RECENT_TOKENS))
-    return preparation.first_kept_entry_id if preparation is not None else None
+def _boundary_keep(branch: list[Entry], source: str) -> int:
+    """What the boundary compaction keeps (OCC's rule): the message that completed the step and what
+    follows it; at a run end (no plan), the final answer."""
+    from tau.bundled.occ.estimate import boundary_keep_tokens, keep_from
+    from tau.session.projection import build_session_projection
+
+    projection = build_session_projection(branch)
+    if source == "plan":
+        result = next(
+            (m for e in reversed(branch) if (m := _message(e)) is not None and m.get("role") == "toolResult"),
+            None,
+        )
+        call = str(result.get("toolCallId")) if result is not None else ""
+        return boundary_keep_tokens(projection, call, KEEP_RECENT_TOKENS)
+    entries = projection["entries"]
+    answer = next(
+        (
+            i
+            for i in range(len(entries) - 1, -1, -1)
+            if any(m.get("role") == "assistant" for m in entries[i]["messages"])
+        ),
+        None,
+    )
+    return keep_from(entries, answer, KEEP_RECENT_TOKENS) if answer is not None else KEEP_RECENT_TOKENS

@@ -12,7 +12,7 @@ and branch-summary calls are not requests: they are counted apart (:func:`summar
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
@@ -87,6 +87,7 @@ class ReplayResult:
     placeholders: int = 0
     recallable: int = 0
     occ: Any = None
+    prompts: dict[str, int] = field(default_factory=dict)  # request entry id -> its prompt tokens
 
 
 def replay_branch(
@@ -120,6 +121,7 @@ def replay_branch(
         if message is not None:
             model = model_of(message)
             last, prompt = _request(result.figures, work, index, pack, cache, prices, projector, breaks)
+            result.prompts[str(work[index].get("id"))] = prompt
             last_at = index
             if occ is not None:
                 occ.request(prompt)
@@ -255,35 +257,104 @@ def _recallable(pack: PackState, branch: list[Entry]) -> int:
     return sum(1 for obs_id in pack.placeholders if restorable.get(obs_id) == pack.originals.get(obs_id))
 
 
-def summary_figures(branch: list[Entry], prices: PriceBook) -> Figures:
+def summary_figures(
+    branch: list[Entry],
+    prices: PriceBook,
+    *,
+    cached_prompts: dict[str, int] | None = None,
+    as_pi: bool = False,
+) -> Figures:
     """The summary calls the file records (compactions, branch summaries), counted apart.
 
     A call with recorded ``usage`` (pi 1.6 and tau store it on the entry) costs what it records.
     Without it, a compaction's input is the context it replaced (pi's estimate of the projection
     just before it) sent uncached, as pi sends summary requests, and its output the stored summary;
     a branch summary's input (the abandoned branch) is not on this branch, so only its output counts.
+
+    ``cached_prompts`` (a replay's ``prompts``): price each compaction as tau sends it,
+    cache-friendly (:func:`cached_compaction`). ``as_pi``: a recorded call that read the prompt cache
+    (tau's cache-friendly summary) is priced as pi would have sent it, uncached.
     """
     figures = empty_figures()
     model: tuple[str, str] = ("", "")
+    last_request: int | None = None
     for position, entry in enumerate(branch):
         message = _assistant(entry)
         if message is not None:
-            model = model_of(message)
+            model, last_request = model_of(message), position
             continue
         kind = entry.get("type")
         if kind not in ("compaction", "branch_summary"):
             continue
         rates = prices.prices(*model)
         usage = entry.get("usage")
-        if isinstance(usage, dict) and any(
+        output = _summary_output(entry)
+        if cached_prompts is not None and kind == "compaction" and last_request is not None:
+            prompt = cached_prompts.get(str(branch[last_request].get("id")))
+            if prompt is not None:
+                cached_compaction(figures, rates, branch, position, last_request, prompt, output)
+                continue
+        recorded = isinstance(usage, dict) and any(
             _count(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite", "output")
-        ):
+        )
+        if recorded and not (as_pi and kind == "compaction" and _count(usage.get("cacheRead"))):
             count_recorded(figures, usage, rates)
             continue
-        summary = entry.get("summary")
-        output = -(-len(summary.encode("utf-16-le")) // 8) if isinstance(summary, str) else 0
         prompt = context_tokens(branch[:position]) if kind == "compaction" else 0
         count_request(figures, rates, uncached=prompt, output=output)
+    return figures
+
+
+def _summary_output(entry: Entry) -> int:
+    """A summary call's output: its recorded output tokens, else the stored summary's estimate."""
+    usage = entry.get("usage")
+    recorded = _count(usage.get("output")) if isinstance(usage, dict) else 0
+    if recorded:
+        return recorded
+    summary = entry.get("summary")
+    return -(-len(summary.encode("utf-16-le")) // 8) if isinstance(summary, str) else 0
+
+
+def _instruction_tokens() -> int:
+    """The tokens of a cache-friendly summary instruction (a 300-character quote in it)."""
+    from tau.agent.compaction.cached import QUOTE_CHARS, history_instruction
+
+    return -(-len(history_instruction("x" * QUOTE_CHARS, previous_summary=False)) // 4)
+
+
+def cached_compaction(
+    figures: Figures,
+    rates: Any,
+    branch: list[Entry],
+    position: int,
+    last_request: int,
+    prompt: int,
+    output: int,
+) -> Figures:
+    """Add the summary calls of the compaction ``branch[position]`` as tau sends them, cache-friendly:
+    each reads the last request's ``prompt`` from the cache and writes the messages added since
+    (up to the first kept entry) and its instruction; a split turn with history before it is two
+    calls (history and turn prefix), any other compaction one; ``output`` is shared between them."""
+    from tau.agent.compaction.summary import SPLIT_TURN_SEPARATOR
+
+    entry = branch[position]
+    kept = next(
+        (i for i, e in enumerate(branch[:position]) if e.get("id") == entry.get("firstKeptEntryId")), position
+    )
+    since = sum(estimate_tokens(m) for e in branch[last_request : min(kept, position)] if (m := _stored(e)))
+    summary = str(entry.get("summary") or "")
+    calls = 1
+    if SPLIT_TURN_SEPARATOR in summary:
+        history = summary.split(SPLIT_TURN_SEPARATOR, 1)[0]
+        previous = next(
+            (str(e.get("summary")) for e in reversed(branch[:position]) if e.get("type") == "compaction"),
+            None,
+        )
+        calls = 1 if history in ("No prior history.", previous) else 2
+    write = since + _instruction_tokens()
+    for call in range(calls):
+        share = output // calls + (output % calls if call == 0 else 0)
+        count_request(figures, rates, read=prompt, write=write, output=share)
     return figures
 
 
@@ -329,11 +400,15 @@ def _amount(value: Any) -> float:
 
 
 def occ_summary_figures(occ: Any, prices: PriceBook) -> Figures:
-    """The summary calls Online Context Compact added: input the removed history sent uncached (pi's
-    summary request), output 1,000 tokens."""
+    """The summary calls Online Context Compact added, as tau sends them (cache-friendly): each reads
+    the boundary's last request from the cache and writes its instruction; the 1,000 tokens of
+    summary are shared between the calls (two for a split turn with history before it)."""
     from tau.modes.savings.occ import SUMMARY_TOKENS
 
     figures = empty_figures()
-    for archive, model in occ.summaries:
-        count_request(figures, prices.prices(*model), uncached=archive, output=SUMMARY_TOKENS)
+    write = _instruction_tokens()
+    for call in occ.summaries:
+        for n in range(call.calls):
+            share = SUMMARY_TOKENS // call.calls + (SUMMARY_TOKENS % call.calls if n == 0 else 0)
+            count_request(figures, prices.prices(*call.model), read=call.prompt, write=write, output=share)
     return figures
