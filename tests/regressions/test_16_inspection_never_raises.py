@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tau.bundled.occ.decision_record import DECISION_TYPE
 from tau.common import jsjson
 from tau.modes import inspect
 from tau.session import jsonl
@@ -137,6 +138,21 @@ def test_huge_values_are_reported_in_short_lines(tmp_path):
     assert code == 0 and len(out) < 3000 and "(5000000 characters)" in out
 
 
+def test_odd_figures_in_a_compaction_decision_are_shown_not_raised(tmp_path):
+    data = {
+        "compact": [1],
+        "reason": ["r" * 100_000],
+        "writeTokens": {"a": [1]},
+        "archiveTokens": "x" * 10_000,
+    }
+    decision = {"type": "custom", "id": "a2", "parentId": "a1", "customType": DECISION_TYPE, "data": data}
+    path = write(tmp_path / "occ.jsonl", [HEADER, message("a1", None, "user"), decision])
+    code, out, err = run("info", str(path))
+    assert (code, err) == (0, "")
+    (line,) = [line for line in out.splitlines() if line.startswith("  1. ")]
+    assert line.startswith("  1. compact ([") and "W {'a': [1]}" in line and len(line) < 600
+
+
 def test_an_internal_error_is_exit_3_in_one_line(tmp_path, monkeypatch):
     path = write(tmp_path / "ok.jsonl", [HEADER, message("a1", None, "user")])
 
@@ -231,7 +247,18 @@ values = st.recursive(
     max_leaves=12,
 )
 odd_ids = st.sampled_from(["a1", "a2", "a3", "missing"]) | values
-KINDS = ["message", "compaction", "context_edit", "label", "session_info", "custom_message", "branch_summary"]
+KINDS = [
+    "message",
+    "compaction",
+    "context_edit",
+    "label",
+    "session_info",
+    "custom_message",
+    "branch_summary",
+    "custom",
+]
+# The figures `tau session info` shows from Online Context Compact's decision entries.
+DECISION_FIELDS = ["compact", "reason", "writeTokens", "archiveTokens", "savingTokens", "horizonRequests"]
 
 
 @st.composite
@@ -262,6 +289,9 @@ def session_lines(draw) -> list[Any]:
                 )
             ):
                 entry[field] = draw(odd_ids if field.endswith("Id") else values)
+            if entry["type"] == "custom":
+                entry["customType"] = DECISION_TYPE
+                entry["data"] = draw(st.dictionaries(st.sampled_from(DECISION_FIELDS), values, max_size=4))
             if entry["type"] == "message" and draw(st.booleans()):
                 entry["message"] = {
                     "role": draw(st.sampled_from(["user", "assistant", "toolResult"]) | values),

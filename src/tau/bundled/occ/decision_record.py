@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from tau.bundled.occ.economics import Decision
+from tau.common.brief import brief, label
 
 __all__ = ["DECISION_TYPE", "decision_data", "format_decision"]
 
@@ -56,6 +57,8 @@ def decision_data(
 def _number(value: Any) -> str:
     if value is None:
         return "n/a"
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return brief(value)  # a hand-edited or damaged entry: shown, never a crash of `tau session info`
     if isinstance(value, float) and not value.is_integer():
         return f"{value:,.1f}"
     return f"{int(value):,}"
@@ -66,7 +69,7 @@ def format_decision(data: dict[str, Any]) -> str:
     outcome = "compact" if data.get("compact") else "keep"
     horizon = data.get("effectiveHorizonRequests", data.get("horizonRequests"))
     return (
-        f"{outcome} ({data.get('reason')}): W {_number(data.get('writeTokens'))}, "
+        f"{outcome} ({label(data.get('reason'))}): W {_number(data.get('writeTokens'))}, "
         f"A {_number(data.get('archiveTokens'))}, saving {_number(data.get('savingTokens'))}, "
         f"debt {_number(data.get('newDebtTokens'))}, horizon {_number(horizon)} requests, "
         f"break-even {_number(data.get('breakevenRequests'))} requests"
