@@ -115,6 +115,10 @@ class MessageBuilder:
             # Keep the template's fields and key order (a scripted message), but stream from empty.
             self.message = {**template, "content": [], "stopReason": "pending"}  # type: ignore[typeddict-item]
         self._arguments: dict[int, ToolArgumentsStream] = {}
+        # Deltas of open text/thinking blocks not yet joined into the block (only while nobody
+        # reads the events: then no snapshot needs the text so far, and ``+=`` per delta would
+        # copy the whole text each time).
+        self._pieces: dict[int, list[str]] = {}
         self._open: set[int] = set()
         self._current: int | None = None
         self._finished = False
@@ -186,6 +190,9 @@ class MessageBuilder:
 
     def text_delta(self, index: int, delta: str) -> None:
         block = self._block(index, "text")
+        if not self.stream.wants_events:
+            self._pieces.setdefault(index, []).append(delta)
+            return
         block["text"] += delta
         self._push(
             {"type": "text_delta", "contentIndex": index, "delta": delta, "partial": self._snapshot(index)}
@@ -193,6 +200,9 @@ class MessageBuilder:
 
     def thinking_delta(self, index: int, delta: str) -> None:
         block = self._block(index, "thinking")
+        if not self.stream.wants_events:
+            self._pieces.setdefault(index, []).append(delta)
+            return
         block["thinking"] += delta
         event = {"type": "thinking_delta", "contentIndex": index, "delta": delta}
         self._push({**event, "partial": self._snapshot(index)})
@@ -337,12 +347,23 @@ class MessageBuilder:
             raise ValueError(f"content block {index} is {block['type']!r}, not {block_type!r}")
         return block
 
+    def _join_pieces(self) -> None:
+        for index, pieces in self._pieces.items():
+            block = self.message["content"][index]
+            key = "text" if block["type"] == "text" else "thinking"
+            block[key] = block[key] + "".join(pieces)  # type: ignore[literal-required]
+        self._pieces.clear()
+
     def _close(self, index: int) -> None:
+        if self._pieces:
+            self._join_pieces()
         self._open.discard(index)
         if self._current == index:
             self._current = None
 
     def _snapshot(self, index: int | None = None) -> AssistantMessage:
+        if self._pieces:
+            self._join_pieces()
         snapshot: dict[str, Any] = dict(self.message)
         content = list(self.message["content"])
         if index is not None:
@@ -362,6 +383,8 @@ class MessageBuilder:
     def _end_with_error(self, reason: StopReason, text: str) -> AssistantMessage:
         if self._finished:
             return self.message
+        if self._pieces:
+            self._join_pieces()
         self.message["stopReason"] = reason
         self.message["errorMessage"] = text
         self._time()
@@ -373,6 +396,8 @@ class MessageBuilder:
             self.stream.push(event)
 
     def _end(self) -> AssistantMessage:
+        if self._pieces:
+            self._join_pieces()
         self._finished = True
         self.stream.end(self.message)
         return self.message

@@ -93,18 +93,28 @@ class AssistantMessageEventStream:
     """An async iterator of events that also yields the final message via :meth:`result`.
 
     Producers call :meth:`push` and finally :meth:`end`; a terminal ``done`` or ``error`` event
-    sets the result. Consumers ``async for`` over it, or just ``await stream.result()``.
+    sets the result. Consumers ``async for`` over it, or just ``await stream.result()``: a stream
+    whose result is awaited before anyone iterates it keeps no events from then on (each holds a
+    snapshot of the partial message, so a long response queued unread grew with its square).
     """
 
     def __init__(self) -> None:
         self._queue: asyncio.Queue[AssistantMessageEvent | None] = asyncio.Queue()
         self._result: asyncio.Future[AssistantMessage] = asyncio.get_running_loop().create_future()
         self._ended = False
+        self._iterated = False
+        self._unread = False
+
+    @property
+    def wants_events(self) -> bool:
+        """False once only the result is wanted: producers may skip building the events' snapshots."""
+        return not self._unread
 
     def push(self, event: AssistantMessageEvent) -> None:
         if self._ended:
             return
-        self._queue.put_nowait(event)
+        if not self._unread:
+            self._queue.put_nowait(event)
         if event["type"] == "done" and not self._result.done():
             self._result.set_result(event["message"])
         elif event["type"] == "error" and not self._result.done():
@@ -119,6 +129,7 @@ class AssistantMessageEventStream:
         self._queue.put_nowait(None)
 
     def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
+        self._iterated = True
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[AssistantMessageEvent]:
@@ -130,6 +141,11 @@ class AssistantMessageEventStream:
 
     async def result(self) -> AssistantMessage:
         """The final assistant message (after ``done`` or ``error``)."""
+        if not self._iterated and not self._unread:
+            self._unread = True
+            self._queue = asyncio.Queue()  # what was queued will never be read
+            if self._ended:
+                self._queue.put_nowait(None)
         return await self._result
 
 
