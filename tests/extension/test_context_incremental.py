@@ -130,3 +130,25 @@ def test_marker_scan_equals_the_full_scan():
         for messages in _requests(seed):
             given = copies.copy(messages)
             assert scan.any(given) == any(map(is_marker, given))
+
+
+def test_occ_observed_tokens_equal_a_fresh_sum_after_appends_compaction_branch_switch_and_edits():
+    from tau.agent.compaction.estimate import estimate_tokens
+    from tau.bundled.occ.estimate import ObservedTokens
+
+    for seed in range(6):
+        rnd = random.Random(seed)
+        copies, tokens = ContextCopies(), ObservedTokens()
+        for messages in _requests(seed):
+            observed = copies.copy(messages)
+            for message in rnd.sample(observed, min(2, len(observed))):  # handlers edit before OCC reads
+                if rnd.random() < 0.5:
+                    message["content"] = [{"type": "text", "text": "[placeholder]" * rnd.randrange(3)}]
+                elif isinstance(message.get("content"), list) and message["content"]:
+                    message["content"][0]["text"] = "edited " * rnd.randrange(1, 4)
+            assert tokens.total(observed) == sum(estimate_tokens(m) for m in observed)
+            if observed and rnd.random() < 0.3:  # a later handler edits after OCC observed
+                block = observed[-1].get("content")
+                if isinstance(block, list) and block and isinstance(block[0], dict):
+                    block[0]["text"] = "x" * 400
+                assert tokens.total(observed) == sum(estimate_tokens(m) for m in observed)

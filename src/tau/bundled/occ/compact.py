@@ -16,6 +16,7 @@ from typing import Any
 from tau.bundled.occ.decision_record import DECISION_TYPE, decision_data
 from tau.bundled.occ.economics import Decision, Economics, decide
 from tau.bundled.occ.estimate import (
+    ObservedTokens,
     boundary_keep_tokens,
     compaction_settings,
     context_tokens,
@@ -98,6 +99,7 @@ class OnlineContextCompact:
 
     def _reset_transient(self) -> None:
         self.observed: list[dict[str, Any]] = []
+        self.observed_tokens = ObservedTokens()
         self.pending_request = False
         self.pending_boundary: str | None = None
         self.selected: Decision | None = None
@@ -270,7 +272,7 @@ class OnlineContextCompact:
             prompt = ctx.get_system_prompt()
         except Exception:  # no prompt available: the messages alone
             prompt = ""
-        return context_tokens(self.observed, prompt, usage.get("tokens"))
+        return context_tokens(self.observed, prompt, usage.get("tokens"), self.observed_tokens)
 
     def decide(self, ctx: Any, tool_call_id: str = "") -> Decision:
         """The boundary's decision, recorded in the session as a ``custom`` entry."""

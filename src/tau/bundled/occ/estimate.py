@@ -12,17 +12,20 @@ sizes, so it can only underestimate the saving.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
+from itertools import compress, count
 from typing import Any
 
 from tau.common.jsstr import js_len
 from tau.extension import CompactionSettings as HostCompactionSettings
-from tau.extension import estimate_tokens, prepare_compaction
+from tau.extension import estimate_tokens, prepare_compaction, unchanged_prefix
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_RESERVE_TOKENS",
     "CompactionSettings",
+    "ObservedTokens",
     "boundary_keep_tokens",
     "compaction_settings",
     "context_tokens",
@@ -65,14 +68,57 @@ def compaction_settings(settings: dict[str, Any], model: Any) -> CompactionSetti
     )
 
 
-def context_tokens(observed: list[dict[str, Any]], system_prompt: Any, reported: Any) -> float:
-    """``max(provider-reported tokens, estimate of the observed messages + the system prompt)``."""
+def context_tokens(
+    observed: list[dict[str, Any]], system_prompt: Any, reported: Any, messages: ObservedTokens | None = None
+) -> float:
+    """``max(provider-reported tokens, estimate of the observed messages + the system prompt)``.
+
+    ``messages`` (kept between requests) adds up the messages' estimates without estimating again
+    the ones that did not change.
+    """
     if isinstance(system_prompt, list):
         system_prompt = "\n".join(str(part) for part in system_prompt)
     prompt_tokens = math.ceil(len(str(system_prompt or "").encode("utf-8", "replace")) / 4)
-    estimate = sum(estimate_tokens(message) for message in observed) + prompt_tokens
+    total = messages.total(observed) if messages is not None else sum(map(estimate_tokens, observed))
+    estimate = total + prompt_tokens
     usable = _positive(reported)
     return max(reported, estimate) if usable else estimate
+
+
+def _frozen(message: Any) -> Any:
+    # What the estimate reads, copied as deep as a context handler may edit in place (the message
+    # and its content blocks); deeper values are replaced, never changed.
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content")
+    if isinstance(content, list):
+        return {**message, "content": [dict(b) if isinstance(b, dict) else b for b in content]}
+    return dict(message)
+
+
+class ObservedTokens:
+    """The sum of ``estimate_tokens`` over the observed messages, kept between requests.
+
+    A request's messages are mostly the same objects as last time (a run appends); each of those
+    is compared with a copy of what was estimated (one C-level comparison), and only the messages
+    that differ, or are new, are estimated again.
+    """
+
+    def __init__(self) -> None:
+        self._seen: list[Any] = []
+        self._copies: list[Any] = []
+        self._tokens: list[int] = []
+
+    def total(self, observed: list[dict[str, Any]]) -> int:
+        same = unchanged_prefix(observed, self._seen)
+        copies, tokens = self._copies[:same], self._tokens[:same]
+        for index in compress(count(), map(operator.ne, copies, observed[:same])):
+            copies[index], tokens[index] = _frozen(observed[index]), estimate_tokens(observed[index])
+        for message in observed[same:]:
+            copies.append(_frozen(message))
+            tokens.append(estimate_tokens(message))
+        self._seen, self._copies, self._tokens = list(observed), copies, tokens
+        return sum(tokens)
 
 
 def _key(message: dict[str, Any]) -> tuple[Any, ...]:
