@@ -111,3 +111,30 @@ def test_fixture_transcripts_replay(pi_fixtures):
             if request["kind"] == "turn":
                 assert prompt.startswith("You are a coding assistant"), path.name
                 assert "read" in [t["name"] for t in current_tools(messages)], path.name
+
+
+def test_system_messages_of_a_growing_transcript_equal_a_fresh_scan():
+    """Issue 17: the scan is extended while the same list only grows; anything else scans again."""
+    import random
+
+    from tau.llm import transcript
+
+    rnd = random.Random(5)
+    messages: list = []
+    other: list = []
+    for step in range(300):
+        action = rnd.random()
+        if action < 0.6:
+            role = rnd.choice(["system", "user", "assistant", "toolResult"])
+            messages.append({"role": role, "content": f"m{step}", "sections": {"s": str(step)}})
+        elif action < 0.7 and messages:
+            messages[rnd.randrange(len(messages))] = {"role": rnd.choice(["system", "user"]), "content": "r"}
+        elif action < 0.75 and messages:
+            del messages[rnd.randrange(len(messages))]
+        elif action < 0.8:
+            other = [{"role": "system", "content": "o"}, *messages[:3]]
+            assert transcript._system_messages(other) == [m for m in other if m["role"] == "system"]
+        assert transcript._system_messages(messages) == [m for m in messages if m["role"] == "system"]
+        assert transcript.current_system_message(messages) == transcript.current_system_message(
+            list(messages)
+        )

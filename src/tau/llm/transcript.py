@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Any, Literal
 
 from tau.common import jsjson
 from tau.llm.types import Message, SystemMessage, Tool, TranscriptContext
+from tau.session.projection import unchanged_prefix
 
 __all__ = [
     "collapse_system_messages",
@@ -93,8 +95,23 @@ def normalize_context(context: Mapping[str, Any]) -> TranscriptContext:
     return {"messages": [head, *messages] if head else messages}
 
 
+# The list scanned last, a copy of its items then, and its system messages: a session asks for the
+# current system message of its transcript between turns, and the transcript only grows.
+_last_scan: tuple[list[Any], list[Any], list[Mapping[str, Any]]] | None = None
+
+
 def _system_messages(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [message for message in messages if message.get("role") == "system"]
+    global _last_scan
+    if messages.__class__ is not list:
+        return [message for message in messages if message.get("role") == "system"]
+    last = _last_scan
+    start, found = 0, []
+    if last is not None and last[0] is messages and unchanged_prefix(messages, last[1]) == len(last[1]):
+        # The same list, only appended to since (a message's role never changes in place).
+        start, found = len(last[1]), last[2]
+    found = found + [message for message in islice(messages, start, None) if message.get("role") == "system"]
+    _last_scan = (messages, list(messages), found)  # type: ignore[assignment]
+    return list(found)
 
 
 def initial_system_message(messages: Sequence[Mapping[str, Any]]) -> SystemMessage | None:
