@@ -134,7 +134,9 @@ def test_system_messages_of_a_growing_transcript_equal_a_fresh_scan():
         elif action < 0.8:
             other = [{"role": "system", "content": "o"}, *messages[:3]]
             assert transcript._system_messages(other) == [m for m in other if m["role"] == "system"]
-        assert transcript._system_messages(messages) == [m for m in messages if m["role"] == "system"]
-        assert transcript.current_system_message(messages) == transcript.current_system_message(
-            list(messages)
-        )
+        expected = [m for m in messages if m["role"] == "system"]
+        assert transcript._system_messages(messages) == expected
+        # a tuple is always scanned afresh: the reference
+        fresh = transcript.current_system_message(tuple(messages))
+        assert transcript.current_system_message(messages) == fresh
+        assert transcript._system_messages(messages) == expected
