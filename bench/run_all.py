@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -154,17 +155,23 @@ class Bench:
 
     # -- pi --------------------------------------------------------------------------------------
 
+    def _pi_env(self, **extra: str) -> dict[str, str]:
+        # pi 1.6 needs Node >= 22.19: the npm package ``node@22`` puts one beside PI_BIN.
+        beside = str(Path(self.pi_bin).absolute().parent) if self.pi_bin else ""
+        path = os.pathsep.join(part for part in (beside, os.environ.get("PATH", "")) if part)
+        return {**os.environ, "PATH": path, **extra}
+
     def pi_startup(self) -> float | None:
         if not self.pi_bin:
             return None
-        return _median_ms(lambda: _run([self.pi_bin, "--version"], self.work, dict(os.environ)), self.runs)
+        return _median_ms(lambda: _run([self.pi_bin, "--version"], self.work, self._pi_env()), self.runs)
 
     def pi_faux_turn(self) -> float | None:
         if not self.pi_bin:
             return None
         extension = self.work / "pi-faux-ext.ts"
         extension.write_text(_PI_FAUX_EXTENSION)
-        env = {**os.environ, "PI_CODING_AGENT_DIR": str(self.work / "pi-agent")}
+        env = self._pi_env(PI_CODING_AGENT_DIR=str(self.work / "pi-agent"))
         command = [self.pi_bin, "-ne", "-e", str(extension), "--model", "faux/faux-1", "-p", "hi"]
         return _median_ms(lambda: _run(command, self.work, env), self.runs)
 
@@ -175,10 +182,13 @@ class Bench:
         script.write_text(_PI_OPEN)
         copy = self.work / "pi-open.jsonl"
         copy.write_bytes(self._ensure_session().read_bytes())
+        env = self._pi_env()
+        node = shutil.which("node", path=env["PATH"]) or "node"
         done = subprocess.run(
-            ["node", str(script), str(Path(self.pi_sdk).resolve()), str(copy), str(max(5, self.runs))],
+            [node, str(script), str(Path(self.pi_sdk).resolve()), str(copy), str(max(5, self.runs))],
             capture_output=True,
             text=True,
+            env=env,
         )
         if done.returncode != 0:
             raise RuntimeError(f"node exited {done.returncode}: {done.stderr.strip()[:300]}")
