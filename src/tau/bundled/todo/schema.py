@@ -13,13 +13,12 @@ DESCRIPTION = (
     "Revisioned checklist for the current session branch. "
     'Call {"action":"list"} before editing: it returns the full snapshot with its revision. '
     'Mutations ("add", "update", "remove", "clear") require the current baseRevision; on a revision '
-    "conflict, list again and retry, never replay blindly. Every successful mutation returns the new "
-    "revision and the whole list, so there is no need to list after it. "
-    '"add" takes one task (title, description?, status?, dependencies?) or a whole plan at once: '
-    'tasks: [{title, description?, dependencies?}], where a dependency may also be "#N", the N-th task '
-    "of the same tasks array. "
+    "conflict, list again and retry, never replay blindly. A successful mutation returns the new list: "
+    "no need to list again. "
+    '"add" takes one task or a whole plan: tasks: [{title, description?, dependencies?}] (dependency '
+    '"#N": the N-th task of that array). '
     '"update" takes an atomic array of patches {id, title?, description?, status?, dependencies?}. '
-    "Wherever an id is taken, its first 8 characters are enough. "
+    "Ids may be shortened to their first 8 characters. "
     "Status is pending, in_progress or completed; starting or completing a task requires its "
     "dependencies to be completed. An empty description clears it; an empty dependencies array "
     "removes prerequisites. Limits: 40 tasks, titles 160 characters, descriptions 512, 16 dependencies."
@@ -43,7 +42,7 @@ _BATCH_TASK = {
         "dependencies": {
             "type": "array",
             "items": {"type": "string"},
-            "description": 'ids of existing tasks, or "#N" for the N-th task of this tasks array',
+            "description": 'task ids, or "#N" for the N-th task of this array',
         },
     },
     "required": ["title"],
@@ -67,7 +66,7 @@ PARAMETERS: dict[str, Any] = {
             "type": "array",
             "minItems": 1,
             "maxItems": 40,
-            "description": "add, instead of title: several new pending tasks in one revision",
+            "description": "add: a whole plan in one revision, instead of title",
             "items": _BATCH_TASK,
         },
         "updates": {
