@@ -23,6 +23,7 @@ from typing import Any
 from tau.common import jsjson
 from tau.common.brief import brief, clip, label
 from tau.modes.session_list import add_list_parser, run_list
+from tau.modes.wording import counted
 from tau.session import CURRENT_VERSION, SessionError, SessionManager, jsonl
 from tau.session.check import Finding, check_entries, read_layout
 from tau.session.jsonl import MAX_DEPTH
@@ -353,18 +354,12 @@ def run_check(args: argparse.Namespace) -> int:
     count = len(session.get_entries())
     if errors:
         lines.append(
-            f"{args.file}: {_plural(errors, 'problem')}, {_plural(notes, 'note')} ({_plural(count, 'entry')})"
+            f"{args.file}: {counted(errors, 'problem')}, {counted(notes, 'note')} ({counted(count, 'entry')})"
         )
     else:
         lines.append(
-            f"{args.file}: ok, {_plural(count, 'entry')}, no problems"
-            + (f", {_plural(notes, 'note')}" if notes else "")
+            f"{args.file}: ok, {counted(count, 'entry')}, no problems"
+            + (f", {counted(notes, 'note')}" if notes else "")
         )
     write_text("\n".join(lines) + "\n")
     return 1 if errors else 0
-
-
-def _plural(n: int, word: str) -> str:
-    if n == 1:
-        return f"1 {word}"
-    return f"{n} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"

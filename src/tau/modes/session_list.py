@@ -11,6 +11,8 @@ import os
 import sys
 from typing import Any
 
+from tau.modes.wording import counted
+
 __all__ = ["add_list_parser", "run_list"]
 
 
@@ -38,7 +40,7 @@ def _sessions(args: argparse.Namespace, cwd: str) -> list[Any]:
 def _line(info: Any, with_cwd: bool) -> str:
     title = " ".join((info.name or info.first_message or "(no messages)").split())
     title = title if len(title) <= 60 else title[:59] + "…"
-    count = f"{info.message_count} message" + ("" if info.message_count == 1 else "s")
+    count = counted(info.message_count, "message")
     where = f"  {info.cwd or '?'}" if with_cwd else ""
     return f"{info.id}  {info.modified.astimezone():%Y-%m-%d %H:%M}  {count:>12}{where}  {title}"
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from tau.modes.demo import repo as demo_repo
+from tau.modes.demo import tau_command
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -40,7 +42,7 @@ def test_the_demo_runs_a_checked_session_and_reports_its_savings(tmp_path):
     assert (tmp_path / "demo" / "repo" / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     # the session file is named, passes the check, and its report follows
     line = next(line for line in out.splitlines() if line.startswith("session file: "))
-    session_file = Path(line.removeprefix("session file: "))
+    session_file = Path(line.removeprefix("session file:").strip())
     assert session_file.is_file()
     check = run(["tau", "session", "check", str(session_file)], tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -73,3 +75,69 @@ def test_with_git_the_files_are_committed(tmp_path):
 def test_the_log_is_large_enough_to_be_packed():
     log = demo_repo.build_log()
     assert len(log.encode()) > 10 * 1024 and log.splitlines()[613].split()[1] == "ERROR"
+
+
+def test_the_demo_keeps_everything_in_its_directory_and_says_how_to_inspect_it(tmp_path):
+    """Issue 19: the demo left /tmp/tau-demo-* behind and its hints assumed `tau` on PATH."""
+    scratch, agent = tmp_path / "tmp", tmp_path / "agent"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TMPDIR": str(scratch), "TAU_AGENT_DIR": str(agent)}
+
+    def demo(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "tau.modes.demo", *args]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    first = demo("--quiet")
+    assert first.returncode == 0, first.stderr
+    home = agent / "demo"
+    assert f"demo directory: {home} (the next tau demo replaces it)" in first.stdout
+    assert sorted(p.name for p in home.iterdir()) == [".tau-demo", "agent", "faux-script.json", "repo", "tmp"]
+    assert list(scratch.iterdir()) == []  # nothing in the temporary directory
+    # the inspect lines run as printed: this interpreter with -m tau, not a `tau` that may not be on PATH
+    [check] = [
+        line.split(":", 1)[1].strip() for line in first.stdout.splitlines() if line.startswith("inspect it:")
+    ]
+    assert check.startswith(f"{sys.executable} -m tau session check ")
+    ran = subprocess.run(
+        shlex.split(check), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0 and "no problems" in ran.stdout, ran.stdout + ran.stderr
+
+    second = demo("--quiet")  # the next run replaces the directory: one session, not two
+    assert second.returncode == 0, second.stderr
+    assert len(list((home / "agent" / "sessions").glob("*/*.jsonl"))) == 1
+
+
+def test_a_directory_the_demo_did_not_make_is_left_alone(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    done = run(["tau.modes.demo", "--dir", str(mine)], tmp_path)
+    assert done.returncode == 1 and "was not made by tau demo; it is left alone" in done.stderr
+    assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_the_tau_command_is_the_program_actually_running(tmp_path, monkeypatch):
+    program = tmp_path / "bin" / "tau"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert tau_command(str(program)) == str(program.resolve())  # not on PATH: its path
+    monkeypatch.setenv("PATH", str(program.parent))
+    assert tau_command(str(program)) == "tau"  # on PATH and the same program: its name
+    assert tau_command(str(tmp_path / "tau" / "__main__.py")) == f"{sys.executable} -m tau"
+
+
+def test_the_plan_reads_as_a_checklist(tmp_path):
+    done = run(["tau.modes.demo", "--dir", str(tmp_path / "demo")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    checklist = (
+        '  → todo update "Fix add() in calc.py" → completed\n'
+        "      ☑ Fix add() in calc.py\n"
+        "      ☐ Check build.log for warnings\n"
+        "      ☐ Report the first error in the log\n"
+        "      1 of 3 done\n"
+    )
+    assert checklist in done.stdout
+    assert "baseRevision" not in done.stdout

@@ -335,3 +335,50 @@ def test_continue_prints_the_history_once(tmp_path):
         assert everything.count(footer) == 1, everything  # one footer: the live one
     finally:
         tau.close()
+
+
+def test_the_todo_checklist_is_shown_as_a_checklist(tmp_path):
+    """Issue 19: todo rows showed the raw JSON arguments and UUIDs instead of the list."""
+    (tmp_path / "plan.py").write_text(
+        "import json\n"
+        "def step(request):\n"
+        "    text = request['messages'][-1]['content'][0]['text']\n"
+        "    tasks = json.loads(text.split('\\n')[1])['tasks']\n"
+        "    return {'tool': 'todo', 'args': {'action': 'update', 'baseRevision': 1, 'updates': [\n"
+        "        {'id': tasks[0]['id'], 'status': 'completed'}, {'id': tasks[1]['id'], 'status': 'in_progress'}]}}\n"
+    )
+    plan = {
+        "action": "add",
+        "baseRevision": 0,
+        "tasks": [{"title": t} for t in ("Fix add()", "Count warnings", "Report")],
+    }
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps([{"tool": "todo", "args": plan}, {"factory": "plan.py:step"}, {"text": "on it"}])
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    tau = Tau(work, script)
+    try:
+        tau.wait_text("faux/faux-1 • off • ctx")
+        tau.send("plan the work" + ENTER)
+        tau.wait_text("1 of 3 done")
+        screen = tau.text()
+        expected = [
+            '✓ todo add 3 tasks: "Fix add()", "Count warnings", "Report"',
+            "  ☐ Fix add()",
+            "  ☐ Count warnings",
+            "  ☐ Report",
+            "  0 of 3 done",
+            '✓ todo update "Fix add()" → completed, "Count warnings" → in progress',
+            "  ☑ Fix add()",
+            "  ◐ Count warnings",
+            "  ☐ Report",
+            "  1 of 3 done",
+        ]
+        lines = [line for line in screen.splitlines() if line]  # blank lines between rows vary with printing
+        start = lines.index(expected[0])
+        assert lines[start : start + len(expected)] == expected, screen
+        assert "baseRevision" not in screen and "todo revision" not in screen
+    finally:
+        tau.close()

@@ -151,3 +151,13 @@ def test_footer_shows_queues_widgets_model_context_and_statuses():
         "first • second",
     ]
     assert all(len(line) <= 20 for line in footer_lines(footer, 20))
+
+
+def test_counts_read_in_the_singular_for_one():
+    """Issue 19: `write a.txt (1 lines)`."""
+    one = ToolBlock("c1", "write", {"path": "a.txt", "content": "x"}, status="done")
+    two = ToolBlock("c2", "write", {"path": "b.txt", "content": "x\ny\n"}, status="done")
+    nine = ToolBlock("c3", "read", {"path": "c.txt"}, status="done", output="\n".join("123456789"))
+    text = BlockRenderer().render([one, two, nine], 80, color=False)
+    assert "✓ write a.txt (1 line)\n" in text and "✓ write b.txt (2 lines)\n" in text
+    assert "… 1 more line (ctrl+o to expand)" in text

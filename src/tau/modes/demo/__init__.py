@@ -1,12 +1,15 @@
-"""``tau demo``: one real tau session, offline, in a throwaway repository, then what it saved.
+"""``tau demo``: one real tau session, offline, in a repository of its own, then what it saved.
 
-A temp directory gets a tiny git repository (``calc.py`` with a bug, its plain-Python test, a
-60 KB ``build.log``; git is skipped when it is not installed) and an agent dir of its own, so the
-user's settings and sessions are left alone. ``tau --mode json`` then runs there with the scripted
-faux model (:mod:`tau.modes.demo.script`) and the default bundled extensions: todo plans three
-tasks, todo-loop carries the run past each stop, Action Fusion runs the test with the fix, and
-ObservationPack packs the log and recalls from it. The events are printed as they come, then the
-session file's path and its ``tau savings`` report. Everything stays in the temp directory.
+The demo directory (``<agentDir>/demo/``, or ``--dir DIR``) gets a tiny git repository ``repo/``
+(``calc.py`` with a bug, its plain-Python test, a 60 KB ``build.log``; git is skipped when it is not
+installed) and an agent dir ``agent/`` of its own, so the user's settings and sessions are left
+alone. ``tau --mode json`` then runs there with the scripted faux model
+(:mod:`tau.modes.demo.script`) and the default bundled extensions: todo plans three tasks,
+todo-loop carries the run past each stop, Action Fusion runs the test with the fix, and
+ObservationPack packs the log and recalls from it. The events are printed as they come
+(:mod:`tau.modes.demo.trace`), then the session file's path and its ``tau savings`` report.
+Everything stays in the demo directory, which the next ``tau demo`` replaces; nothing is left in
+the temporary directory.
 """
 
 from __future__ import annotations
@@ -14,29 +17,41 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
 from tau.modes.demo.repo import make_repo
 from tau.modes.demo.script import FACTORY
+from tau.modes.demo.trace import Trace
 
-__all__ = ["PROMPT", "main", "run_demo"]
+__all__ = ["PROMPT", "default_directory", "main", "run_demo"]
 
 PROG = "tau demo"
 PROMPT = "Fix the failing test in calc.py, then check build.log for warnings and report its first error."
 DEFAULT_PRICE = "anthropic/claude-sonnet-4-6"
+MARKER = ".tau-demo"  # names a directory the demo made, so a later run may replace it
+
+
+def default_directory() -> Path:
+    """``<agentDir>/demo``: where the demo keeps its repository and its session between runs."""
+    from tau.common.paths import agent_dir
+
+    return agent_dir() / "demo"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Run a scripted tau session offline in a throwaway git repository and show what "
-        "tau's context economy saved on it. Needs no model and no network.",
+        description="Run a scripted tau session offline in a git repository of its own and show what "
+        "tau's context economy saved on it. Needs no model and no network. The repository and the "
+        "session stay in the demo directory (default <agentDir>/demo, replaced by the next run).",
     )
-    parser.add_argument("--dir", metavar="DIR", help="work here instead of a new temp directory")
+    parser.add_argument(
+        "--dir", metavar="DIR", help="the demo directory (default: <agentDir>/demo, e.g. ~/.tau/agent/demo)"
+    )
     parser.add_argument(
         "--price",
         metavar="PROVIDER/MODEL",
@@ -50,22 +65,59 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     """Run ``tau demo``; returns 0 when the session ran and its report was printed."""
     args = build_parser().parse_args(argv)
-    root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="tau-demo-"))
+    root = Path(args.dir).resolve() if args.dir else default_directory()
     try:
+        prepare(root)
         session_file = run_demo(root, quiet=args.quiet)
     except DemoError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
-    print(f"\nsession file: {session_file}")
-    print(f"inspect it:   tau session check {session_file}")
-    print(f"              tau savings {session_file}\n")
+    tau = tau_command()
+    print(f"\ndemo directory: {root} (the next tau demo replaces it)")
+    print(f"session file:   {session_file}")
+    print(f"inspect it:     {tau} session check {shlex.quote(str(session_file))}")
+    print(f"                {tau} savings {shlex.quote(str(session_file))}\n")
     from tau.modes.savings import main as savings_main
 
     return savings_main([str(session_file), "--price", args.price, "--no-progress"])
 
 
+def tau_command(argv0: str | None = None) -> str:
+    """How to run the tau that is running now, as a shell command.
+
+    ``tau`` when that name on PATH is this very program; else its absolute path; under
+    ``python -m`` (``argv[0]`` is a ``__main__.py``) this interpreter with ``-m tau``.
+    """
+    program = Path(argv0 if argv0 is not None else sys.argv[0])
+    if program.name == "__main__.py" or not program.is_file():
+        return f"{shlex.quote(sys.executable)} -m tau"
+    found = shutil.which("tau")
+    if found is not None and Path(found).resolve() == program.resolve():
+        return "tau"
+    return shlex.quote(str(program.resolve()))
+
+
 class DemoError(Exception):
     """The demo session did not run; the message says what happened."""
+
+
+def prepare(root: Path) -> None:
+    """Make ``root`` an empty demo directory: new, empty, or the demo's own from an earlier run.
+
+    Raises:
+        DemoError: ``root`` holds something else (it is never deleted).
+    """
+    if root.exists() and not root.is_dir():
+        raise DemoError(f"{root} is not a directory; pass --dir with another path")
+    if root.is_dir() and any(root.iterdir()):
+        if not (root / MARKER).is_file():
+            raise DemoError(
+                f"{root} is not empty and was not made by tau demo; it is left alone. "
+                "Pass --dir with a new or empty directory."
+            )
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / MARKER).write_text("made by tau demo; the next tau demo replaces this directory\n")
 
 
 def run_demo(root: Path, *, quiet: bool = False) -> Path:
@@ -83,15 +135,16 @@ def run_demo(root: Path, *, quiet: bool = False) -> Path:
     process = subprocess.Popen(
         command,
         cwd=repo,
-        env=_environment(agent_dir),
+        env=_environment(agent_dir, root),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     assert process.stdout is not None
+    trace = Trace()
     for line in process.stdout:
-        rendered = render_event(line)
+        rendered = trace.render(line)
         if rendered and not quiet:
             print(rendered, flush=True)
     stderr = process.stderr.read() if process.stderr else ""
@@ -103,85 +156,19 @@ def run_demo(root: Path, *, quiet: bool = False) -> Path:
     return found[-1]
 
 
-def _environment(agent_dir: Path) -> dict[str, str]:
+def _environment(agent_dir: Path, root: Path) -> dict[str, str]:
     import tau
 
     source = str(Path(tau.__file__).resolve().parents[1])
     path = os.environ.get("PYTHONPATH")
+    scratch = root / "tmp"  # what the session writes to a temporary directory stays with the demo
+    scratch.mkdir(exist_ok=True)
     env = {
         **os.environ,
         "TAU_AGENT_DIR": str(agent_dir),
         "PYTHONPATH": source + (os.pathsep + path if path else ""),
+        "TMPDIR": str(scratch),
     }
     for key in ("TAU_TODO_LOOP_DISABLED", "TAU_FAUX_SCRIPT", "TAU_SESSION_DIR"):
         env.pop(key, None)
     return env
-
-
-def render_event(line: str) -> str | None:
-    """One line of the demo's trace for a JSON-mode event, or ``None`` for events it skips."""
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    kind = event.get("type")
-    if kind == "tool_execution_start":
-        return f"  → {_call(event.get('toolName'), event.get('args') or {})}"
-    if kind == "tool_execution_end":
-        return _result(event)
-    if kind == "message_end":
-        message = event.get("message") or {}
-        text = _text(message)
-        if message.get("role") == "assistant" and text:
-            return f"model: {text}"
-    if kind == "entry_appended":
-        entry = event.get("entry") or {}
-        if entry.get("customType") == "todo-loop:continue":
-            return "todo-loop: tasks are still open; the run continues (hidden message)"
-    return None
-
-
-def _call(tool: Any, args: dict[str, Any]) -> str:
-    if tool == "todo":
-        titles = [args.get("title")] if args.get("title") else []
-        updates = [f"{u.get('id', '')[:8]} → {u.get('status')}" for u in args.get("updates") or []]
-        return f"todo {args.get('action')} {', '.join(titles + updates)}".rstrip()
-    if tool in ("edit", "write"):
-        fused = args.get("then_run")
-        suffix = f"  [Action Fusion: then_run {fused.get('command')!r}]" if isinstance(fused, dict) else ""
-        return f"{tool} {args.get('path')}{suffix}"
-    if tool == "read":
-        return f"read {args.get('path')}"
-    if tool == "bash":
-        return f"bash {args.get('command')}"
-    if tool == "obs_recall":
-        what = (
-            f"search {args.get('query')!r}"
-            if args.get("query") is not None
-            else f"offset {args.get('offset', 0)}"
-        )
-        return f"obs_recall {args.get('id')} {what}  [ObservationPack]"
-    return f"{tool} {json.dumps(args)[:80]}"
-
-
-def _result(event: dict[str, Any]) -> str | None:
-    result = event.get("result") or {}
-    text = _text(result)
-    if event.get("toolName") in ("edit", "write") and "[then_run:" in text:
-        marker = text[text.index("[then_run:") :].strip().replace("\n", " ")
-        return f"    {marker[:100]}"
-    if event.get("toolName") == "read":
-        return f"    {len(text.encode())} bytes read (ObservationPack packs it after two requests)"
-    if event.get("toolName") == "obs_recall":
-        matches = (result.get("details") or {}).get("matches") or []
-        lines = ", ".join(str(m.get("line")) for m in matches[:5])
-        return f"    {len(matches)} match(es) in the stored log, line {lines}" if matches else "    no match"
-    return None
-
-
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-    return "\n".join(part for part in parts if isinstance(part, str))

@@ -75,6 +75,7 @@ class ToolBlock:
     details: Any = None
     result: Any = None
     expanded: bool = False
+    previous_details: Any = None  # details of the last successful call of the same tool (a diff base)
 
     @property
     def done(self) -> bool:
@@ -135,6 +136,7 @@ class ChatController:
         self._on_change = on_change or (lambda: None)
         self._tools: dict[str, ToolBlock] = {}
         self._assistant: AssistantBlock | None = None
+        self._last_details: dict[str, Any] = {}
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -196,6 +198,7 @@ class ChatController:
         self.committed = 0
         self._tools.clear()
         self._assistant = None
+        self._last_details.clear()
         self._on_change()
 
     def load_messages(self, messages: list[dict[str, Any]]) -> None:
@@ -315,9 +318,9 @@ class ChatController:
         if event.get("parentToolCallId"):
             return  # nested calls are part of their parent's row
         call_id = str(event.get("toolCallId"))
-        block = ToolBlock(
-            call_id, str(event.get("toolName")), event.get("args"), expanded=self.tools_expanded
-        )
+        name = str(event.get("toolName"))
+        block = ToolBlock(call_id, name, event.get("args"), expanded=self.tools_expanded)
+        block.previous_details = self._last_details.get(name)
         self._tools[call_id] = block
         self.blocks.append(block)
 
@@ -338,6 +341,8 @@ class ChatController:
         block.output = sanitize_text(content_text(result.get("content")))
         block.details = result.get("details")
         block.status = "error" if event.get("isError") else "done"
+        if block.status == "done" and block.details is not None:
+            self._last_details[block.name] = block.details
 
     def _queue_update(self, event: dict[str, Any]) -> None:
         self.footer.steering = [sanitize_text(t) for t in event.get("steering") or []]

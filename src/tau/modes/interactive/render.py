@@ -26,6 +26,7 @@ from tau.modes.interactive.model import (
 )
 from tau.modes.interactive.sanitize import sanitize_styled_line, sanitize_text
 from tau.modes.interactive.tool_rows import tool_row
+from tau.modes.wording import counted
 
 __all__ = ["BlockRenderer", "footer_lines", "to_text"]
 
@@ -104,11 +105,14 @@ class BlockRenderer:
         mark, style = _STATUS_MARKS[block.status]
         title = Text.assemble((f"{mark} ", style), (row.title, "bold"))
         lines: list[RenderableType] = [title]
-        hint = Text(f"  … {row.hidden} more lines (ctrl+o to expand)", style="dim")
+        hint = Text(f"  … {counted(row.hidden, 'more line')} (ctrl+o to expand)", style="dim")
         if row.hidden and row.hidden_at_start:
             lines.append(hint)
         body_style = "red" if block.status == "error" else "grey70"
-        lines.extend(Text("  " + line, style=body_style, no_wrap=False) for line in row.body)
+        lines.extend(
+            Text("  " + line, style="bold" if index in row.highlighted else body_style, no_wrap=False)
+            for index, line in enumerate(row.body)
+        )
         if row.hidden and not row.hidden_at_start:
             lines.append(hint)
         return Group(*lines)

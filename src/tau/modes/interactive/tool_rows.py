@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tau.modes.interactive.model import ToolBlock
 from tau.modes.interactive.sanitize import sanitize_text
+from tau.modes.interactive.todo_rows import checklist, todo_title
+from tau.modes.wording import counted
 
 __all__ = ["COLLAPSED_LINES", "ToolRow", "tool_row"]
 
@@ -24,12 +26,14 @@ COLLAPSED_LINES = 8
 
 @dataclass
 class ToolRow:
-    """What a tool row shows: ``title``, then ``body`` lines (``hidden`` lines left out, and where)."""
+    """What a tool row shows: ``title``, then ``body`` lines (``hidden`` lines left out, and where;
+    ``highlighted``: indices of body lines to pick out)."""
 
     title: str
     body: list[str]
     hidden: int = 0
     hidden_at_start: bool = False
+    highlighted: set[int] = field(default_factory=set)
 
 
 def _arg(args: Any, *names: str) -> str:
@@ -65,7 +69,7 @@ def _read_title(args: Any) -> str:
 def _write_title(args: Any) -> str:
     content = _arg(args, "content")
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    return f"write {_one_line(_arg(args, 'path', 'file_path'))} ({lines} lines)"
+    return f"write {_one_line(_arg(args, 'path', 'file_path'))} ({counted(lines, 'line')})"
 
 
 def _edit_title(args: Any) -> str:
@@ -119,8 +123,25 @@ def _custom(render: Callable[..., Any] | None, *args: Any) -> list[str] | None:
         return None
 
 
+def _todo_row(block: ToolBlock) -> ToolRow | None:
+    """The checklist row of a ``todo`` call, or ``None`` when its arguments or result are not todo's."""
+    current = block.details if block.status == "done" else None
+    title = todo_title(block.args, block.previous_details, current)
+    if title is None:
+        return None
+    if block.status != "done":  # running, or an error: its text
+        return ToolRow(title, block.output.rstrip("\n").split("\n") if block.output else [])
+    listed = checklist(block.args, block.previous_details, block.details, expanded=block.expanded)
+    return ToolRow(title, listed.lines, highlighted=listed.changed) if listed is not None else None
+
+
 def tool_row(block: ToolBlock, definition: Any = None) -> ToolRow:
     """The row of ``block``; ``definition`` (its ``ToolDefinition``) may carry extension renderers."""
+    has_own = any(getattr(definition, name, None) for name in ("render_call", "render_result"))
+    if block.name == "todo" and not has_own:
+        row = _todo_row(block)
+        if row is not None:
+            return row
     call_lines = _custom(getattr(definition, "render_call", None), block.args)
     title_of = _TITLES.get(block.name)
     title = (
