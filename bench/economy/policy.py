@@ -26,7 +26,8 @@ __all__ = [
     "side_answer",
 ]
 
-PLACEHOLDER_ID = re.compile(r"^id: (obs_[0-9a-f]{24})$", re.MULTILINE)
+PLACEHOLDER_ID = re.compile(r"(obs_[0-9a-f]{24})")
+PLACEHOLDER_STARTS = ("[large tool result replaced", "[tool result packed")
 RECEIPT_MARK = "sol_pi_evidence_receipt_v1"
 RECEIPT_QUOTE = re.compile(r'^- kind=\w+ line=\d+ quote_sha256=[0-9a-f]+ quote=(".*")$', re.MULTILINE)
 TODO_LIST = re.compile(r'\{"revision":\d+,"tasks":\[')
@@ -94,8 +95,8 @@ class Call:
         text = text_of(self.result)
         if text.startswith(RECEIPT_MARK) or f"\n{RECEIPT_MARK}\n" in text:
             return Shown("receipt", text)
-        found = PLACEHOLDER_ID.search(text)
-        if found and "obs_recall" in text and text.startswith("["):
+        found = PLACEHOLDER_ID.search(text, 0, 400)
+        if found and text.startswith(PLACEHOLDER_STARTS):
             return Shown("placeholder", text, found.group(1))
         return Shown("full", text)
 

@@ -100,8 +100,13 @@ def test_the_newest_output_of_a_command_or_path_is_never_packed_before_it_is_old
         assert text_of(session.shown(first_read, given)).startswith(f"{PLACEHOLDER}superseded")
         session.call("bash", {"command": f"ls dir{session.calls}"}, "a\nb")
     packed = text_of(session.shown(first_run, session.request()))
-    assert "status: Command exited with code 1" in packed
-    assert "first line: run 1 line 0: " in packed and "last line: Command exited with code 1" in packed
+    obs_id = text_observation(first_run).id
+    assert packed.split("\n") == [
+        f'[tool result packed: superseded by a later call on the same command or path; obs_recall {{"id":"{obs_id}"}} returns it]',
+        f"bash · {len(log('run 1'))} bytes · 81 lines · Command exited with code 1",
+        "first: run 1 line 0: " + "x" * 40,
+        "last: Command exited with code 1",
+    ]
 
 
 def test_every_packed_kind_is_recalled_byte_for_byte(tmp_path):
@@ -123,7 +128,7 @@ def test_every_packed_kind_is_recalled_byte_for_byte(tmp_path):
         assert shown.startswith(("[large tool result replaced", PLACEHOLDER)), shown[:80]
         observation = text_observation(message)
         expected[observation.id] = observation.data
-        assert f"id: {observation.id}" in shown
+        assert observation.id in shown
     edit_message = session.messages[session.messages.index(read) + 3]
     shown_call = session.shown(edit_message, given)["content"][0]
     assert shown_call["arguments"]["path"] == "b.py" and "packed" in shown_call["arguments"]

@@ -19,7 +19,7 @@ __all__ = [
 
 DEFAULT_HEAD_BYTES = 512
 DEFAULT_TAIL_BYTES = 512
-EDGE_LINE_BYTES = 160  # the first and last line a compact placeholder keeps, at most
+EDGE_LINE_BYTES = 100  # the first and last line a compact placeholder keeps, at most
 _STATUS_PREFIXES = ("Command exited with code", "Command timed out", "Command aborted", "Command terminated")
 
 
@@ -120,27 +120,25 @@ def _status(text: str) -> str | None:
 
 
 def compact_placeholder(observation: Observation, reason: str, *, failed: bool) -> str:
-    """The placeholder of stale context: who it was, why it went, its first and last lines.
+    """The placeholder of stale context: why it went and how to get it back, its size, a failed
+    command's exit status, then its first and last line (each cut at ``EDGE_LINE_BYTES``).
 
-    Byte-stable like :func:`placeholder_for`: it depends on the observation and the reason only.
+    Kept short (stale results are often small: the placeholder must save most of them) and
+    byte-stable like :func:`placeholder_for`: it depends on the observation and the reason only.
     """
     oid = observation.id
     lines = observation.text.rstrip("\n").split("\n")
-    out = [
-        f"[tool result packed: {reason}]",
-        f"id: {oid}",
-        f"tool: {observation.tool_name}",
-        f"original_bytes: {observation.bytes}",
-        f"original_lines: {observation.lines}",
-        f"estimated_tokens: {observation.tokens}",
-        f'retrieve: call obs_recall with {{"id":"{oid}","offset":0}}, or with "query" to search it',
-    ]
+    facts = [observation.tool_name, f"{observation.bytes} bytes", f"{observation.lines} lines"]
     status = _status(observation.text) if failed else None
     if status is not None:
-        out.append(f"status: {status}")
-    out.append(f"first line: {_edge_line(lines[0])}")
+        facts.append(status)
+    out = [
+        f'[tool result packed: {reason}; obs_recall {{"id":"{oid}"}} returns it]',
+        " · ".join(facts),
+        f"first: {_edge_line(lines[0])}",
+    ]
     if len(lines) > 1:
-        out.append(f"last line: {_edge_line(lines[-1])}")
+        out.append(f"last: {_edge_line(lines[-1])}")
     return "\n".join(out)
 
 
