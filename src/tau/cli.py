@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, str] = {
     "session": "tau.modes.inspect",
     "savings": "tau.modes.savings",
     "demo": "tau.modes.demo",
+    "batch": "tau.modes.batch",
 }
 
 

@@ -69,6 +69,8 @@ _COMMANDS_HELP = """\
 commands (each has --help):
   tau demo                      a scripted session offline, then its savings report
   tau savings FILE_OR_DIR...    what tau saves on existing pi or tau sessions
+  tau batch TASKS.jsonl --out DIR
+                                many headless sessions at once (local processes or Ray)
   tau session list [--all]      the sessions of this directory (ids for --session)
   tau session info|context|check FILE
                                 inspect a session file without changing it

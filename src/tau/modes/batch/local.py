@@ -1,0 +1,82 @@
+"""The local backend of ``tau batch``: a pool of worker processes on this machine.
+
+Workers ignore SIGINT (a terminal's Ctrl+C reaches the whole process group): the driver catches it
+and sets a shared event, and each running task aborts its session, saves it and reports
+``cancelled``; tasks that had not started are reported ``cancelled`` by the driver.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from tau.modes.batch.tasks import Task
+from tau.modes.batch.worker import TaskRun, empty_result, run_task
+
+__all__ = ["run_local"]
+
+Done = Callable[[Task, dict[str, Any]], None]
+_cancel: Any = None  # the batch's cancel event, in a worker process
+
+
+def _start_worker(cancel: Any) -> None:
+    global _cancel
+    _cancel = cancel
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_in_worker(task: Task, where: TaskRun) -> dict[str, Any]:
+    return run_task(task, where, _cancel.is_set)
+
+
+def run_local(tasks: list[Task], out: Path, workers: int, done: Done) -> None:
+    """Run ``tasks`` on ``workers`` processes; ``done(task, payload)`` hears each one as it ends.
+
+    Raises ``KeyboardInterrupt`` after a Ctrl+C, once every task has been reported.
+    """
+    context = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads
+    cancel = context.Event()
+    pool = ProcessPoolExecutor(
+        max_workers=max(1, min(workers, len(tasks))),
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(cancel,),
+    )
+    futures: dict[Future[dict[str, Any]], Task] = {}
+    reported: set[Future[dict[str, Any]]] = set()
+    try:
+        for task in tasks:
+            where = TaskRun(sessions=str(out / "sessions"), work=str(out / "work" / task.id))
+            futures[pool.submit(_run_in_worker, task, where)] = task
+        try:
+            for future in as_completed(futures):
+                reported.add(future)
+                done(futures[future], _payload(future, futures[future]))
+        except KeyboardInterrupt:
+            cancel.set()
+            print("tau batch: cancelling: running sessions are aborted and saved", file=sys.stderr)
+            for future in futures:
+                future.cancel()
+            for future, task in futures.items():
+                if future not in reported:
+                    done(task, _payload(future, task))
+            raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _payload(future: Future[dict[str, Any]], task: Task) -> dict[str, Any]:
+    if future.cancelled():
+        return {"result": empty_result(task.id, "cancelled", "cancelled before it started"), "warnings": []}
+    try:
+        return future.result()
+    except Exception as exc:  # boundary: a worker that died (killed, out of memory) fails its task only
+        return {
+            "result": empty_result(task.id, "error", f"worker failed: {exc or type(exc).__name__}"),
+            "warnings": [],
+        }

@@ -1,0 +1,112 @@
+"""Faux task files for the ``tau batch`` tests, and readers of what a batch leaves behind."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tau.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _documented_fields() -> list[str]:
+    """The result fields, in order, as the table of docs/batch.md's "Results" lists them."""
+    text = (ROOT / "docs" / "batch.md").read_text(encoding="utf-8")
+    table = text.split("\n## Results\n", 1)[1].split("\n\n", 2)[1]
+    rows = [line.split("|")[1] for line in table.splitlines()[2:]]
+    return [name for row in rows for name in re.findall(r"`([a-z_]+)`", row)]
+
+
+RESULT_FIELDS = _documented_fields()
+
+
+def faux_task(task_id: str, **extra: Any) -> dict[str, Any]:
+    """A task that runs one bash command in its directory and answers ``done <id>``."""
+    steps = [{"bash": f"cat seed.txt 2>/dev/null; echo {task_id} > out.txt"}, {"text": f"done {task_id}"}]
+    return {
+        "id": task_id,
+        "prompt": f"work on {task_id}",
+        "model": "faux/faux-1",
+        "faux_script": steps,
+        **extra,
+    }
+
+
+def eight_tasks(root: Path) -> list[dict[str, Any]]:
+    """Four tasks in a prepared ``cwd``, four that ``setup`` a fresh directory; one has two prompts."""
+    tasks = []
+    for number in range(4):
+        folder = root / f"repo{number}"
+        folder.mkdir(parents=True, exist_ok=True)
+        tasks.append(faux_task(f"cwd-{number}", cwd=str(folder)))
+    for number in range(4):
+        tasks.append(faux_task(f"setup-{number}", setup=f"printf 'seed {number}\\n' > seed.txt"))
+    tasks[-1]["prompt"] = ["first", "second"]
+    tasks[-1]["faux_script"] = [{"text": "one"}, {"bash": "cat seed.txt"}, {"text": "two"}]
+    return tasks
+
+
+def write_tasks(path: Path, tasks: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(task) + "\n" for task in tasks), encoding="utf-8")
+    return path
+
+
+def results(out: Path) -> dict[str, dict[str, Any]]:
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    return {record["id"]: record for record in map(json.loads, lines)}
+
+
+def cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_batch_output(out: Path, ids: list[str]) -> None:
+    """Every task ``ok`` with its figures, a session file that ``tau session check`` accepts, and
+    ``tau savings`` reading the sessions directory."""
+    found = results(out)
+    assert set(ids) <= set(found)
+    for task_id, record in ((task_id, found[task_id]) for task_id in ids):
+        assert list(record) == RESULT_FIELDS
+        assert (record["status"], record["exit_reason"]) == ("ok", "stop"), record
+        assert record["session"] == f"sessions/{task_id}.jsonl"
+        assert record["requests"] >= 2 and record["output_tokens"] > 0 and record["cache_write_tokens"] > 0
+        assert record["duration_s"] > 0
+        assert record["final_text"] in (f"done {task_id}", "two")
+        code, _, err = cli(["session", "check", str(out / record["session"])])
+        assert code == 0, err
+    code, stdout, err = cli(["savings", "--json", str(out / "sessions")])
+    assert code == 0, err
+    reported = {Path(json.loads(line)["file"]).name for line in stdout.splitlines()}
+    assert {f"{task_id}.jsonl" for task_id in ids} <= reported
+
+
+def packed_task(task_id: str) -> dict[str, Any]:
+    """A task whose first bash output (over 10 KiB) ObservationPack archives and packs on the 4th request."""
+    steps = [{"bash": "seq 1 1000 | sed s/$/-padding-padding-padding/"}]
+    steps += [{"bash": f"echo {word}"} for word in ("two", "three", "four")] + [{"text": "packed"}]
+    return {"id": task_id, "prompt": "make a long output", "model": "faux/faux-1", "faux_script": steps}
+
+
+def assert_recall_works(out: Path, task_id: str) -> None:
+    """The task's archived observation is under ``DIR/sessions/sol/`` and ``obs_recall`` in a
+    continued session returns its bytes."""
+    import tau
+
+    objects = sorted((out / "sessions" / "sol").glob("*/observation-pack/objects/obs_*.txt"))
+    assert len(objects) == 1, objects
+    object_id = objects[0].stem
+    assert objects[0].read_text().startswith("1-padding-padding-padding\n")
+    recall = [{"tool": "obs_recall", "args": {"id": object_id, "offset": 0}}, {"text": "recalled"}]
+    result = tau.run("recall it", session=out / "sessions" / f"{task_id}.jsonl", faux_script=recall)
+    page = [m for m in result.messages if m["role"] == "toolResult"][-1]
+    text = page["content"][0]["text"]
+    assert page["isError"] is False, text
+    assert f"[obs_recall id={object_id} offset=0" in text and "\n1-padding-padding-padding\n2-padding" in text
