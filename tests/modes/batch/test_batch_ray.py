@@ -1,0 +1,38 @@
+"""``tau batch --backend ray`` (issue 20): the eight faux tasks as Ray tasks on a local Ray the test started.
+
+The Ray is tau's own local start (``start_local_ray``): bound to 127.0.0.1, dashboard off, usage
+statistics off; the batch finds it running and uses it. Session files come back to the driver.
+"""
+
+from __future__ import annotations
+
+from batch_support import (
+    assert_batch_output,
+    assert_recall_works,
+    cli,
+    eight_tasks,
+    faux_task,
+    packed_task,
+    results,
+    write_tasks,
+)
+
+
+def test_eight_tasks_through_ray(local_ray, tmp_path):
+    import ray
+
+    assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
+    tasks = [*eight_tasks(tmp_path / "repos"), faux_task("broken", setup="exit 4"), packed_task("packed")]
+    out = tmp_path / "out"
+    argv = ["batch", str(write_tasks(tmp_path / "tasks.jsonl", tasks)), "--out", str(out), "--backend", "ray"]
+    code, _, err = cli(argv)
+    assert code == 1, err
+    found = results(out)
+    assert sorted(found) == sorted(task["id"] for task in tasks)
+    assert (found["broken"]["status"], found["broken"]["exit_reason"]) == ("error", "setup failed (exit 4)")
+    assert_batch_output(out, [task["id"] for task in tasks[:8]])
+    assert (tmp_path / "repos" / "repo0" / "out.txt").read_text() == "cwd-0\n"
+    assert not (out / "work").exists()  # a Ray task's fresh directory is a scratch directory on its worker
+    assert "9 ok, 1 error" in err
+    assert found["packed"]["status"] == "ok"
+    assert_recall_works(out, "packed")
