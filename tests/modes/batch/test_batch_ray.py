@@ -17,9 +17,13 @@ from batch_support import (
     write_tasks,
 )
 
+SECRET = "sk-ant-test-0123456789-never-written"
 
-def test_eight_tasks_through_ray(local_ray, tmp_path):
+
+def test_eight_tasks_through_ray(local_ray, tmp_path, monkeypatch):
     import ray
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)  # passed to every task, written nowhere
 
     assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
     tasks = [*eight_tasks(tmp_path / "repos"), faux_task("broken", setup="exit 4"), packed_task("packed")]
@@ -36,3 +40,19 @@ def test_eight_tasks_through_ray(local_ray, tmp_path):
     assert "9 ok, 1 error" in err
     assert found["packed"]["status"] == "ok"
     assert_recall_works(out, "packed")
+    written = [path for path in out.rglob("*") if path.is_file() and SECRET.encode() in path.read_bytes()]
+    assert written == []
+
+
+def test_a_task_environment_carries_credentials_and_local_paths_only_to_a_local_ray(
+    monkeypatch, isolated_agent_dir
+):
+    from tau.modes.batch.ray_backend import task_environment
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.setenv("TAU_OFFLINE", "1")
+    local, remote = task_environment(local=True), task_environment(local=False)
+    assert local["ANTHROPIC_API_KEY"] == remote["ANTHROPIC_API_KEY"] == SECRET
+    assert local["TAU_OFFLINE"] == remote["TAU_OFFLINE"] == "1"
+    assert local["TAU_AGENT_DIR"] == str(isolated_agent_dir) and "HOME" in local
+    assert not {"HOME", "TAU_AGENT_DIR"} & set(remote)
