@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tau.session import SessionLockedError, SessionManager
+from tau.session import SessionLockedError, SessionManager, SessionWriteError
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -103,7 +103,9 @@ def test_context_manager_releases(session_file):
     SessionManager.open(session_file).close()
 
 
-def test_failed_write_rolls_back_and_leaves_no_partial_line(session_file, monkeypatch):
+def test_failed_write_leaves_no_partial_line_and_keeps_the_entry_until_it_can_be_written(
+    session_file, monkeypatch
+):
     manager = SessionManager.open(session_file)
     leaf = manager.get_leaf_id()
     before = session_file.read_bytes()
@@ -114,15 +116,23 @@ def test_failed_write_rolls_back_and_leaves_no_partial_line(session_file, monkey
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "write", half_then_fail)
-    with pytest.raises(OSError, match="No space left"):
-        manager.append_message(user("lost"))
+    with pytest.raises(SessionWriteError) as info:
+        manager.append_message(user("kept"))
+    assert str(info.value) == (
+        f"cannot write session file {str(session_file)!r}: No space left on device. The session is no "
+        "longer being saved: 1 entry is kept in memory and written once the file can be written again "
+        "(free disk space or make the file writable)."
+    )
+    assert session_file.read_bytes() == before  # no partial line
+    kept = manager.get_leaf_id()
+    assert manager.get_entry(kept)["parentId"] == leaf and manager.unsaved_count == 1
     monkeypatch.setattr(os, "write", real_write)
-    assert manager.get_leaf_id() == leaf and len(manager.get_entries()) == 1
-    assert session_file.read_bytes() == before
     manager.append_message(user("next"))
+    assert manager.unsaved_count == 0
     manager.close()
     reread = SessionManager.open(session_file, read_only=True)
-    assert [e["parentId"] for e in reread.get_entries()] == [None, leaf]
+    assert [e["parentId"] for e in reread.get_entries()] == [None, leaf, kept]
+    assert [e["message"]["content"][0]["text"] for e in reread.get_entries()[1:]] == ["kept", "next"]
     assert reread.problems == []
 
 
@@ -135,7 +145,18 @@ def test_a_file_that_cannot_be_written_opens_and_fails_on_append(session_file, m
     monkeypatch.setattr(lock.SessionWriter, "open", classmethod(refuse))
     manager = SessionManager.open(session_file)  # pi opens it too, and fails only on append
     assert len(manager.get_entries()) == 1
-    leaf = manager.get_leaf_id()
-    with pytest.raises(PermissionError):
+    with pytest.raises(SessionWriteError, match=r"Permission denied\. The session is no longer being saved"):
         manager.append_message(user("no"))
-    assert manager.get_leaf_id() == leaf and len(manager.get_entries()) == 1
+    assert len(manager.get_entries()) == 2 and manager.unsaved_count == 1
+    with pytest.raises(SessionWriteError, match="1 entry is kept in memory"):
+        manager.save_unsaved()
+    with pytest.raises(SessionWriteError, match="2 entries are kept in memory"):
+        manager.append_message(user("again"))
+    with pytest.raises(
+        SessionWriteError, match=r"cannot start a new session: session file .* still cannot be"
+    ):
+        manager.new_session()
+    monkeypatch.undo()
+    manager.save_unsaved()
+    assert manager.unsaved_count == 0
+    assert len(SessionManager.open(session_file, read_only=True).get_entries()) == 3

@@ -11,7 +11,7 @@ What it adds to the agent (pi-host §4.4–§4.8):
   overflow compaction (:mod:`.session_compaction`), the ``turn_end`` / ``agent_before_settle``
   boundaries (:mod:`.session_boundaries`), tree navigation, fork and new sessions
   (:mod:`.session_tree`), resuming another file (:mod:`.session_switch`), user bash results,
-  and ``agent_settled``.
+  and ``agent_settled``; a session file that cannot be written stops the run (:mod:`.session_saving`).
 
 Public session events reach :meth:`AgentSession.subscribe` listeners as plain dicts with pi's keys,
 in pi's order: the JSON and RPC modes write them as they are (after ``to_json_event``).
@@ -34,6 +34,7 @@ from tau.agent.session_hooks import NoHooks, SessionHooks
 from tau.agent.session_nested import NestedCallRunner
 from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
 from tau.agent.session_retry import RetryMixin
+from tau.agent.session_saving import SavingMixin
 from tau.agent.session_switch import SwitchMixin
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch
 from tau.agent.session_tree import TreeMixin
@@ -57,7 +58,7 @@ def _queue_mode(mode: str) -> Any:
 
 
 class AgentSession(
-    PromptMixin, EventsMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin, SwitchMixin
+    PromptMixin, EventsMixin, SavingMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin, SwitchMixin
 ):
     """An agent whose transcript is a session file, with pi's session-level behaviour.
 
@@ -147,6 +148,7 @@ class AgentSession(
         self._forced_prompt: str | None = None
         self._run_prompt_options: Any = None
         self._prompt_preflight = 0
+        self._save_failure = None
 
     def _create_agent(self, model: Model | None, thinking_level: str | None) -> Agent:
         # The projection every request starts from, built once here (and kept by the cache) rather

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau.agent.session_events import Conversion, append_to_projection
-from tau.session.errors import SessionError
+from tau.session.errors import SessionError, SessionWriteError
 from tau.session.manager import SessionManager
 
 __all__ = ["BoundaryMixin", "apply_drafts"]
@@ -58,6 +58,8 @@ def apply_drafts(manager: SessionManager, drafts: list[dict[str, Any]]) -> list[
                 )
             else:
                 raise ValueError(f"unknown boundary draft type {kind!r}")
+        except SessionWriteError:
+            raise  # the draft is in the session, unsaved: a write failure, not a bad draft
         except (KeyError, SessionError) as exc:
             raise ValueError(f"invalid boundary draft {draft!r}: {exc}") from exc
         entry = manager.get_entry(entry_id)
@@ -123,7 +125,13 @@ class BoundaryMixin:
         }
 
     def _commit_drafts(self: Any, drafts: list[dict[str, Any]]) -> None:
-        appended = apply_drafts(self._session_manager, drafts)
+        try:
+            appended = apply_drafts(self._session_manager, drafts)
+        except SessionWriteError as exc:
+            if not self._run_active:
+                raise
+            self._note_save_failure(exc)
+            appended = []
         self._refresh_context()
         for entry in appended:
             self._emit({"type": "entry_appended", "entry": entry})
@@ -144,7 +152,7 @@ class BoundaryMixin:
 
     async def _finish_turn(self: Any, turn: Any, signal: Any) -> dict[str, Any] | None:
         continues = await self._dispatch_turn_end(turn.message, turn.tool_results)
-        return {"action": "continue"} if continues else None
+        return {"action": "continue"} if continues and self._save_failure is None else None
 
     async def _dispatch_turn_end(
         self: Any, message: dict[str, Any], tool_results: list[dict[str, Any]]

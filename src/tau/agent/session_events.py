@@ -220,15 +220,17 @@ class EventsMixin:
     def _persist(self: Any, message: dict[str, Any]) -> None:
         role = message.get("role")
         entry_id = None
+        manager = self._session_manager
         if role == "custom":
-            entry_id = self._session_manager.append_custom_message_entry(
+            entry_id = self._save(
+                manager.append_custom_message_entry,
                 message["customType"],
                 message["content"],
                 message.get("display", True),
                 message.get("details"),
             )
         elif role in _PERSISTED_ROLES:
-            entry_id = self._session_manager.append_message(message)
+            entry_id = self._save(manager.append_message, message)
         if entry_id is not None:
             self._remember_entry(message, entry_id)
         if role == "assistant":

@@ -216,8 +216,12 @@ class PromptMixin:
             self._append_custom_message(custom)
 
     def _append_custom_message(self: Any, message: dict[str, Any]) -> None:
-        self._session_manager.append_custom_message_entry(
-            message["customType"], message["content"], message["display"], message.get("details")
+        self._save(
+            self._session_manager.append_custom_message_entry,
+            message["customType"],
+            message["content"],
+            message["display"],
+            message.get("details"),
         )
         self._refresh_context()
         self._emit({"type": "message_start", "message": message})
@@ -267,7 +271,7 @@ class PromptMixin:
     def _flush_pending_bash(self: Any) -> None:
         pending, self._pending_bash = self._pending_bash, []
         for message in pending:
-            self._session_manager.append_message(message)
+            self._save(self._session_manager.append_message, message)
         if pending:
             self._refresh_context()
 
@@ -303,9 +307,11 @@ class PromptMixin:
     async def _start_run(
         self: Any, trigger: dict[str, Any], on_started: Callable[[], None] | None = None
     ) -> None:
+        self._refuse_run_while_unsaved()
         self._run_active = True
         self._idle.clear()
         self._abort_requested = False
+        self._save_failure = None
         try:
             messages = await self._prepare_run(trigger)
         except BaseException:
@@ -344,6 +350,7 @@ class PromptMixin:
             self._flush_pending_bash()
             self._flush_pending_custom()
             await self._emit_agent_settled()
+        self._raise_save_failure()
 
     def _record_thinking_level(self: Any) -> None:
         """Record the live level when the branch implies another one (tree navigation can leave the
@@ -358,7 +365,7 @@ class PromptMixin:
             clamp_thinking_level(model, level) if model is not None and isinstance(level, str) else level
         )
         if effective != self.agent.state.thinking_level:
-            self._session_manager.append_thinking_level_change(self.agent.state.thinking_level)
+            self._save(self._session_manager.append_thinking_level_change, self.agent.state.thinking_level)
 
     async def _prepare_run(self: Any, trigger: dict[str, Any]) -> list[dict[str, Any]]:
         last = self._find_last_assistant()

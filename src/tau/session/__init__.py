@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from tau.common.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tau.session.errors import NotASessionError, SessionError, SessionFileExistsError, SessionLockedError
+    from tau.session.errors import (
+        NotASessionError,
+        SessionError,
+        SessionFileExistsError,
+        SessionLockedError,
+        SessionWriteError,
+    )
     from tau.session.listing import SessionInfo
     from tau.session.manager import SessionManager
     from tau.session.migrate import CURRENT_VERSION
@@ -26,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "SessionFileExistsError": "tau.session.errors",
     "SessionInfo": "tau.session.listing",
     "SessionLockedError": "tau.session.errors",
+    "SessionWriteError": "tau.session.errors",
     "SessionManager": "tau.session.manager",
     "agent_dir": "tau.session.paths",
     "default_session_dir": "tau.session.paths",
@@ -39,6 +46,7 @@ __all__ = [
     "SessionInfo",
     "SessionLockedError",
     "SessionManager",
+    "SessionWriteError",
     "agent_dir",
     "default_session_dir",
 ]

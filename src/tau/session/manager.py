@@ -3,9 +3,11 @@
 Each entry has an ``id`` and a ``parentId``; the leaf is an in-memory pointer (on load, the last
 entry in file order); every append is a child of the leaf and moves it. Nothing is written until the
 session holds a user or assistant message; then the whole buffer is created at once and every later
-entry is one appended line, written before the append returns (and undone in memory if the write
-fails). tau holds an advisory lock while it writes (:mod:`tau.session.lock`); ``read_only=True``
-opens never write and never lock.
+entry is one appended line, written before the append returns. When the file cannot be written (a
+full disk, a read-only file) the append raises :class:`SessionWriteError` but the entry stays in the
+session, unsaved: the next append, or :meth:`SessionManager.save_unsaved`, writes every unsaved entry
+in order once the file can be written again. tau holds an advisory lock while it writes
+(:mod:`tau.session.lock`); ``read_only=True`` opens never write and never lock.
 
 Entries are plain dicts with pi's keys. They are parsed lazily (:mod:`tau.session.records`) and
 the dicts returned are the stored ones: do not mutate them.
@@ -24,7 +26,7 @@ from tau.common.jsstr import iso_now, js_trim, ms_from_iso
 from tau.common.lazy_regex import lazy_pattern
 from tau.session import entries as make
 from tau.session import jsonl, projection
-from tau.session.errors import NotASessionError, SessionError
+from tau.session.errors import NotASessionError, SessionError, SessionWriteError
 from tau.session.ids import check_session_id, new_entry_id, uuidv7
 from tau.session.index import EntryIndex
 from tau.session.lock import SessionWriter
@@ -62,6 +64,8 @@ class SessionManager:
         self._file: Path | None = None
         self._writer: SessionWriter | None = None
         self._flushed = False
+        self._unsaved: list[Record] = []  # appended after the file was created, not yet written
+        self._write_error: OSError | None = None  # why the last write failed, until one succeeds
         self._header: Entry = {}
         self._header_raw: bytes | None = None
         self._index = EntryIndex()
@@ -243,6 +247,7 @@ class SessionManager:
     def _adopt(self, loaded: Loaded, reader: LineReader) -> None:
         self._header, self._header_raw = loaded.header, loaded.header_raw
         self._index = EntryIndex(loaded.records, reader, loaded.problems)
+        self._unsaved = []
         self._line_count = loaded.line_count
         migrated = self._migrate()
         self._leaf = self._index.reindex()
@@ -313,6 +318,7 @@ class SessionManager:
 
     def _place(self, lines: list[bytes]) -> None:
         """After the file was written from ``lines``: records learn their line numbers and offsets in it."""
+        self._unsaved = []  # the whole file was just written
         offset = len(self._header_bytes()) + 1
         for number, (record, line) in enumerate(zip(self._index.records, lines, strict=True), start=2):
             record.line, record.offset, record.size, record.raw = number, offset, len(line), None
@@ -333,7 +339,12 @@ class SessionManager:
             self._writer = None
 
     def close(self) -> None:
-        """Release the write lock and the file (the session stays readable in memory)."""
+        """Release the write lock and the file (the session stays readable in memory).
+
+        Entries that a failed write left unsaved get one last try first.
+        """
+        with contextlib.suppress(SessionWriteError, FileExistsError):
+            self.save_unsaved()
         self._close_writer()
 
     def __enter__(self) -> SessionManager:
@@ -344,13 +355,16 @@ class SessionManager:
 
     def set_session_file(self, path: str | os.PathLike[str]) -> None:
         """Switch to another session file (resume), as :meth:`open` does."""
+        self._refuse_if_unsaved("switch sessions")
         self._open_file(resolve_path(path), use_header_cwd=False)
 
     def new_session(self, *, id: str | None = None, parent_session: str | None = None) -> str | None:
         """Start a new, empty session (written lazily); returns its future file path, if persisted."""
         if id is not None:
             check_session_id(id)
+        self._refuse_if_unsaved("start a new session")
         self._close_writer()
+        self._unsaved = []
         session_id = id if id is not None else uuidv7()
         timestamp = iso_now()
         self._header = make.header(session_id, timestamp, self._cwd, parent_session)
@@ -384,8 +398,11 @@ class SessionManager:
         self._leaf = record.id
         try:
             self._write(record)
+        except SessionWriteError as exc:
+            exc.entry_id = record.id  # kept in memory, unsaved: written with the next successful write
+            raise
         except BaseException:
-            # An entry that was not written must not become the parent of later entries.
+            # An entry that cannot be written at all must not become the parent of later entries.
             self._index.remove_last(record)
             self._leaf = previous_leaf
             raise
@@ -395,19 +412,69 @@ class SessionManager:
         if not self._persist or self._file is None:
             return
         if self._flushed:
+            self._unsaved.append(record)
+            self._write_unsaved()
+        elif self._has_conversation():
+            self._create_file()
+
+    def _write_unsaved(self) -> None:
+        """Append every unsaved entry, in order, in one write (the writer leaves no partial line)."""
+        assert self._file is not None
+        data = b"".join(jsonl.encode(record.entry) + b"\n" for record in self._unsaved)
+        try:
             if self._writer is None:
                 self._writer = SessionWriter.open(self._file)
-            self._writer.append(jsonl.encode(record.entry) + b"\n")
+            self._writer.append(data)
+        except OSError as exc:
+            self._write_error = exc
+            raise SessionWriteError(str(self._file), exc, len(self._unsaved)) from exc
+        self._write_error = None
+        for record in self._unsaved:
             self._line_count += 1
             record.line = self._line_count
-            return
-        if not self._has_conversation():
-            return
-        self._file.parent.mkdir(parents=True, exist_ok=True)
-        data, lines = self._file_bytes()
-        self._writer = SessionWriter.create(self._file, data)
+        self._unsaved = []
+
+    def _create_file(self) -> None:
+        """The first write: header and every entry so far, in a new file (nothing is left on failure)."""
+        assert self._file is not None
+        try:
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            data, lines = self._file_bytes()
+            self._writer = SessionWriter.create(self._file, data)
+        except FileExistsError:
+            raise  # another writer took the new file's name: not a disk that is full
+        except OSError as exc:
+            self._write_error = exc
+            raise SessionWriteError(str(self._file), exc, len(self._index.records)) from exc
+        self._write_error = None
         self._flushed = True
         self._place(lines)
+
+    @property
+    def unsaved_count(self) -> int:
+        """How many entries are in the session but not in its file, because writing it failed."""
+        if not self._persist or self._file is None:
+            return 0
+        if self._flushed:
+            return len(self._unsaved)
+        return len(self._index.records) if self._has_conversation() else 0
+
+    def save_unsaved(self) -> None:
+        """Write the entries a failed write left in memory; raises :class:`SessionWriteError` if the
+        file still cannot be written. Does nothing when everything is saved."""
+        if self.unsaved_count == 0:
+            return
+        if self._flushed:
+            self._write_unsaved()
+        else:
+            self._create_file()
+
+    def _refuse_if_unsaved(self, action: str) -> None:
+        """Leaving a session that has unsaved entries would lose them without a word."""
+        count = self.unsaved_count
+        if count:
+            cause = self._write_error or OSError("the last write failed")
+            raise SessionWriteError(str(self._file), cause, count, refusing=action)
 
     def _has_conversation(self) -> bool:
         for record in self._index.records:
@@ -670,6 +737,7 @@ class SessionManager:
         at its end, header ``parentSession`` = the old file). Returns the new file path, if persisted."""
         from tau.session.tree import path_without_labels
 
+        self._refuse_if_unsaved("fork the session")
         path = self.get_branch(leaf_id)
         if not path:
             raise SessionError(f"Entry {leaf_id} not found")
@@ -689,6 +757,7 @@ class SessionManager:
         previous_file = self.get_session_file()
         records = self._records_for(kept)
         self._close_writer()
+        self._unsaved = []
         session_id = uuidv7()
         timestamp = iso_now()
         self._header = make.header(session_id, timestamp, self._cwd, previous_file if self._persist else None)
