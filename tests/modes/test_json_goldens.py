@@ -87,3 +87,23 @@ def test_cli_subprocess_json_text(pi_fixtures, project, tmp_path):
     # Byte-level JSON.stringify format: no spaces after separators, raw UTF-8.
     assert b'{"type":"agent_settled","aborted":false}\n' in done.stdout
     assert normalize_stream(read_jsonl(done.stdout)) == normalize_stream(_golden(pi_fixtures, "json-text"))
+
+
+def test_a_failed_run_exits_0_with_the_failure_in_the_stream_as_pi(project, tmp_path, monkeypatch):
+    """pi 1.6's JSON mode checks the last message only in text mode: a failed run exits 0 (issue 16)."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(empty))
+
+    async def main() -> tuple[int, bytes, str]:
+        args = parse_args(["--mode", "json", "--no-session", "-ne", "--model", "faux/faux-1", "hi"])
+        runtime = await build_runtime(args, "json")
+        out, err = io.BytesIO(), io.StringIO()
+        code = await run_json(runtime.session, "hi", [], out=out, err=err)
+        return code, out.getvalue(), err.getvalue()
+
+    code, out, err = asyncio.run(main())
+    ends = [e for e in read_jsonl(out) if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+    assert (code, err) == (0, "")
+    assert ends[-1]["message"]["stopReason"] == "error"
+    assert ends[-1]["message"]["errorMessage"] == "No more faux responses queued"

@@ -237,3 +237,44 @@ def test_aborted_signal_stops_before_reading(ctx):
     signal.abort()
     with pytest.raises(Exception, match=r"^Operation aborted$"):
         call("read", {"path": "small.txt"}, ctx, signal=signal)
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (
+            lambda directory: (os.mkfifo(directory / "pipe"), str(directory / "pipe"))[1],
+            "a named pipe (FIFO)",
+        ),
+        (lambda directory: "/dev/zero", "a character device"),
+        (lambda directory: "/dev/null", "a character device"),
+    ],
+    ids=["fifo", "dev-zero", "dev-null"],
+)
+def test_pipes_and_devices_are_refused_without_blocking_or_spinning(ctx, tmp_path, make, kind):
+    """Issue 16: a FIFO with no writer would block ``open`` for good, ``/dev/zero`` never ends."""
+    path = make(tmp_path)
+    assert error_of("read", {"path": path}, ctx) == (
+        f"Not a regular file: {path} is {kind}. read only reads regular files; "
+        "use bash to read from pipes, devices and sockets."
+    )
+
+
+def test_a_socket_is_refused(ctx, tmp_path):
+    import socket
+
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(path))
+        assert error_of("read", {"path": str(path)}, ctx).startswith(
+            f"Not a regular file: {path} is a socket."
+        )
+    finally:
+        server.close()
+
+
+def test_a_link_to_a_device_is_refused_under_the_name_given(ctx):
+    os.symlink("/dev/zero", os.path.join(ctx.cwd, "zero"))
+    message = error_of("read", {"path": "zero"}, ctx)
+    assert message.startswith(f"Not a regular file: {os.path.join(ctx.cwd, 'zero')} is a character device.")

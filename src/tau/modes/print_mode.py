@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now
+
 __all__ = ["install_abort_signals", "run_prompts", "run_text"]
 
 TRUNCATED = "Response was truncated: the model reached its output token limit."
@@ -27,18 +29,20 @@ async def run_prompts(session: Any, initial: str | None, messages: Sequence[str]
 
 
 def install_abort_signals(session: Any) -> dict[str, Any]:
-    """SIGINT/SIGTERM/SIGHUP abort the running session; a second one exits at once. Returns the tally."""
+    """SIGINT/SIGTERM/SIGHUP abort the running session; a second one exits at once (killing the shell
+    commands still running), even while a tool's thread is blocked. Returns the tally."""
     state: dict[str, Any] = {"count": 0, "code": 0, "tasks": set()}
     loop = asyncio.get_running_loop()
-    codes = {signal.SIGINT: 130, signal.SIGTERM: 143}
-    if hasattr(signal, "SIGHUP"):
-        codes[signal.SIGHUP] = 129
+    codes = {getattr(signal, name): code for name, code in SIGNAL_EXIT_CODES.items() if hasattr(signal, name)}
 
     def handle(signum: int) -> None:
+        from tau.tools.shell import kill_tracked_groups
+
         state["count"] += 1
         state["code"] = codes[signum]
         if state["count"] > 1:
-            sys.exit(codes[signum])
+            kill_tracked_groups()  # no shell command outlives tau
+            exit_now(codes[signum])
         task = loop.create_task(session.abort())
         state["tasks"].add(task)
 

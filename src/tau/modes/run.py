@@ -231,17 +231,22 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
 
         print(NO_MODEL_HELP, file=sys.stderr)
         return 1
+    from tau.modes.print_mode import run_text
+    from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now
+
     try:
         if mode == "json":
             from tau.modes.json_mode import run_json
 
-            return await run_json(session, initial, messages, writer=writer)
-        from tau.modes.print_mode import run_text
-
-        return await run_text(session, initial, messages)
+            code = await run_json(session, initial, messages, writer=writer)
+        else:
+            code = await run_text(session, initial, messages)
     finally:
         await _shutdown(runtime)
         session.session_manager.close()
+    if code in SIGNAL_EXIT_CODES.values():
+        exit_now(code)  # the run settled and the session is closed; a tool's stuck thread must not hold us
+    return code
 
 
 # RuntimeOptions fields whose flag has another name (``-e`` appends to ``args.extension``).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -22,9 +24,11 @@ async def in_thread_until_aborted(function: Callable[[], T], signal: AbortSignal
     """Run blocking ``function`` in a worker thread; give up with ``Operation aborted`` on abort.
 
     The thread itself cannot be interrupted: its result is dropped (pi's read rejects the same way).
+    It is a daemon thread, not one of the loop's executor, so one blocked for good (a slow network
+    file system) holds neither ``asyncio.run``'s shutdown nor the interpreter's exit.
     """
     raise_if_aborted(signal)
-    work = asyncio.ensure_future(asyncio.to_thread(function))
+    work = asyncio.ensure_future(_in_daemon_thread(function))
     if signal is None:
         return await work
     waiter = asyncio.ensure_future(signal.wait())
@@ -36,3 +40,26 @@ async def in_thread_until_aborted(function: Callable[[], T], signal: AbortSignal
         return work.result()
     work.add_done_callback(lambda task: task.exception())  # drop the late result quietly
     raise ToolAborted()
+
+
+async def _in_daemon_thread(function: Callable[[], T]) -> T:
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not done.cancelled():
+            outcome()
+
+    def work() -> None:
+        try:
+            result = function()
+        except BaseException as exc:  # handed to the awaiting task, raised there
+            error = exc
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                loop.call_soon_threadsafe(settle, lambda: done.set_exception(error))
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, lambda: done.set_result(result))
+
+    threading.Thread(target=work, name="tau-tool-thread", daemon=True).start()
+    return await done

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import TYPE_CHECKING, Any
 
 from tau.common.jsjson import js_number
@@ -95,13 +96,36 @@ def _read(
 
 
 def _check_readable(absolute: str) -> None:
-    if os.access(absolute, os.R_OK):
-        return
+    if not os.access(absolute, os.R_OK):
+        try:
+            os.stat(absolute)
+        except OSError as exc:
+            raise fs_error(exc, "access", absolute) from exc
+        raise fs_error(PermissionError(13, "Permission denied"), "access", absolute)
+    _refuse_special_file(absolute)
+
+
+# Beyond pi, which reads these until EOF: a FIFO blocks until a writer comes, /dev/zero never ends.
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _refuse_special_file(absolute: str) -> None:
+    """Only regular files (and directories, which fail as pi's do) are opened: never a pipe or device."""
     try:
-        os.stat(absolute)
+        mode = os.stat(absolute).st_mode
     except OSError as exc:
-        raise fs_error(exc, "access", absolute) from exc
-    raise fs_error(PermissionError(13, "Permission denied"), "access", absolute)
+        raise fs_error(exc, "stat", absolute) from exc
+    for is_kind, kind in _SPECIAL_FILES:
+        if is_kind(mode):
+            raise ValueError(
+                f"Not a regular file: {absolute} is {kind}. read only reads regular files; "
+                "use bash to read from pipes, devices and sockets."
+            )
 
 
 def _sniff(absolute: str) -> str | None:

@@ -216,3 +216,32 @@ def test_tree_navigation_with_a_branch_summary(tmp_path):
     run(scenario())
     summaries = [e for e in session.session_manager.get_entries() if e["type"] == "branch_summary"]
     assert len(summaries) == 1 and "what the branch did" in summaries[0]["summary"]
+
+
+def test_a_full_disk_is_shown_the_run_closes_and_the_next_prompt_is_refused(tmp_path, monkeypatch):
+    """Issue 16: the error names the session file; the app goes on; nothing runs while unsaved."""
+    from full_disk import FullDisk
+
+    # The aborted run still makes its follow-up request (ended at once): it takes the "never" step.
+    session = faux_session(tmp_path, [{"bash": "echo hi"}, {"text": "never"}, {"text": "saved again"}])
+    disk = FullDisk(monkeypatch, 2)
+
+    async def scenario() -> str:
+        screen = Screen(session)
+        await screen.start()
+        screen.send("run it" + ENTER)
+        await screen.wait_for(lambda: session.is_idle() and "no longer being" in screen.text())
+        assert screen.mode.editor.get_text() == "run it"  # kept, to send again once there is room
+        screen.mode.editor.set_text("")
+        screen.send("again" + ENTER)
+        await screen.wait_for(lambda: "cannot run the" in screen.text())
+        disk.full = False
+        screen.mode.editor.set_text("")
+        screen.send("now" + ENTER)
+        await screen.wait_for(lambda: session.is_idle() and "saved again" in screen.text())
+        await screen.quit()
+        return screen.text()
+
+    text = run(scenario())
+    assert "cannot write session file" in text and "still cannot be written" in text
+    assert session.session_manager.unsaved_count == 0  # written before the prompt that had room

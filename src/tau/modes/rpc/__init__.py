@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 from tau.modes.rpc.framing import LineSplitter, serialize_line
 from tau.modes.rpc.mode import RpcMode, read_stdin_lines
 from tau.modes.rpc.ui import RpcUI
+from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now
 
 __all__ = ["LineSplitter", "RpcMode", "RpcUI", "main", "run_rpc_mode", "serialize_line"]
 
@@ -75,6 +76,9 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"Extension error ({failure['path']}): {failure['error']}", file=sys.stderr)
     mode = holder.get("mode") or RpcMode(runtime.session, runtime.extensions, out)
     try:
-        return await mode.run(read_stdin_lines())
+        code = await mode.run(read_stdin_lines())
     finally:
         runtime.session.session_manager.close()
+    if code in SIGNAL_EXIT_CODES.values():
+        exit_now(code)  # settled and closed; a tool's stuck thread must not hold the exit
+    return code

@@ -5,9 +5,10 @@ a ``prompt`` is answered as soon as it is accepted (``started`` just before its 
 ``queued`` after its ``queue_update``, or ``handled``) while its events keep streaming, so the
 client can ``steer``, ``abort`` or ``get_state`` meanwhile. Lines that are not JSON get a
 ``parse`` error without id; ``extension_ui_response`` lines resolve open dialogs. End of input,
-SIGTERM and SIGHUP shut down in order: the run is aborted, extensions get ``session_shutdown``,
-and the process exits (0 at end of input; 143 / 129 for the signals, as pi; a second signal exits
-at once). Nothing but protocol records is written to stdout.
+SIGINT, SIGTERM and SIGHUP shut down in order: the run is aborted, extensions get
+``session_shutdown``, and the process exits (0 at end of input; 130 / 143 / 129 for the signals, the
+codes pi exits with; a second signal exits at once, even while a tool's thread is blocked). Nothing
+but protocol records is written to stdout.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from tau.modes.rpc.commands import COMMANDS, UNSUPPORTED
 from tau.modes.rpc.framing import LineSplitter, serialize_line
 from tau.modes.rpc.responses import MISSING, error, parse_error, success, unknown_command, unsupported
 from tau.modes.rpc.ui import RpcUI
+from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now
+from tau.session.errors import SessionWriteError
 
 __all__ = ["RpcMode", "read_stdin_lines"]
 
-SIGNAL_EXIT_CODES = {"SIGTERM": 143, "SIGHUP": 129}
 # At end of input, commands already received get this long to be answered before the shutdown.
 END_OF_INPUT_GRACE_SECONDS = 5.0
 
@@ -130,7 +132,9 @@ class RpcMode:
         try:
             await self.session.prompt(text, **options)
         except Exception as exc:  # boundary: a refused prompt is the client's answer
-            if not preflight.answered:
+            # A run that stopped because the session file cannot be written is answered again, with
+            # the error, after its "started": the client must learn that the session is not saved.
+            if not preflight.answered or isinstance(exc, SessionWriteError):
                 preflight.answered = True
                 self.write(error(request_id, "prompt", str(exc)))
         else:
@@ -276,7 +280,7 @@ class RpcMode:
         if not self._shutting_down:
             self._spawn(self.shutdown(SIGNAL_EXIT_CODES[name]))
         elif self._signals > 1:
-            os._exit(SIGNAL_EXIT_CODES[name])
+            exit_now(SIGNAL_EXIT_CODES[name])
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         for name in SIGNAL_EXIT_CODES:
