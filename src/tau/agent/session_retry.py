@@ -3,8 +3,10 @@
 After a retryable error (overloaded, rate limit, 5xx, network, ...; not quota, not an overflow):
 ``agent_end{willRetry: true}`` → ``auto_retry_start{attempt, maxAttempts, delayMs, errorMessage}`` →
 the failed attempt (and its tool results) omitted with ``context_edit … null`` entries
-(``entry_appended``) → an abortable sleep of ``baseDelayMs * 2^(attempt-1)`` (capped) → the agent
-continues. The next non-error response emits ``auto_retry_end{success: true}``; running out emits
+(``entry_appended``) → an abortable sleep → the agent continues. The sleep is the server's
+``retry-after`` / ``retry-after-ms`` when the error carried one (beyond pi, whose agent retry always
+backs off; ``retry.honorRetryAfter: false`` restores that), else ``baseDelayMs * 2^(attempt-1)``;
+both capped at ``maxAgentDelayMs``. The next non-error response emits ``auto_retry_end{success: true}``; running out emits
 ``auto_retry_end{success: false, finalError}``.
 """
 
@@ -14,7 +16,7 @@ import asyncio
 from typing import Any
 
 from tau.llm.overflow import is_context_overflow
-from tau.llm.retry import RetryPolicy, is_retryable_error, retry_delay_ms
+from tau.llm.retry import RetryPolicy, is_retryable_error, requested_delay_ms, retry_delay_ms
 from tau.llm.stream import AbortSignal
 
 __all__ = ["RetryMixin", "retry_policy"]
@@ -28,6 +30,7 @@ def retry_policy(settings: Any) -> RetryPolicy:
         max_retries=int(block.get("maxRetries", 3)),
         base_delay_ms=int(block.get("baseDelayMs", 2000)),
         max_agent_delay_ms=int(block.get("maxAgentDelayMs", 60_000)),
+        honor_retry_after=bool(block.get("honorRetryAfter", True)),
     )
 
 
@@ -91,7 +94,7 @@ class RetryMixin:
         if self._retry_attempt > policy.max_retries:
             self._retry_attempt -= 1
             return False
-        delay = retry_delay_ms(policy, self._retry_attempt)
+        delay = retry_delay_ms(policy, self._retry_attempt, requested_delay_ms(message))
         self._emit(
             {
                 "type": "auto_retry_start",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -23,6 +25,8 @@ __all__ = [
     "RetryPolicy",
     "is_retryable",
     "is_retryable_error",
+    "remember_requested_delay",
+    "requested_delay_ms",
     "retry_delay_ms",
     "retry_provider_request",
 ]
@@ -150,12 +154,55 @@ class RetryPolicy:
     max_retries: int = 3
     base_delay_ms: int = 2000
     max_agent_delay_ms: int = DEFAULT_MAX_AGENT_RETRY_DELAY_MS
+    honor_retry_after: bool = True
 
 
-def retry_delay_ms(policy: RetryPolicy, attempt: int) -> int:
-    """``base_delay_ms * 2^(attempt-1)``, capped at ``max_agent_delay_ms`` (attempt counts from 1)."""
-    delay = policy.base_delay_ms * 2 ** max(0, attempt - 1)
+def retry_delay_ms(policy: RetryPolicy, attempt: int, requested_ms: float | None = None) -> int:
+    """How long the agent waits before retry ``attempt`` (counting from 1), capped at ``max_agent_delay_ms``.
+
+    The delay the server asked for (``requested_ms``, from ``retry-after`` / ``retry-after-ms``) when
+    ``honor_retry_after`` and there is one; else ``base_delay_ms * 2^(attempt-1)``, pi's backoff.
+    """
+    if requested_ms is not None and policy.honor_retry_after:
+        delay = max(0, math.ceil(requested_ms))
+    else:
+        delay = policy.base_delay_ms * 2 ** max(0, attempt - 1)
     return min(min(delay, _MAX_SAFE_INTEGER), policy.max_agent_delay_ms)
+
+
+# The delay a server asked for, by the failed message it caused, for the agent-level retry. It is kept
+# beside the message, not in it: messages are persisted exactly as pi writes them. Only the latest few
+# are kept (a retry reads its message's delay at once).
+_REQUESTED: OrderedDict[int, tuple[Mapping[str, Any], float]] = OrderedDict()
+_REQUESTED_KEPT = 32
+
+
+def remember_requested_delay(message: Mapping[str, Any], error: BaseException) -> None:
+    """Note the ``retry-after`` of the provider ``error`` that ended ``message``, if it sent one."""
+    for cause in _causes(error):
+        is_provider, _status, headers = _status_and_headers(cause)
+        delay = _requested_delay_ms(headers) if is_provider else None
+        if delay is not None:
+            _REQUESTED[id(message)] = (message, delay)
+            while len(_REQUESTED) > _REQUESTED_KEPT:
+                _REQUESTED.popitem(last=False)
+            return
+
+
+def requested_delay_ms(message: Mapping[str, Any]) -> float | None:
+    """The delay the server asked for when it failed ``message`` (``None``: it asked for none)."""
+    found = _REQUESTED.get(id(message))
+    return found[1] if found is not None and found[0] is message else None
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    """``error`` and what it was raised from or during (a provider retry that gave up wraps the SDK's)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
 
 
 # -- provider-level retries (around the SDK call, before any stream event) --------------------
@@ -191,7 +238,8 @@ def _should_retry(status: int | None, headers: Mapping[str, str]) -> bool:
     return status is None or status in (408, 409, 429) or status >= 500
 
 
-def _server_delay_ms(headers: Mapping[str, str], max_delay_ms: int, error_text: str) -> float | None:
+def _requested_delay_ms(headers: Mapping[str, str]) -> float | None:
+    """The delay a server asks for: ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
     delay: float | None = None
     if headers.get("retry-after-ms"):
         try:
@@ -209,6 +257,13 @@ def _server_delay_ms(headers: Mapping[str, str], max_delay_ms: int, error_text: 
                 delay = parsedate_to_datetime(value).timestamp() * 1000 - time.time() * 1000
             except (TypeError, ValueError):
                 delay = None
+    if delay is not None and not math.isfinite(delay):
+        return None
+    return delay
+
+
+def _server_delay_ms(headers: Mapping[str, str], max_delay_ms: int, error_text: str) -> float | None:
+    delay = _requested_delay_ms(headers)
     if delay is not None and max_delay_ms > 0 and delay > max_delay_ms:
         raise RuntimeError(
             f"Server requested {-(-int(delay) // 1000)}s retry delay (max: {-(-max_delay_ms // 1000)}s). {error_text}"

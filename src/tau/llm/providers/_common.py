@@ -96,7 +96,9 @@ async def _guarded(builder: MessageBuilder, signal: Any, request: Request) -> No
         if aborted():
             builder.abort()
         else:
-            builder.fail(error_text(exc))
+            from tau.llm.retry import remember_requested_delay
+
+            remember_requested_delay(builder.fail(error_text(exc)), exc)
 
 
 async def import_sdk(name: str) -> Any:
