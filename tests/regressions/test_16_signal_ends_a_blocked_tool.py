@@ -64,14 +64,14 @@ def start(tmp_path):
             argv if mode == "rpc" else [*argv, "go"],
             cwd=project,
             env=env,
-            stdin=subprocess.PIPE,
+            stdin=subprocess.PIPE if mode == "rpc" else subprocess.DEVNULL,  # JSON mode reads piped stdin
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
         started.append(process)
         if mode == "rpc":
             process.stdin.write(b'{"id":"p","type":"prompt","message":"go"}\n')
-        process.stdin.flush()
+            process.stdin.flush()
         return process
 
     yield run
@@ -114,5 +114,6 @@ def test_one_sigint_settles_the_run_and_exits_though_a_thread_stays_blocked(star
     _until_tool_runs(process)
     assert _interrupt_until_exit(process, repeat=False) == 130
     records = [json.loads(line) for line in process.stdout.read().splitlines()]
-    assert {"type": "agent_settled", "aborted": True} in records
+    if mode == "json":  # (RPC mode stops streaming before it aborts the run, see docs/rpc.md)
+        assert {"type": "agent_settled", "aborted": True} in records
     assert process.stderr.read() == b""
