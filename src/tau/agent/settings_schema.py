@@ -95,6 +95,7 @@ SCHEMA: dict[str, Expect] = {
             "maxRetries": _COUNT,
             "baseDelayMs": _COUNT,
             "maxAgentDelayMs": _COUNT,
+            "honorRetryAfter": _BOOLEAN,
             "provider": _object({"maxRetries": _COUNT, "maxRetryDelayMs": _COUNT}),
         }
     ),
