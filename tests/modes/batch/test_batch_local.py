@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from batch_support import assert_batch_output, cli, eight_tasks, faux_task, results, write_tasks
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -153,3 +154,37 @@ def _has_bash_call(path: Path) -> bool:
         return '"toolCall"' in path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return False
+
+
+def test_ctrl_c_while_tasks_are_still_submitted_cancels_too(tmp_path, isolated_agent_dir):
+    """A large batch takes a while to submit: a Ctrl+C then must not wait for the running tasks."""
+    from tau.modes.batch.local import run_local
+    from tau.modes.batch.tasks import load_tasks
+
+    tasks = [
+        {**faux_task(f"long-{n}"), "faux_script": [{"bash": "sleep 600"}, {"text": "never"}]}
+        for n in range(2)
+    ] + [faux_task(f"later-{n}") for n in range(3)]
+    out = tmp_path / "out"
+
+    class InterruptedSubmission(list):
+        def __iter__(self):
+            for n, task in enumerate(list.__iter__(self)):
+                if n == 2:  # both long tasks run their command: Ctrl+C before the third is submitted
+                    deadline = time.monotonic() + 180
+                    while not all(_has_bash_call(out / "sessions" / f"long-{k}.jsonl") for k in range(2)):
+                        assert time.monotonic() < deadline, "the long tasks did not start"
+                        time.sleep(0.2)
+                    raise KeyboardInterrupt
+                yield task
+
+    reported: dict[str, dict] = {}
+    submitted = InterruptedSubmission(load_tasks(str(write_tasks(tmp_path / "t.jsonl", tasks))))
+    with pytest.raises(KeyboardInterrupt):
+        run_local(submitted, out, 2, lambda task, payload: reported.__setitem__(task.id, payload["result"]))
+    assert {name: result["status"] for name, result in reported.items()} == {
+        name: "cancelled" for name in ("long-0", "long-1", "later-0", "later-1", "later-2")
+    }
+    assert reported["later-0"]["exit_reason"] == "cancelled before it started"
+    for n in range(2):
+        assert cli(["session", "check", str(out / "sessions" / f"long-{n}.jsonl")])[0] == 0

@@ -50,10 +50,12 @@ def run_local(tasks: list[Task], out: Path, workers: int, done: Done) -> None:
     futures: dict[Future[dict[str, Any]], Task] = {}
     reported: set[Future[dict[str, Any]]] = set()
     try:
-        for task in tasks:
-            where = TaskRun(sessions=str(out / "sessions"), work=str(out / "work" / task.id))
-            futures[pool.submit(_run_in_worker, task, where)] = task
+        # A Ctrl+C may come while tasks are still being submitted (a large batch takes a while):
+        # it cancels as one during the run does, or shutdown would wait for every running task.
         try:
+            for task in tasks:
+                where = TaskRun(sessions=str(out / "sessions"), work=str(out / "work" / task.id))
+                futures[pool.submit(_run_in_worker, task, where)] = task
             for future in as_completed(futures):
                 reported.add(future)
                 done(futures[future], _payload(future, futures[future]))
@@ -65,6 +67,8 @@ def run_local(tasks: list[Task], out: Path, workers: int, done: Done) -> None:
             for future, task in futures.items():
                 if future not in reported:
                     done(task, _payload(future, task))
+            for task in tasks[len(futures) :]:
+                done(task, _not_started(task))
             raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -72,7 +76,7 @@ def run_local(tasks: list[Task], out: Path, workers: int, done: Done) -> None:
 
 def _payload(future: Future[dict[str, Any]], task: Task) -> dict[str, Any]:
     if future.cancelled():
-        return {"result": empty_result(task.id, "cancelled", "cancelled before it started"), "warnings": []}
+        return _not_started(task)
     try:
         return future.result()
     except Exception as exc:  # boundary: a worker that died (killed, out of memory) fails its task only
@@ -80,3 +84,7 @@ def _payload(future: Future[dict[str, Any]], task: Task) -> dict[str, Any]:
             "result": empty_result(task.id, "error", f"worker failed: {exc or type(exc).__name__}"),
             "warnings": [],
         }
+
+
+def _not_started(task: Task) -> dict[str, Any]:
+    return {"result": empty_result(task.id, "cancelled", "cancelled before it started"), "warnings": []}
