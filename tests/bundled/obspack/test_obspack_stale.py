@@ -91,7 +91,7 @@ def test_the_newest_output_of_a_command_or_path_is_never_packed_before_it_is_old
     )
     second_run = session.call("bash", {"command": "pytest"}, log("run 2"), error=True)
     second_read = session.call("read", {"path": "a.py"}, log("a.py v2")[:-27])
-    for _ in range(5):  # five more turns: fewer than staleAfterTurns (6) since the newest outputs
+    for _ in range(3):  # three more turns: fewer than staleAfterTurns (4) since the newest outputs
         given = session.request()
         assert not text_of(session.shown(second_run, given)).startswith(PLACEHOLDER)
         assert not text_of(session.shown(second_read, given)).startswith(PLACEHOLDER)
@@ -169,9 +169,9 @@ def test_due_swaps_wait_and_are_applied_together_in_one_request(tmp_path):
         results.append(session.call("bash", {"command": f"cat file{n}"}, log(f"file {n}")[:-27]))
         given = session.request()  # one request per call, as a run makes them: the cache stays warm
         history.append(sum(text_of(session.shown(m, given)).startswith(PLACEHOLDER) for m in results))
-        due.append(max(0, n + 1 - 6))  # results whose call is six or more turns old
+        due.append(max(0, n + 1 - 4))  # results whose call is four or more turns old
     first = next(i for i, count in enumerate(history) if count)
-    # Results were old from the 7th request on, but waited for a batch of swaps that pays...
+    # Results were old from the 5th request on, but waited for a batch of swaps that pays...
     assert first > 7 and due[first - 1] >= 2 and history[first - 1] == 0
     # ...and then went together, in one request; a swap once sent stays sent.
     assert history[first] == due[first] >= 3
@@ -186,7 +186,7 @@ def test_swaps_go_one_by_one_without_batching(tmp_path):
         given = session.request()
         counts.append(sum(text_of(session.shown(m, given)).startswith(PLACEHOLDER) for m in results))
         session.call("bash", {"command": f"cat more{n}"}, "x")
-    assert counts == [0, 0, 0, 0, 1, 2, 3, 3]
+    assert counts == [0, 0, 1, 2, 3, 3, 3, 3]
 
 
 def test_stale_packing_can_be_switched_off(tmp_path):

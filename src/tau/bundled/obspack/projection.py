@@ -69,7 +69,7 @@ class PackRules:
     tail_bytes: int = 512
     stale: bool = True
     batch: bool = True
-    after_turns: int = 6
+    after_turns: int = 4
     min_tokens: int = 120
     max_new_objects: int = 32  # archive work per request: the rest waits for the next requests
 

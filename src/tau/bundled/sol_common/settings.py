@@ -73,7 +73,7 @@ class SolSettings:
     observation_pack_tail_bytes: int = 512
     stale_packing: bool = True
     swap_batching: bool = True
-    stale_after_turns: int = 6
+    stale_after_turns: int = 4
     stale_min_tokens: int = 120
 
 
