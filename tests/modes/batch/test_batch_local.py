@@ -128,7 +128,13 @@ def test_ctrl_c_cancels_running_sessions_and_saves_them(tmp_path, isolated_agent
         str(out),
     ]
     process = subprocess.Popen(
-        [*command, "--workers", "2"], env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        [*command, "--workers", "2"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as a script's background job starts it: SIGINT inherited ignored, tau batch still cancels
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         deadline = time.monotonic() + 180

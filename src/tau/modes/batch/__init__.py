@@ -74,7 +74,9 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"{PROG}: cannot read {args.tasks!r}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl+C is handled here, not left to Python's default: a process started in the background of a
+    # script inherits SIGINT ignored and would then never cancel (print mode handles it the same way).
+    previous = {signum: signal.signal(signum, _interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         return run_batch(
             tasks,
@@ -88,11 +90,12 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt  # SIGTERM cancels as Ctrl+C does: sessions aborted and saved
+    raise KeyboardInterrupt  # SIGINT and SIGTERM cancel: sessions aborted and saved
 
 
 def run_batch(
