@@ -48,3 +48,22 @@ def test_the_sdk_decoders_deliver_every_event_once(sdk_name, body, events):
 
     assert asyncio.run(decode()) == events
     assert [(s.event, s.data) for s in client._make_sse_decoder().iter_bytes(iter([body]))] == events
+
+
+def test_the_wrapped_hook_takes_whatever_the_sdk_passes():
+    # anthropic 2.x calls ``_make_sse_decoder(options)``; older SDKs call it with nothing.
+    received = []
+
+    class Decoder:
+        def iter_bytes(self, iterator):
+            return iter([b"".join(iterator)])
+
+    class Client:
+        def _make_sse_decoder(self, options=None):
+            received.append(options)
+            return Decoder()
+
+    client = flush_last_event(Client())
+    assert list(client._make_sse_decoder("opts").iter_bytes(iter([b"data: 1"]))) == [b"data: 1\n\n"]
+    assert list(client._make_sse_decoder().iter_bytes(iter([b"data: 1\n\n"]))) == [b"data: 1\n\n"]
+    assert received == ["opts", None]

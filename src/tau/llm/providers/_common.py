@@ -182,6 +182,31 @@ def error_text(exc: BaseException) -> str:
     return text
 
 
+_TRANSPORT_MODULES = ("httpx", "httpcore", "h11")  # "httpx" covers httpx2, which anthropic 2.x uses
+
+
+def is_transport_error(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from the HTTP transport under the SDKs (a dropped or broken connection)."""
+    return type(exc).__module__.startswith(_TRANSPORT_MODULES)
+
+
+def lost_stream_text(exc: BaseException) -> str:
+    """The error text of a connection error raised while a response was being read.
+
+    SDK releases differ: some let the transport error through, newer ones wrap it in their
+    ``APIConnectionError`` ("Connection to <host> failed: ..."). Either way the reply had begun and
+    the connection went: ``Connection lost: <transport error>``, which the agent retries.
+    """
+    current: BaseException | None = exc
+    for _ in range(6):
+        if current is None:
+            break
+        if is_transport_error(current):
+            return f"Connection lost: {current}"
+        current = current.__cause__ or current.__context__
+    return error_text(exc)
+
+
 def _deepest_cause(exc: BaseException) -> str | None:
     deepest: BaseException | None = None
     current = exc.__cause__ or exc.__context__

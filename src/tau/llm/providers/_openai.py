@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from tau.common import jsjson
-from tau.llm.providers._common import ProviderError, error_text, has_header, truncate_error_text
+from tau.llm.providers._common import (
+    ProviderError,
+    has_header,
+    is_transport_error,
+    lost_stream_text,
+    truncate_error_text,
+)
 from tau.llm.providers._sse import flush_last_event
 from tau.llm.stream import StreamOptions
 from tau.llm.types import Model
@@ -79,12 +85,12 @@ def stream_error(exc: Exception, sdk: Any) -> ProviderError | None:
     if isinstance(exc, sdk.APIStatusError):
         return ProviderError(request_error_text(exc))
     if isinstance(exc, sdk.APIConnectionError):
-        return ProviderError(error_text(exc))  # "Connection error.: <transport error>"
+        return ProviderError(lost_stream_text(exc))
     if isinstance(exc, sdk.APIError):
         # An error object inside the stream: pi reports its message.
         return ProviderError(str(exc))
     if isinstance(exc, ValueError):
         return ProviderError(f"Could not parse the provider's stream: {exc}")
-    if type(exc).__module__.startswith(("httpx", "httpcore", "h11")):
-        return ProviderError(f"Connection lost: {exc}")
+    if is_transport_error(exc):
+        return ProviderError(lost_stream_text(exc))
     return None

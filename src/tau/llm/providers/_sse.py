@@ -70,5 +70,6 @@ def flush_last_event(client: Any) -> Any:
     last event, as pi does. Returns the client."""
     make_decoder = getattr(client, "_make_sse_decoder", None)  # the SDKs' hook: one decoder per stream
     if make_decoder is not None:  # an SDK without it decodes as it always did (tests/llm/test_sse.py says so)
-        client._make_sse_decoder = lambda: _Terminated(make_decoder())
+        # The hook's arguments differ between SDK releases (anthropic 2.x passes the request options).
+        client._make_sse_decoder = lambda *args, **kwargs: _Terminated(make_decoder(*args, **kwargs))
     return client

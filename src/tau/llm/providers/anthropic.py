@@ -23,9 +23,10 @@ from tau.llm.providers._common import (
     ProviderError,
     apply_payload_hook,
     call_with_body,
-    error_text,
     http_error_message,
     import_sdk,
+    is_transport_error,
+    lost_stream_text,
     report_response,
     run_request,
 )
@@ -167,10 +168,10 @@ async def _consume(response: Any, builder: MessageBuilder, sdk: Any) -> None:
     except ValueError as exc:
         raise ProviderError(f"Could not parse Anthropic SSE event: {exc}") from exc
     except sdk.APIConnectionError as exc:
-        raise ProviderError(error_text(exc)) from exc  # "Connection error.: <transport error>"
+        raise ProviderError(lost_stream_text(exc)) from exc
     except Exception as exc:
-        if type(exc).__module__.startswith(("httpx", "httpcore", "h11")):
-            raise ProviderError(f"Connection lost: {exc}") from exc
+        if is_transport_error(exc):
+            raise ProviderError(lost_stream_text(exc)) from exc
         raise
     state.finish()
 
