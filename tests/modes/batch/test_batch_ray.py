@@ -6,6 +6,13 @@ statistics off; the batch finds it running and uses it. Session files come back 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 from batch_support import (
     assert_batch_output,
     assert_recall_works,
@@ -17,6 +24,7 @@ from batch_support import (
     write_tasks,
 )
 
+ROOT = Path(__file__).resolve().parents[3]
 SECRET = "sk-ant-test-0123456789-never-written"
 
 
@@ -56,3 +64,43 @@ def test_a_task_environment_carries_credentials_and_local_paths_only_to_a_local_
     assert local["TAU_OFFLINE"] == remote["TAU_OFFLINE"] == "1"
     assert local["TAU_AGENT_DIR"] == str(isolated_agent_dir) and "HOME" in local
     assert not {"HOME", "TAU_AGENT_DIR"} & set(remote)
+
+
+def test_tau_batch_starts_its_own_loopback_ray_and_ctrl_c_cancels_it(tmp_path, isolated_agent_dir):
+    """The command as a user runs it, in a fresh process: ``ray`` is imported by tau itself, so the Ray
+    it starts must still be on 127.0.0.1 only (it refuses to start otherwise, exit 2). A Ctrl+C aborts
+    the running tasks, whose sessions come back to the driver, and cancels the queued one."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    tasks = [
+        {**faux_task(f"long-{n}", cwd=str(marks)), "faux_script": [{"bash": f"touch long-{n}; sleep 600"}]}
+        for n in range(2)
+    ] + [faux_task("later")]
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "tau", "batch", str(write_tasks(tmp_path / "t.jsonl", tasks))]
+    process = subprocess.Popen(
+        [*command, "--out", str(out), "--backend", "ray", "--workers", "2"],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not all((marks / f"long-{n}").exists() for n in range(2)):
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "the long tasks did not start"
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    found = results(out)
+    assert [found[name]["status"] for name in ("long-0", "long-1", "later")] == ["cancelled"] * 3
+    assert found["later"]["exit_reason"] == "cancelled before it started"
+    for n in range(2):
+        assert found[f"long-{n}"]["requests"] >= 1
+        assert cli(["session", "check", str(out / "sessions" / f"long-{n}.jsonl")])[0] == 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -56,9 +57,10 @@ def start_local_ray(num_cpus: int) -> None:
     Raises ``RuntimeError`` when Ray is missing, or when it does not come up on the loopback address
     (``ray`` was already imported without the variable).
     """
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    _loopback_environment()
     ray = import_ray()
+    if _binds_outward(ray):  # refuse before starting: never listen on other interfaces, even briefly
+        raise RuntimeError(_TOO_LATE)
     home = tempfile.mkdtemp(prefix="tau-ray-home-")
     Path(home, "ray_bootstrap_config.yaml").write_text("{}\n", encoding="utf-8")
     _own_homes.append(home)
@@ -82,10 +84,25 @@ def start_local_ray(num_cpus: int) -> None:
     addresses = {node.get("NodeManagerAddress") for node in ray.nodes()}
     if addresses != {"127.0.0.1"}:
         stop_local_ray()
-        raise RuntimeError(
-            f"Ray started on {', '.join(sorted(map(str, addresses)))}, not on 127.0.0.1 only "
-            "(ray was imported before tau could keep it on the loopback address)"
-        )
+        raise RuntimeError(f"Ray started on {', '.join(sorted(map(str, addresses)))}, not on 127.0.0.1 only")
+
+
+_TOO_LATE = (
+    "cannot start a Ray bound to 127.0.0.1 only: ray was imported before tau could keep it on the "
+    "loopback address (set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before importing ray, or pass --ray-address)"
+)
+
+
+def _loopback_environment() -> None:
+    """What a Ray started here needs to stay on 127.0.0.1; Ray reads it when ``ray`` is imported."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
+
+def _binds_outward(ray: Any) -> bool:
+    """Whether the imported ``ray`` would bind and advertise the machine's outward address."""
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    return bool(getattr(constants, "ENABLE_RAY_CLUSTER", False))
 
 
 def stop_local_ray() -> None:
@@ -134,6 +151,8 @@ def run_ray(tasks: list[Task], out: Path, workers: int | None, address: str | No
     (:func:`start_local_ray`, stopped at the end). Raises ``KeyboardInterrupt`` after a Ctrl+C, once
     every task has been reported.
     """
+    if not address and "ray" not in sys.modules:
+        _loopback_environment()  # before the import: a Ray this process may start stays on 127.0.0.1
     ray = import_ray()
     started = False
     if not ray.is_initialized():
