@@ -104,3 +104,23 @@ def test_tau_batch_starts_its_own_loopback_ray_and_ctrl_c_cancels_it(tmp_path, i
     for n in range(2):
         assert found[f"long-{n}"]["requests"] >= 1
         assert cli(["session", "check", str(out / "sessions" / f"long-{n}.jsonl")])[0] == 0
+
+
+def test_without_ray_installed_the_command_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed: import ray fails
+    out = tmp_path / "out"
+    code, _, err = cli(
+        [
+            "batch",
+            str(write_tasks(tmp_path / "t.jsonl", [faux_task("one")])),
+            "--out",
+            str(out),
+            "--backend",
+            "ray",
+        ]
+    )
+    assert code == 2
+    first, second = err.splitlines()  # no "results in" a file that was never written
+    assert first == "tau batch: nothing run"
+    assert second.startswith("tau batch: the Ray backend needs Ray: pip install 'tau[ray]'")
+    assert not (out / "results.jsonl").exists()

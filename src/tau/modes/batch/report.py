@@ -45,4 +45,5 @@ class BatchReport:
 
     def close(self, results: Path) -> None:
         self.bar.close()
-        print(f"tau batch: {self._tally()}; results in {results}", file=self.stream)
+        where = f"; results in {results}" if results.exists() else ""  # none when nothing could run
+        print(f"tau batch: {self._tally()}{where}", file=self.stream)
