@@ -1,4 +1,5 @@
-"""Issue 18, items 1–3 and 5: todo-loop never nudges blind, never loops unbounded, and stops for a human.
+"""Issue 18, items 1–5: todo-loop never nudges blind, never loops unbounded, and stops for a human;
+``/todo reconcile`` never presents a lost list as an empty one.
 
 Each test runs the bundled ``todo`` and ``todo-loop`` on a real, file-backed session with the faux
 model, and counts what a user pays for: requests, and the hidden ``todo-loop:continue`` entries.
@@ -294,14 +295,21 @@ def test_an_oversized_newer_entry_does_not_reopen_a_closed_list(tmp_path):
 # -- 5: the human stops it ---------------------------------------------------------------------
 
 
-def test_a_steer_during_the_run_is_the_last_word(tmp_path):
-    steps = [plan("parse", "test"), {"bash": "true"}, {"text": "OK, stopping"}, {"text": "never sent"}]
+@pytest.mark.parametrize(
+    ("behavior", "answers"),
+    [("steer", ["OK, stopping"]), ("followUp", ["still working", "OK, stopping"])],
+    ids=["steer", "follow-up"],
+)
+def test_a_human_message_during_the_run_is_the_last_word(tmp_path, behavior, answers):
+    """A steer arrives after the bash call; a follow-up when the model would stop (then nothing is
+    continued either: the queued message goes first). Either way the model's answer to it ends the run."""
+    steps = [plan("parse", "test"), {"bash": "true"}, *[{"text": a} for a in answers], {"text": "never sent"}]
     run = Run(tmp_path, steps)
 
     def steer_once(n: int) -> None:
         if n == 2:  # while the model's bash call is being answered
             asyncio.get_running_loop().create_task(
-                run.session.prompt("STOP working on this", streaming_behavior="steer")
+                run.session.prompt("STOP working on this", streaming_behavior=behavior)
             )
 
     run.on_request.append(steer_once)
@@ -313,5 +321,38 @@ def test_a_steer_during_the_run_is_the_last_word(tmp_path):
         if e.get("type") == "message" and e["message"]["role"] in ("user", "assistant")
     ]
     assert "STOP working on this" in texts and texts[-1] == "OK, stopping"
-    assert run.requests == 3 and run.markers() == 0
+    assert run.requests == 2 + len(answers) and run.markers() == 0
     assert run.ui.notices == ["todo-loop: stopped with 2 tasks open: a human message arrived during the run"]
+
+
+# -- 4 (and 1): a list the file lost is unavailable, for /todo reconcile and for the loop -------------
+
+
+def test_reconcile_after_the_file_lost_the_list_names_it_unavailable(tmp_path):
+    """The session file loses its ``pi-todo:state`` line behind the running session's back: ``/todo
+    reconcile`` says the list is unavailable (never ``revision 0`` with no tasks), ``list`` refuses,
+    and the loop does not nudge a model that could not read the list."""
+    listing = {"tool": "todo", "args": {"action": "list"}}
+    steps = [plan("parse", "test"), {"text": "planned"}, {"text": "stopping"}, listing, {"text": "listed"}]
+    run = Run(tmp_path, [*steps, {"text": "never sent"}], settings=ONE_ROUND)
+
+    async def scenario() -> Path:
+        await run.start()
+        await run.session.prompt("plan it")  # plan, answer, one continuation (the cap), answer
+        path = Path(run.manager.get_session_file())
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(line for line in lines if b'"pi-todo:state"' not in line))
+        await run.runner.execute_command("/todo reconcile")
+        await run.session.prompt("what is left?")
+        return path
+
+    path = asyncio.run(scenario())
+    reason = (
+        f"no pi-todo:state entry of this branch is a complete line of {path.name} "
+        "(1 on the branch; the file changed outside this session)"
+    )
+    assert run.ui.notes[-1] == f"todo unavailable: {reason}"  # /todo reconcile's answer
+    listed = [e["message"] for e in run.manager.get_branch() if e.get("type") == "message"][-2]
+    assert listed["role"] == "toolResult" and listed["details"] == {"error": "storage_unavailable"}
+    assert (run.requests, run.markers()) == (3 + 2, 1)  # "what is left?": the list call and the answer only
+    assert run.ui.notices[-1] == f"todo-loop: stopped: todo unavailable ({reason})"
