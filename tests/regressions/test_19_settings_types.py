@@ -143,6 +143,10 @@ def test_valid_values_give_no_warning(tmp_path):
             'retry.maxRetries must be a non-negative integer, got "x"; using the default 3',
         ),
         ({"sol": 3}, "sol must be an object, got 3; using the defaults"),
+        (  # checked by the bundled todo-loop, in the same words
+            {"todoLoop": {"maxRounds": "x"}},
+            'todoLoop.maxRounds must be a non-negative integer (0: no cap), got "x"; using the default 25',
+        ),
     ],
 )
 def test_tau_p_warns_once_and_runs(tmp_path, written, warning):
@@ -161,3 +165,26 @@ def test_tau_p_warns_once_and_runs(tmp_path, written, warning):
     )
     assert (result.returncode, result.stdout) == (0, "fine\n"), result.stderr
     assert result.stderr == f"Warning: {agent / 'settings.json'}: {warning}\n"
+
+
+def test_a_todo_loop_value_in_the_project_file_names_the_project_file(tmp_path):
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    (project / ".tau").mkdir(parents=True)
+    agent.mkdir()
+    (project / ".tau" / "settings.json").write_text('{"todoLoop": {"maxStalls": 0}}')
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "fine"}]))
+    faux = ["--model", "faux/faux-1", "--faux-script", str(script), "--no-session", "--approve"]
+    result = subprocess.run(
+        [sys.executable, "-m", "tau", *faux, "-p", "hi"],
+        cwd=project,
+        env={**os.environ, "TAU_AGENT_DIR": str(agent)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (result.returncode, result.stdout) == (0, "fine\n"), result.stderr
+    assert result.stderr == (
+        f"Warning: {project / '.tau' / 'settings.json'}: todoLoop.maxStalls must be a positive integer, "
+        "got 0; using the default 3\n"
+    )

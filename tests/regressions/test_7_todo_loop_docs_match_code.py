@@ -64,9 +64,10 @@ def test_the_settings_defaults_and_message_as_documented():
     assert (limits.max_rounds, limits.max_stalls) == (state.DEFAULT_MAX_ROUNDS, 3) == (25, 3)
     assert f"| `todoLoop.maxStalls` | positive integer | `{state.DEFAULT_MAX_STALLS}` |" in DOC
     assert "| `todoLoop.maxRounds` | non-negative integer (`0`: no cap) | `25` |" in DOC
-    _, problems = state.Limits.from_settings({"todoLoop": {"maxRounds": "20"}})
+    user_file = "/home/me/.tau/agent/settings.json"
+    _, problems = state.Limits.from_settings({"todoLoop": {"maxRounds": "20"}}, user_file)
     assert problems == [
-        "settings.json: todoLoop.maxRounds must be a non-negative integer (0: no cap), got '20'; using 25"
+        f'{user_file}: todoLoop.maxRounds must be a non-negative integer (0: no cap), got "20"; using the default 25'
     ]
     assert f"`{problems[0]}`" in FLAT
 

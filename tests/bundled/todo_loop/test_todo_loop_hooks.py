@@ -240,7 +240,7 @@ def test_bad_settings_are_reported_once_and_ignored(tmp_path):
         assert settle(loop, turn_end(assistant()), ctx)["continue"] is True
     assert ctx.notes == [
         (
-            "settings.json: todoLoop.maxRounds must be a non-negative integer (0: no cap), got 'five'; using 25",
+            'settings.json: todoLoop.maxRounds must be a non-negative integer (0: no cap), got "five"; using the default 25',
             "warning",
         )
     ]

@@ -278,5 +278,5 @@ def test_limits_from_settings(settings, expected, problems):
 def test_a_settings_problem_names_the_value_and_the_fallback():
     _, problems = Limits.from_settings({"todoLoop": {"maxRounds": "10"}})
     assert problems == [
-        "settings.json: todoLoop.maxRounds must be a non-negative integer (0: no cap), got '10'; using 25"
+        'settings.json: todoLoop.maxRounds must be a non-negative integer (0: no cap), got "10"; using the default 25'
     ]

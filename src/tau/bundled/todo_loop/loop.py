@@ -24,7 +24,7 @@ from tau.bundled.todo_loop.killswitch import kill_switch
 from tau.bundled.todo_loop.marker import is_marker, marker_draft, without_markers_next_to_human
 from tau.bundled.todo_loop.state import TODO_TOOL, Limits, LoopState, Observation
 from tau.bundled.todo_loop.tasks import task_list_of_state
-from tau.extension import ToolDefinition, ToolResult, unchanged_prefix
+from tau.extension import Settings, ToolDefinition, ToolResult, unchanged_prefix
 
 __all__ = [
     "BLOCK_DESCRIPTION",
@@ -94,11 +94,29 @@ class TodoLoop:
 
     def limits(self, ctx: Any) -> Limits:
         limits, problems = Limits.from_settings(self.tau.get_settings())
+        if problems:  # name the file that holds the value; one not from a file stays "settings.json"
+            problems = self._file_problems(ctx) or problems
         for problem in problems:
             if problem not in self._reported:
                 self._reported.add(problem)
                 ctx.ui.notify(problem, "warning")
         return limits
+
+    def _file_problems(self, ctx: Any) -> list[str]:
+        """The problems of each settings file's own ``todoLoop`` block, each naming its file."""
+        try:
+            files = Settings.load(
+                ctx.cwd, project_trusted=bool(ctx.is_project_trusted()), directory=self.tau.agent_dir
+            )
+        except Exception:  # the host reports a file it cannot read itself
+            return []
+        problems = []
+        for path, data in (
+            (files.global_path, files.global_settings),
+            (files.project_path, files.project_settings),
+        ):
+            problems += Limits.from_settings(data, str(path))[1]
+        return problems
 
     def scan(self, ctx: Any) -> Scan:
         return self.reader.read(ctx.session_manager)

@@ -23,6 +23,7 @@ At a settle (the run would otherwise end) :meth:`LoopState.settle` decides, in t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,12 @@ def one_line(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+def _shown(value: Any) -> str:
+    """A settings value as JSON writes it (``"x"``, ``true``), as the host's warnings quote it."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def _integer(value: Any, minimum: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
@@ -97,24 +104,28 @@ class Limits:
     max_stalls: int = DEFAULT_MAX_STALLS
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any] | None) -> tuple[Limits, list[str]]:
-        """The limits of the effective settings, and a message for each value that was ignored.
+    def from_settings(
+        cls, settings: Mapping[str, Any] | None, source: str = "settings.json"
+    ) -> tuple[Limits, list[str]]:
+        """The limits of ``settings``, and a message for each value that was ignored.
 
         ``null`` is the same as leaving a key out (the host's rule); ``maxRounds: 0`` means no cap.
+        Each message is one line naming ``source`` (the file that holds the value), the key and what
+        it must be, as the host's settings warnings do.
         """
         block = (settings or {}).get("todoLoop")
         if block is None:
             return cls(), []
         if not isinstance(block, Mapping):
-            return cls(), [f"settings.json: todoLoop must be an object, got {block!r}; using the defaults"]
+            return cls(), [f"{source}: todoLoop must be an object, got {_shown(block)}; using the defaults"]
         problems = []
         max_rounds = block.get("maxRounds")
         if max_rounds is None:
             max_rounds = DEFAULT_MAX_ROUNDS
         elif not _integer(max_rounds, 0):
             problems.append(
-                f"settings.json: todoLoop.maxRounds must be a non-negative integer (0: no cap), "
-                f"got {max_rounds!r}; using {DEFAULT_MAX_ROUNDS}"
+                f"{source}: todoLoop.maxRounds must be a non-negative integer (0: no cap), "
+                f"got {_shown(max_rounds)}; using the default {DEFAULT_MAX_ROUNDS}"
             )
             max_rounds = DEFAULT_MAX_ROUNDS
         max_stalls = block.get("maxStalls")
@@ -122,8 +133,8 @@ class Limits:
             max_stalls = DEFAULT_MAX_STALLS
         elif not _integer(max_stalls, 1):
             problems.append(
-                f"settings.json: todoLoop.maxStalls must be a positive integer, "
-                f"got {max_stalls!r}; using {DEFAULT_MAX_STALLS}"
+                f"{source}: todoLoop.maxStalls must be a positive integer, "
+                f"got {_shown(max_stalls)}; using the default {DEFAULT_MAX_STALLS}"
             )
             max_stalls = DEFAULT_MAX_STALLS
         return cls(max_rounds or None, max_stalls), problems
