@@ -64,11 +64,13 @@ def test_timeout_and_failed_setup_are_reported_and_the_rest_run_then_a_rerun_ski
     assert (found["broken"]["session"], found["broken"]["requests"]) == (None, 0)
     assert not (out / "sessions" / "broken.jsonl").exists()  # a failed setup runs no agent
     assert "2 ok, 1 error, 1 timeout" in err
+    assert "\x1b[2K" not in err  # no progress bar: stderr is not a terminal
 
     kept = {name: (out / "sessions" / f"{name}.jsonl").read_bytes() for name in ("fine-1", "fine-2")}
-    code, _, err = cli(argv)
+    code, _, err = cli([*argv, "--progress"])  # the bar on stderr, forced on although stderr is no terminal
     assert code == 1
     assert "2 skipped (ok before)" in err
+    assert "] 4/4 tasks  1 error, 1 timeout, 2 skipped (ok before)\r\x1b[2K" in err
     again = results(out)
     assert list(again) == ["fine-1", "slow", "broken", "fine-2"]  # one line per task, in file order
     assert {name: again[name] for name in ("fine-1", "fine-2")} == {
@@ -79,6 +81,18 @@ def test_timeout_and_failed_setup_are_reported_and_the_rest_run_then_a_rerun_ski
     # the previous attempts are kept beside the new ones
     assert (out / "sessions" / "slow.attempt-1.jsonl").is_file()
     assert (out / "work" / "broken.attempt-1").is_dir()
+
+
+def test_a_task_whose_prompt_is_refused_is_an_error_without_a_session_file(tmp_path):
+    """No key for the task's model: the session never holds a message, so there is no file to name."""
+    task = {"id": "nokey", "prompt": "hi", "model": "anthropic/claude-sonnet-4-6"}
+    out = tmp_path / "out"
+    code, _, err = cli(["batch", str(write_tasks(tmp_path / "t.jsonl", [task])), "--out", str(out)])
+    assert code == 1, err
+    found = results(out)["nokey"]
+    assert (found["status"], found["session"], found["requests"]) == ("error", None, 0)
+    assert found["exit_reason"].startswith('No API key found for "anthropic"')
+    assert not (out / "sessions" / "nokey.jsonl").exists()
 
 
 def test_bad_lines_are_reported_with_their_numbers_before_anything_runs(tmp_path):

@@ -231,7 +231,11 @@ def _result(task: Task, session: Any, stop: str | None, failure: BaseException |
         status = "error"
         detail = (last or {}).get("errorMessage") or ("no reply" if last is None else "")
         exit_reason = f"{reason}: {detail}" if reason and detail else (reason or detail)
-    result = empty_result(task.id, status, exit_reason, session=f"sessions/{task.id}.jsonl")
+    # A session that never held a message (a prompt refused for want of a key) left no file.
+    saved = session.session_file is not None and os.path.isfile(session.session_file)
+    result = empty_result(
+        task.id, status, exit_reason, session=f"sessions/{task.id}.jsonl" if saved else None
+    )
     result.update(asdict(session.usage()))
     result["final_text"] = session.last_assistant_text()
     return result
