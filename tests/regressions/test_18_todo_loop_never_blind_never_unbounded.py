@@ -8,6 +8,7 @@ model, and counts what a user pays for: requests, and the hidden ``todo-loop:con
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -108,8 +109,6 @@ def plan(*titles: str) -> dict[str, Any]:
 
 
 def _last_todo_list(messages: list[dict]) -> dict:
-    import json
-
     for message in reversed(messages):
         if (
             message.get("role") == "toolResult"
@@ -236,6 +235,40 @@ def test_no_nudge_while_the_list_is_quarantined(tmp_path):
     asyncio.run(scenario())
     assert (run.requests, run.markers()) == (4, 1)
     assert run.ui.notices[-1] == "todo-loop: stopped: todo unavailable (a write could not be verified)"
+
+
+def test_no_nudge_on_a_disconnected_branch(tmp_path):
+    """A session file whose last line names a parent the file lacks (a failed write followed by a
+    persisted tool result): reopened, todo cannot vouch for the list, and the loop does not nudge."""
+    first = Run(
+        tmp_path, [plan("parse", "test"), {"text": "planned"}, {"text": "stopping"}], settings=ONE_ROUND
+    )
+    first.play("plan it")
+    path = first.close()
+    orphan = {
+        "type": "message",
+        "id": "0000beef",
+        "parentId": "deadbeef",  # the failed write: never on disk
+        "timestamp": "2026-12-01T00:00:00.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c",
+            "toolName": "bash",
+            "content": [],
+            "isError": False,
+            "timestamp": 5,
+        },
+    }
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(orphan, separators=(",", ":")) + "\n")
+    again = Run(tmp_path, [{"text": "hello"}, {"text": "never sent"}], path=path, settings=ONE_ROUND)
+
+    again.play("go on")
+    assert (again.requests, again.markers()) == (1, 0)
+    assert again.ui.notices == [
+        "todo-loop: stopped: todo unavailable (the branch is disconnected at entry '0000beef' (its parent "
+        "'deadbeef' is missing); navigate to a verified entry and reconcile)"
+    ]
 
 
 # -- 3: one reader -----------------------------------------------------------------------------
