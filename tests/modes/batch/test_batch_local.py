@@ -42,7 +42,9 @@ def test_eight_tasks_on_two_workers(tmp_path):
 def test_timeout_and_failed_setup_are_reported_and_the_rest_run_then_a_rerun_skips_the_ok_ones(tmp_path):
     tasks = [
         faux_task("fine-1", setup="true"),
-        {**faux_task("slow"), "faux_script": [{"bash": "sleep 600"}, {"text": "never"}], "timeout_s": 3},
+        # 8 s: ample for a loaded machine to start the session and reach the bash call, so the aborted
+        # session has a file to check; 600 s of sleep is never reached
+        {**faux_task("slow"), "faux_script": [{"bash": "sleep 600"}, {"text": "never"}], "timeout_s": 8},
         faux_task("broken", setup="echo no such repository >&2; exit 3"),
         faux_task("fine-2"),
     ]
@@ -57,7 +59,7 @@ def test_timeout_and_failed_setup_are_reported_and_the_rest_run_then_a_rerun_ski
         "error",
         "ok",
     ]
-    assert found["slow"]["exit_reason"] == "timed out after 3s"
+    assert found["slow"]["exit_reason"] == "timed out after 8s"
     assert found["slow"]["session"] == "sessions/slow.jsonl"
     assert cli(["session", "check", str(out / "sessions" / "slow.jsonl")])[0] == 0  # aborted and saved
     assert found["broken"]["exit_reason"] == "setup failed (exit 3): no such repository"
