@@ -37,11 +37,11 @@ class Terminal(pyte.Screen):
 class Tau:
     """One ``tau`` process on a pty."""
 
-    def __init__(self, cwd: Path, script: Path) -> None:
+    def __init__(self, cwd: Path, script: Path, *extra: str) -> None:
         self.screen = Terminal(COLUMNS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(ROWS))
-        args = ["-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script)]
+        args = ["-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script), *extra]
         try:
             self.child = pexpect.spawn(
                 sys.executable, args, cwd=str(cwd), env=env, dimensions=(ROWS, COLUMNS)

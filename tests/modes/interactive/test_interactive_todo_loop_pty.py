@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from test_interactive_pty import ENTER, TIMEOUT, Tau
@@ -68,6 +70,37 @@ def test_each_hidden_continuation_and_the_stop_show_a_dim_line(tmp_path):
             assert dim(output, line), line
         assert dim(output, stopped)
         assert "Answer one." in output and not dim(output, "Answer one.")  # only the loop's lines are dim
+        tau.send("/quit" + ENTER)
+        tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
+    finally:
+        tau.close()
+
+
+def test_a_resumed_history_marks_each_hidden_continuation(tmp_path):
+    """``tau -c`` showed the answers of a continued run one after another, with nothing between them."""
+    script = tmp_path / "script.json"
+    answers = ["Answer one.", "Answer two.", "Answer three.", "Answer four."]
+    script.write_text(json.dumps([{"tool": "todo", "args": PLAN}, *({"text": a} for a in answers)]))
+    work = tmp_path / "work"
+    work.mkdir()
+    faux = ["--model", "faux/faux-1", "--faux-script", str(script)]
+    ran = subprocess.run(
+        [sys.executable, "-m", "tau", *faux, "-p", "plan and do it"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0 and ran.stderr.count("todo-loop: continuing") == 3, ran.stderr
+    tau = RecordingTau(work, script, "-c")
+    try:
+        tau.wait_text("faux/faux-1 • off • ctx")
+        tau.wait_text("Answer four.")
+        lines = [line.strip() for line in tau.text().splitlines() if line.strip()]
+        shown = [line for line in lines if line.startswith(("Answer", "todo-loop:"))]
+        continued = "todo-loop: continued (hidden message)"
+        assert shown == [a for answer in answers for a in (answer, continued)][:-1]
+        assert dim(tau.raw.decode("utf-8", "replace"), continued)
         tau.send("/quit" + ENTER)
         tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
     finally:

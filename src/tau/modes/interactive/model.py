@@ -14,9 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tau.bundled.todo_loop.marker import MARKER_TYPE
 from tau.modes.interactive.sanitize import sanitize_text
 
 __all__ = [
+    "CONTINUED",
     "AssistantBlock",
     "Block",
     "ChatController",
@@ -29,6 +31,8 @@ __all__ = [
 ]
 
 ToolStatus = Literal["running", "done", "error"]
+# a hidden todo-loop continuation in a resumed history (live, the loop's own notice says more)
+CONTINUED = "todo-loop: continued (hidden message)"
 
 
 def content_text(content: Any) -> str:
@@ -234,6 +238,11 @@ class ChatController:
                     "isError": message.get("isError"),
                 }
             )
+        elif (
+            role == "custom" and message.get("customType") == MARKER_TYPE and not message.get("display", True)
+        ):
+            # Live, todo-loop's notice shows each continuation; a loaded history keeps only its marker.
+            self.blocks.append(NoticeBlock(CONTINUED, "dim"))
         else:
             self._message_start(message)
 
