@@ -82,10 +82,25 @@ def assert_batch_output(out: Path, ids: list[str]) -> None:
         assert record["final_text"] in (f"done {task_id}", "two")
         code, _, err = cli(["session", "check", str(out / record["session"])])
         assert code == 0, err
+        assert (
+            _tools(out / record["session"]) >= BUNDLED_TOOLS
+        )  # the runtime of tau -p, bundled extensions on
     code, stdout, err = cli(["savings", "--json", str(out / "sessions")])
     assert code == 0, err
     reported = {Path(json.loads(line)["file"]).name for line in stdout.splitlines()}
     assert {f"{task_id}.jsonl" for task_id in ids} <= reported
+
+
+BUNDLED_TOOLS = {"todo", "todo_loop_block", "obs_recall"}
+
+
+def _tools(session: Path) -> set[str]:
+    """The tools the session's system prompt listed (its ``tools`` section: ``- name: description``)."""
+    for entry in map(json.loads, session.read_text(encoding="utf-8").splitlines()):
+        message = entry.get("message") or {}
+        if message.get("role") == "system":
+            return set(re.findall(r"^- ([a-z_]+):", message["sections"]["tools"], flags=re.MULTILINE))
+    return set()
 
 
 def packed_task(task_id: str) -> dict[str, Any]:
