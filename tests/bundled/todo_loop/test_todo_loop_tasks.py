@@ -165,11 +165,3 @@ def test_a_hostile_entry_degrades_to_no_list():
             raise RuntimeError("boom")
 
     assert task_list_of(Exploding(type="custom")) is None
-
-
-def test_snapshot_changes_with_text_status_and_ids():
-    base = task_list_of(pi_todo("e", [{"id": "a", "title": "x", "status": "pending"}]))
-    same = task_list_of(pi_todo("f", [{"id": "a", "title": "x", "status": "pending", "description": "d"}]))
-    moved = task_list_of(pi_todo("g", [{"id": "a", "title": "x", "status": "in_progress"}]))
-    assert base.snapshot == same.snapshot
-    assert base.snapshot != moved.snapshot

@@ -82,11 +82,6 @@ class TaskList:
         """The tasks that still exist: rpiv-todo's ``deleted`` tombstones are not counted."""
         return sum(1 for task in self.tasks if task.status != _TOMBSTONE)
 
-    @property
-    def snapshot(self) -> tuple[tuple[Any, str, str], ...]:
-        """What a stall compares: every task's id, text and status, in order."""
-        return tuple((task.id, task.text, task.status) for task in self.tasks)
-
 
 def _task(item: Any) -> Task | None:
     if item.__class__ is not dict:
