@@ -90,11 +90,12 @@ SCENARIOS = {
     s.name: s
     for s in [
         # 1: an abort while bash runs; the next request is never made, a later prompt is answered.
+        # The sleep outlasts TIMEOUT, so the abort arrives while bash runs, whatever the machine's load.
         Scenario(
             "abort-during-bash",
             RPC,
             [
-                _send(type="prompt", message="bash: sleep 5"),
+                _send(type="prompt", message="bash: sleep 300"),
                 _wait("tool_execution_start"),
                 *_ask("a1", "abort"),
                 _wait("agent_settled"),
@@ -247,10 +248,29 @@ def _session_args(scenario: Scenario, sessions: Path) -> list[str]:
     return [] if "--no-session" in scenario.args else ["--session-dir", str(sessions)]
 
 
+# Where tau differs from pi 1.6 on purpose and a setting restores pi's behaviour (decisions.md,
+# "Deliberate differences"), tau runs with that setting: pi's exact summary requests, and the agent
+# retry's own back-off whatever retry-after a server sends.
+PI_BEHAVIOUR = {"compaction": {"cacheFriendly": False}, "retry": {"honorRetryAfter": False}}
+
+
+def _merged(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = (
+            _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        )
+    return out
+
+
 def run_tau(scenario: Scenario, base: Path) -> Run:
-    """Run the scenario with tau (``python -m tau``) in ``base``; the faux factory answers."""
+    """Run the scenario with tau (``python -m tau``) in ``base``; the faux factory answers.
+
+    tau's settings are the scenario's plus :data:`PI_BEHAVIOUR`.
+    """
     project, sessions = _prepare(scenario, base)
     agent = base / "agent"
+    (agent / "settings.json").write_text(json.dumps(_merged(PI_BEHAVIOUR, scenario.settings)))
     script = base / "script.json"
     script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
     if scenario.reasoning:

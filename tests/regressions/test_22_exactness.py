@@ -8,9 +8,10 @@ modulo ids, timestamps, durations, usage estimates and system-prompt texts (``pi
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
-from pi22_runs import SCENARIOS, comparable, load_golden, run_tau
+from pi22_runs import PI_BEHAVIOUR, SCENARIOS, comparable, load_golden, run_tau
 
 _RUNS: dict[str, dict] = {}
 
@@ -27,7 +28,9 @@ def _records(run: dict, kind: str) -> list[dict]:
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_run_equals_pi(name, tmp_path_factory):
-    assert _tau(name, tmp_path_factory) == comparable(load_golden(name))
+    tau, pi = _tau(name, tmp_path_factory), comparable(load_golden(name))
+    assert tau == pi
+    assert json.dumps(tau) == json.dumps(pi)  # the fields in pi's order too, as the lines carry them
 
 
 def test_comparison_notices_a_changed_record():
@@ -44,6 +47,18 @@ def test_comparison_notices_a_changed_record():
     ]
     assert extra != compaction.stdout
     assert comparable(dataclasses.replace(compaction, stdout=extra)) != comparable(compaction)
+
+
+def test_tau_runs_with_the_settings_that_restore_pi():
+    """Where tau differs from pi on purpose, the differential runs use pi's behaviour (decisions.md)."""
+    from tau.agent.compaction import CompactionSettings
+    from tau.agent.session_retry import retry_policy
+    from tau.agent.settings import Settings
+
+    assert CompactionSettings.from_settings({}).cache_friendly is True
+    assert CompactionSettings.from_settings(PI_BEHAVIOUR).cache_friendly is False
+    assert retry_policy(Settings.in_memory()).honor_retry_after is True
+    assert retry_policy(Settings.in_memory(PI_BEHAVIOUR)).honor_retry_after is False
 
 
 # -- what each scenario pins, stated on pi's golden (so a regenerated golden is checked too) ----
