@@ -198,8 +198,12 @@ def test_g_custom_entries_and_messages(pi_fixtures, tmp_path):
     assert types == [e["type"] for e in replay.entries[1:]]
 
 
+# pi's agent retry never waits a server's retry-after: tau's does unless honorRetryAfter is off (issue 22).
+PI_RETRY = {"enabled": True, "maxRetries": 3, "honorRetryAfter": False}
+
+
 def test_h_retry(pi_fixtures, tmp_path):
-    settings = {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 1}}
+    settings = {"retry": {**PI_RETRY, "baseDelayMs": 1}}
     replay = Replay(pi_fixtures, "h-retry", tmp_path, settings=settings)
     asyncio.run(_prompts(replay))
     _check(replay, pi_fixtures, "h-retry")
@@ -265,7 +269,7 @@ def _assert_events_match(replay: Replay, fixtures: Path, name: str) -> None:
 
 
 def test_event_streams_match_pi(pi_fixtures, tmp_path):
-    settings = {"h-retry": {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 20}}}
+    settings = {"h-retry": {"retry": {**PI_RETRY, "baseDelayMs": 20}}}
     for name in ("a-plain-text", "b-parallel-tools", "h-retry", "i-edit-write"):
         cwd = tmp_path / name
         cwd.mkdir()
