@@ -3,7 +3,7 @@
 Events: ``compaction_start{reason}`` → ``session_before_compact`` (extensions may cancel or supply the
 summary) → the summary requests → the ``compaction`` entry (with ``systemMessage``) →
 ``session_compact`` → ``compaction_end{reason, result, aborted, willRetry}``. A failure or a cancel
-ends with ``compaction_end{result: None, errorMessage?}`` and ``session_compact_failed``.
+ends with ``compaction_end{errorMessage?}`` without ``result`` (as pi) and ``session_compact_failed``.
 """
 
 from __future__ import annotations
