@@ -10,7 +10,7 @@ import io
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.text import Text
@@ -103,14 +103,14 @@ class BlockRenderer:
     def _tool(self, block: ToolBlock) -> RenderableType:
         row = tool_row(block, self._tool_definition(block.name))
         mark, style = _STATUS_MARKS[block.status]
-        title = Text.assemble((f"{mark} ", style), (row.title, "bold"))
+        title = _Indented(Text(f"{mark} ", style), Text(row.title, "bold"))
         lines: list[RenderableType] = [title]
         hint = Text(f"  … {counted(row.hidden, 'more line')} (ctrl+o to expand)", style="dim")
         if row.hidden and row.hidden_at_start:
             lines.append(hint)
         body_style = "red" if block.status == "error" else "grey70"
         lines.extend(
-            Text("  " + line, style="bold" if index in row.highlighted else body_style, no_wrap=False)
+            _Indented(Text("  "), Text(line, style="bold" if index in row.highlighted else body_style))
             for index, line in enumerate(row.body)
         )
         if row.hidden and not row.hidden_at_start:
@@ -127,6 +127,20 @@ class BlockRenderer:
             except Exception:  # boundary: a broken extension renderer falls back to the default
                 pass
         return Group(Text(f"[{block.label}]", style="magenta"), Text(block.text))
+
+
+class _Indented:
+    """``prefix`` then ``text``, whose wrapped lines start below the text, not at column 0."""
+
+    def __init__(self, prefix: Text, text: Text) -> None:
+        self.prefix, self.text = prefix, text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        indent = self.prefix.cell_len
+        lines = self.text.wrap(console, max(1, options.max_width - indent)) or [Text()]
+        for index, line in enumerate(lines):
+            line.rstrip()
+            yield Text.assemble(self.prefix if index == 0 else " " * indent, line)
 
 
 def _empty(block: Block) -> bool:
