@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -37,7 +38,7 @@ def test_the_demo_runs_a_checked_session_and_reports_its_savings(tmp_path):
     assert out.count("  → todo add ") == 3
     assert "[Action Fusion: then_run" in out and "[then_run:succeeded] test_calc: 1 passed" in out
     assert out.count("todo-loop: tasks are still open") == 2
-    assert "search 'ERROR'  [ObservationPack]" in out and "1 match(es) in the stored log, line 614" in out
+    assert "search 'ERROR'  [ObservationPack]" in out and "1 match in the stored log, line 614" in out
     assert "model: Done: add() is fixed" in out
     assert (tmp_path / "demo" / "repo" / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     # the session file is named, passes the check, and its report follows
@@ -49,11 +50,19 @@ def test_the_demo_runs_a_checked_session_and_reports_its_savings(tmp_path):
     assert "no problems" in check.stdout
     # a tau session: what was billed, against stock pi replayed with the fusion and the recall undone
     assert "stock pi (estimate)" in out and "tau (measured)" in out
-    assert "1 fused calls kept" in out and "1 results packed in the replay, 1 recalls kept" in out
+    assert "1 fused call kept" in out and "1 result packed in the replay, 1 recall kept" in out
+    assert "undone for the baseline: 1 fused command split, 0 receipts restored (0 not), 1 recall and" in out
     full = run(["tau.modes.savings", "--json", str(session_file)], tmp_path)
     report = json.loads(full.stdout)
     assert report["kind"] == "tau" and report["undone"]["unfused"] == report["undone"]["recalls"] == 1
     assert report["requests"] == 13 and report["tau"]["inputTokens"] < report["baseline"]["inputTokens"]
+    # Issue 19, item 10: the fusion the session already did is credited (the row read +0.0%)
+    fusion = report["mechanisms"]["actionFusion"]
+    assert fusion["used"] and fusion["fusedCalls"] == 1
+    assert fusion["requests"] == report["baseline"]["requests"] - 1  # the command's own request saved
+    assert fusion["inputTokens"] < report["baseline"]["inputTokens"]
+    [row] = [line for line in out.splitlines() if line.startswith("  Action Fusion ")]
+    assert re.search(r" -\d+\.\d%  1 fused call kept$", row), row
 
 
 def test_without_git_the_repository_is_a_plain_directory(tmp_path, monkeypatch):

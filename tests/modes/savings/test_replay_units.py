@@ -138,7 +138,7 @@ def test_the_full_profile_reports_what_it_cannot_measure():
     assert report["requests"] == 3 and report["tau"]["requests"] == 2
     assert report["mechanisms"]["evidencePreservingReducer"]["measured"] is False
     table = render_table(report)
-    assert "not measured" in table and "1 edit→command round trips merged" in table
+    assert "not measured" in table and "1 edit→command round trip merged" in table
 
 
 def _todo_result(n: int, call_id: str, statuses: list[str]) -> dict:

@@ -82,7 +82,10 @@ class Trace:
             matches = (result.get("details") or {}).get("matches") or []
             lines = ", ".join(str(m.get("line")) for m in matches[:5])
             return (
-                f"    {len(matches)} match(es) in the stored log, line {lines}" if matches else "    no match"
+                f"    {len(matches)} {'match' if len(matches) == 1 else 'matches'} in the stored log, "
+                f"{'line' if len(matches) == 1 else 'lines'} {lines}"
+                if matches
+                else "    no match"
             )
         return None
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.modes.wording import counted
+
 __all__ = ["LABELS", "render_table"]
 
 LABELS = {
@@ -40,22 +42,20 @@ def _money(value: float) -> str:
 
 def _mechanism_note(name: str, data: dict[str, Any]) -> str:
     if name == "actionFusion":
-        note = f"{data['merged']} edit→command round trips merged"
+        note = f"{counted(data['merged'], 'edit→command round trip')} merged"
         if data.get("alreadyFused"):
             note += f" (+{data['alreadyFused']} already fused in this session)"
         return note
     if name == "observationPack":
-        return (
-            f"{data['placeholders']} results packed, {data['recallable']}/{data['placeholders']} recallable"
-        )
+        return f"{counted(data['placeholders'], 'result')} packed, {data['recallable']}/{data['placeholders']} recallable"
     if name == "onlineContextCompact":
         decisions = (
             ", ".join(f"{reason} {count}" for reason, count in data["decisions"].items()) or "no boundary"
         )
         calls = data["summaryCalls"]
         return (
-            f"{data['compactions']} compactions at {data['boundaries']} ({decisions}); "
-            f"+{calls['requests']} summary calls, {_money(calls['cost'])}"
+            f"{counted(data['compactions'], 'compaction')} at {data['boundaries']} ({decisions}); "
+            f"+{counted(calls['requests'], 'summary call')}, {_money(calls['cost'])}"
         )
     return ""
 
@@ -127,14 +127,15 @@ def _ratio(figures: dict[str, Any], baseline: dict[str, Any], key: str = "cost")
 
 
 _TAU_NOTES = {
-    "actionFusion": lambda d: f"{d['fusedCalls']} fused calls kept",
+    "actionFusion": lambda d: f"{counted(d['fusedCalls'], 'fused call')} kept",
     "observationPack": lambda d: (
-        f"{d['placeholders']} results packed in the replay, {d['recalls']} recalls kept"
+        f"{counted(d['placeholders'], 'result')} packed in the replay, {counted(d['recalls'], 'recall')} kept"
     ),
     "evidencePreservingReducer": lambda d: (
-        f"{d['receipts']} receipts kept, {d['parts']['reducer']['requests']} reducer calls (measured)"
+        f"{counted(d['receipts'], 'receipt')} kept, "
+        f"{counted(d['parts']['reducer']['requests'], 'reducer call')} (measured)"
     ),
-    "onlineContextCompact": lambda d: f"{d['compactions']} compactions kept",
+    "onlineContextCompact": lambda d: f"{counted(d['compactions'], 'compaction')} kept",
 }
 
 
@@ -169,8 +170,9 @@ def _render_tau(report: dict[str, Any]) -> str:
     lines.append(_row("tau (replayed, estimate)", replayed, baseline, check))
     undone = report["undone"]
     lines.append(
-        f"undone for the baseline: {undone['unfused']} fused commands split, {undone['receipts']} receipts restored"
-        f" ({undone['unrestored']} not), {undone['recalls']} recalls and {undone['occCompactions']} OCC compactions removed"
+        f"undone for the baseline: {counted(undone['unfused'], 'fused command')} split, "
+        f"{counted(undone['receipts'], 'receipt')} restored ({undone['unrestored']} not), "
+        f"{counted(undone['recalls'], 'recall')} and {counted(undone['occCompactions'], 'OCC compaction')} removed"
     )
     lines.append(
         f"cost: {_money(tau['cost'])} measured instead of {_money(baseline['cost'])} estimated for stock pi "
