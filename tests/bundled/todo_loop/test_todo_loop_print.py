@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from todo_loop_planner import SPEC
 
 REPO = Path(__file__).resolve().parents[3]
@@ -88,11 +89,17 @@ def test_without_the_loop_the_same_run_stops_after_the_first_task(tmp_path, isol
     assert [e for e in entries if e["type"] == "custom_message"] == []
 
 
-def test_a_stop_with_tasks_open_says_why_on_stderr(tmp_path, isolated_agent_dir):
+@pytest.mark.parametrize("mode", [("-p",), ("--mode", "json")])
+def test_a_stop_with_tasks_open_says_why_on_stderr(tmp_path, isolated_agent_dir, mode):
     isolated_agent_dir.mkdir(parents=True, exist_ok=True)
     (isolated_agent_dir / "settings.json").write_text(json.dumps({"todoLoop": {"maxRounds": 1}}))
-    done, _ = run_print(tmp_path, isolated_agent_dir)
-    assert (done.returncode, done.stdout) == (0, "Finished part 2.\n")
+    done, _ = run_print(tmp_path, isolated_agent_dir, *mode)
+    assert done.returncode == 0
+    if mode == ("-p",):
+        assert done.stdout == "Finished part 2.\n"
+    else:  # stdout stays the event stream
+        assert all("type" in json.loads(line) for line in done.stdout.splitlines())
+        assert "todo-loop: stopped" not in done.stdout and "todo-loop: continuing" not in done.stdout
     assert done.stderr.splitlines() == [
         "todo-loop: continuing, 2 tasks open (round 1/1)",
         "todo-loop: stopped with 1 task open: round cap (1)",
