@@ -124,3 +124,33 @@ def test_without_ray_installed_the_command_says_how_to_install_it(tmp_path, monk
     assert first == "tau batch: nothing run"
     assert second.startswith("tau batch: the Ray backend needs Ray: pip install 'tau[ray]'")
     assert not (out / "results.jsonl").exists()
+
+
+def test_ray_address_joins_a_running_cluster(local_ray, tmp_path):
+    """``--ray-address``: a fresh tau process joins the Ray this test process runs (on 127.0.0.1, so the
+    driver must not swap the address for the machine's outward one), its tasks run there, and their
+    sessions come back. Ray 2.x starts a local cluster with token auth: the joining process is given
+    the token as a user would give it (``RAY_AUTH_TOKEN_PATH``)."""
+    import ray
+
+    from tau.modes.batch import ray_backend
+
+    address = ray.get_runtime_context().gcs_address
+    assert address.startswith("127.0.0.1:")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    token = Path(ray_backend._own_homes[-1], ".ray", "auth_token")
+    if token.is_file():
+        env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token))
+    tasks = [faux_task("joined-1"), faux_task("joined-2", setup="true")]
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "tau", "batch", str(write_tasks(tmp_path / "t.jsonl", tasks))]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--backend", "ray", "--ray-address", address],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert_batch_output(out, ["joined-1", "joined-2"])

@@ -23,7 +23,7 @@ from typing import Any
 from tau.modes.batch.tasks import Task
 from tau.modes.batch.worker import TaskRun, empty_result, run_task
 
-__all__ = ["import_ray", "run_ray", "start_local_ray", "stop_local_ray", "task_environment"]
+__all__ = ["import_ray", "join_ray", "run_ray", "start_local_ray", "stop_local_ray", "task_environment"]
 
 Done = Callable[[Task, dict[str, Any]], None]
 _FLAG_POLL_S = 1.0  # a running task asks the cancel flag at most this often
@@ -151,13 +151,15 @@ def run_ray(tasks: list[Task], out: Path, workers: int | None, address: str | No
     (:func:`start_local_ray`, stopped at the end). Raises ``KeyboardInterrupt`` after a Ctrl+C, once
     every task has been reported.
     """
-    if not address and "ray" not in sys.modules:
-        _loopback_environment()  # before the import: a Ray this process may start stays on 127.0.0.1
+    if _on_loopback(address) and "ray" not in sys.modules:
+        # before the import: a Ray this process starts stays on 127.0.0.1, and a driver joining one
+        # there connects to 127.0.0.1 (Ray otherwise swaps it for the machine's outward address)
+        _loopback_environment()
     ray = import_ray()
     started = False
     if not ray.is_initialized():
         if address:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+            join_ray(ray, address)
         else:
             start_local_ray(workers or os.cpu_count() or 1)
             started = True
@@ -166,6 +168,25 @@ def run_ray(tasks: list[Task], out: Path, workers: int | None, address: str | No
     finally:
         if started:
             stop_local_ray()
+
+
+def join_ray(ray: Any, address: str) -> None:
+    """Connect this process to the Ray cluster at ``address``; ``RuntimeError`` saying why it cannot."""
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    except Exception as exc:  # boundary: Ray's errors (ConnectionError, a missing auth token) become one
+        lines = str(exc).strip().splitlines() or [type(exc).__name__]
+        reason = str(exc.__cause__ or "").strip().splitlines()  # under a ConnectionError: the auth error
+        why = lines[0] + (f" ({reason[-1]})" if reason else "")
+        raise RuntimeError(f"cannot join the Ray cluster at {address}: {why}") from exc
+
+
+def _on_loopback(address: str | None) -> bool:
+    """Whether the Ray at ``address`` is on this machine's loopback interface (``None``: the one tau starts)."""
+    if not address:
+        return True
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _dispatch(
