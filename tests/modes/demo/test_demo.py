@@ -99,7 +99,7 @@ def test_the_demo_keeps_everything_in_its_directory_and_says_how_to_inspect_it(t
     first = demo("--quiet")
     assert first.returncode == 0, first.stderr
     home = agent / "demo"
-    assert f"demo directory: {home} (the next tau demo replaces it)" in first.stdout
+    assert first.stdout.startswith(f"demo directory: {home} (the next tau demo replaces it)\n")
     assert sorted(p.name for p in home.iterdir()) == [".tau-demo", "agent", "faux-script.json", "repo", "tmp"]
     assert list(scratch.iterdir()) == []  # nothing in the temporary directory
     # the inspect lines run as printed: this interpreter with -m tau, not a `tau` that may not be on PATH

@@ -73,7 +73,9 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
     tau = tau_command()
-    print(f"\ndemo directory: {root} (the next tau demo replaces it)")
+    if not args.quiet:
+        print()  # a blank line after the trace
+    print(f"demo directory: {root} (the next tau demo replaces it)")
     print(f"session file:   {session_file}")
     print(f"inspect it:     {tau} session check {shlex.quote(str(session_file))}")
     print(f"                {tau} savings {shlex.quote(str(session_file))}\n")
