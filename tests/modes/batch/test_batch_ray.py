@@ -34,7 +34,17 @@ def test_eight_tasks_through_ray(local_ray, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)  # passed to every task, written nowhere
 
     assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
-    tasks = [*eight_tasks(tmp_path / "repos"), faux_task("broken", setup="exit 4"), packed_task("packed")]
+    # The Ray started before the key was set: a task has it only through its environment (it shows the length).
+    keyed = {
+        **faux_task("keyed"),
+        "faux_script": [{"bash": "echo key of ${#ANTHROPIC_API_KEY}"}, {"text": "ok"}],
+    }
+    tasks = [
+        *eight_tasks(tmp_path / "repos"),
+        faux_task("broken", setup="exit 4"),
+        packed_task("packed"),
+        keyed,
+    ]
     out = tmp_path / "out"
     argv = ["batch", str(write_tasks(tmp_path / "tasks.jsonl", tasks)), "--out", str(out), "--backend", "ray"]
     code, _, err = cli(argv)
@@ -45,7 +55,9 @@ def test_eight_tasks_through_ray(local_ray, tmp_path, monkeypatch):
     assert_batch_output(out, [task["id"] for task in tasks[:8]])
     assert (tmp_path / "repos" / "repo0" / "out.txt").read_text() == "cwd-0\n"
     assert not (out / "work").exists()  # a Ray task's fresh directory is a scratch directory on its worker
-    assert "9 ok, 1 error" in err
+    assert "10 ok, 1 error" in err
+    keyed_session = (out / "sessions" / "keyed.jsonl").read_text()
+    assert f"key of {len(SECRET)}" in keyed_session
     assert found["packed"]["status"] == "ok"
     assert_recall_works(out, "packed")
     written = [path for path in out.rglob("*") if path.is_file() and SECRET.encode() in path.read_bytes()]
