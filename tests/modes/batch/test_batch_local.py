@@ -11,7 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
-from batch_support import assert_batch_output, cli, eight_tasks, faux_task, results, write_tasks
+from batch_support import (
+    assert_batch_output,
+    assert_recall_works,
+    cli,
+    eight_tasks,
+    faux_task,
+    packed_task,
+    results,
+    write_tasks,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -26,6 +35,9 @@ def test_eight_tasks_on_two_workers(tmp_path):
     assert err.strip().splitlines()[-1] == f"tau batch: 8 ok; results in {out / 'results.jsonl'}"
     assert sorted(results(out)) == sorted(task["id"] for task in tasks)
     assert_batch_output(out, [task["id"] for task in tasks])
+    assert sorted(path.name for path in (out / "sessions").glob("*.jsonl")) == sorted(
+        f"{task['id']}.jsonl" for task in tasks
+    )
     # cwd tasks worked where they were told, setup tasks in a fresh directory tau made
     assert (tmp_path / "repos" / "repo0" / "out.txt").read_text() == "cwd-0\n"
     assert (out / "work" / "setup-0" / "seed.txt").read_text() == "seed 0\n"
@@ -36,6 +48,15 @@ def test_eight_tasks_on_two_workers(tmp_path):
         e["message"]["content"][0]["text"] for e in two_prompts if e.get("message", {}).get("role") == "user"
     ]
     assert users == ["first", "second"]
+
+
+def test_archives_land_beside_the_sessions_and_obs_recall_reads_them(tmp_path):
+    out = tmp_path / "out"
+    code, _, err = cli(
+        ["batch", str(write_tasks(tmp_path / "t.jsonl", [packed_task("packed")])), "--out", str(out)]
+    )
+    assert code == 0, err
+    assert_recall_works(out, "packed")
 
 
 def test_timeout_and_failed_setup_are_reported_and_the_rest_run_then_a_rerun_skips_the_ok_ones(tmp_path):
