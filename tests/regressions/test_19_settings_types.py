@@ -188,3 +188,26 @@ def test_a_todo_loop_value_in_the_project_file_names_the_project_file(tmp_path):
         f"Warning: {project / '.tau' / 'settings.json'}: todoLoop.maxStalls must be a positive integer, "
         "got 0; using the default 3\n"
     )
+
+
+def test_a_wrong_value_inside_sol_is_one_line_not_one_per_mechanism(tmp_path):
+    """The four context-economy mechanisms read the same block: its error is reported once."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text('{"sol": {"actionFusion": "yes"}}')
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "fine"}]))
+    result = subprocess.run(
+        [sys.executable, "-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script), "-p", "hi"],
+        cwd=tmp_path,
+        env={**os.environ, "TAU_AGENT_DIR": str(agent)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (result.returncode, result.stdout) == (0, "fine\n"), result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.endswith(
+        f'{agent / "settings.json"}: sol.actionFusion must be a boolean (true or false), got "yes"; '
+        "the context-economy mechanisms (sol) are off"
+    ), line
