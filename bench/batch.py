@@ -80,7 +80,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-ray", action="store_true", help="local backend only")
     args = parser.parse_args()
-    runs = max(5, args.runs)
+    runs = max(1, args.runs)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         os.environ["TAU_AGENT_DIR"] = str(work / "agent")
