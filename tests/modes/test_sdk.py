@@ -128,6 +128,33 @@ def test_file_session_continues_and_reads_back_with_tau_session_context(project,
     assert json.loads(path.read_text().splitlines()[0])["cwd"] == str(project)
 
 
+def test_usage_counts_as_tau_savings_records_the_file(project, tmp_path):
+    """``usage()`` is what ``tau savings`` reports as the file's recorded figures: every assistant message of
+    the branch one request, its tokens, and the cost it recorded (faux records 0: a price is put in)."""
+    path = tmp_path / "counted.jsonl"
+    tau.run("count", model=FAUX, session=path, faux_script=[{"bash": "echo one"}, {"text": "two"}])
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    for number, entry in enumerate(entries):
+        if entry.get("type") == "message" and entry["message"]["role"] == "assistant":
+            entry["message"]["usage"]["cost"] = {"input": 0.5, "output": 0.25, "total": 0.75 + number}
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    usage = tau.run("again", session=path, faux_script=[{"text": "three"}]).usage
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["savings", "--json", str(path)]) == 0
+    recorded = json.loads(out.getvalue())["recorded"]
+    assert (usage.requests, usage.cost) == (3, pytest.approx(recorded["cost"]))
+    assert recorded["cost"] > 1.5
+    assert usage == tau.Usage(
+        requests=recorded["requests"],
+        input_tokens=recorded["uncachedInput"],
+        cache_read_tokens=recorded["cacheRead"],
+        cache_write_tokens=recorded["cacheWrite"],
+        output_tokens=recorded["outputTokens"],
+        cost=usage.cost,
+    )
+
+
 def test_bundled_extensions_are_active_by_default(project, tmp_path):
     first = {"action": "add", "baseRevision": 0, "title": "write the code"}
     second = {"action": "add", "baseRevision": 1, "title": "test it"}
@@ -221,6 +248,73 @@ async def test_abort_from_another_task_ends_a_running_bash_call(project):
         assert "aborted" in result["content"][0]["text"].lower()
         assert session.messages[-1]["role"] == "toolResult" or session.messages[-1]["stopReason"] == "aborted"
     assert not marker.exists()
+
+
+@in_loop
+async def test_steer_and_follow_up_while_a_bash_call_runs(project):
+    """Both calls queue during the run: the steer is answered after the tool call, the follow-up last."""
+    release = project / "release"
+    wait = f"for i in $(seq 1200); do [ -e {release} ] && break; sleep 0.1; done; echo released"
+    steps = [{"bash": wait}, {"text": "after the steer"}, {"text": "after the follow-up"}]
+    async with await tau.create_agent_session(model=FAUX, faux_script=steps, extensions=False) as session:
+        started = asyncio.Event()
+        session.subscribe(lambda event: event["type"] == "tool_execution_start" and started.set())
+        run = asyncio.create_task(session.prompt("start"))
+        await asyncio.wait_for(started.wait(), 60)
+        await session.steer("steer here")
+        await session.follow_up("then this")
+        release.touch()
+        await asyncio.wait_for(run, 120)
+        said = [
+            (
+                m["role"],
+                m["content"][0]["text"] if m["content"][0]["type"] == "text" else m["content"][0]["type"],
+            )
+            for m in session.messages
+            if m["role"] != "system"
+        ]
+    assert said == [
+        ("user", "start"),
+        ("assistant", "toolCall"),
+        ("toolResult", "released\n"),
+        ("user", "steer here"),
+        ("assistant", "after the steer"),
+        ("user", "then this"),
+        ("assistant", "after the follow-up"),
+    ]
+
+
+@in_loop
+async def test_a_prompt_with_an_image_then_compact(project, tmp_path):
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    image = {"type": "image", "data": png, "mimeType": "image/png"}
+    # the last turn is split by keepRecentTokens 1: a summary of the history, then one of the turn's prefix
+    steps = [
+        {"text": "a dot"},
+        {"text": "more of it"},
+        {"text": "## Goal\nlook at a dot"},
+        {"text": "## prefix"},
+    ]
+    path = tmp_path / "compacted.jsonl"
+    async with await tau.create_agent_session(
+        model=FAUX,
+        faux_script=steps,
+        session=path,
+        extensions=False,
+        settings={"compaction": {"keepRecentTokens": 1}},
+    ) as session:
+        await session.prompt("what is this", images=[image])
+        assert session.messages[-2]["content"] == [{"type": "text", "text": "what is this"}, image]
+        await session.prompt("and now")
+        result = await session.compact()
+        assert result["summary"].startswith("## Goal\nlook at a dot")
+        assert [m["role"] for m in session.messages if m["role"] != "system"] == [
+            "compactionSummary",
+            "assistant",
+        ]
+    context = _session_context(str(path))  # the file, read back: the summary in place of the history
+    assert "look at a dot" in json.dumps(context) and "what is this" not in json.dumps(context)
+    assert cli_main(["session", "check", str(path)]) == 0
 
 
 @pytest.mark.parametrize(
