@@ -102,6 +102,23 @@ async def test_run_inside_a_running_event_loop(project):
     assert [m["content"][0]["text"] for m in result.messages if m["role"] == "user"] == ["one", "two"]
 
 
+@in_loop
+async def test_model_and_faux_script_are_given_as_on_the_command_line(project, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "from a file"}, {"text": "from the same file"}]))
+    async with await tau.create_agent_session(model=FAUX, faux_script=script) as session:
+        await session.prompt("one")
+        assert session.last_assistant_text() == "from a file"
+    async with await tau.create_agent_session(model="anthropic/claude-sonnet-4-6:low") as session:
+        assert (session.model.provider, session.model.id, session.thinking_level) == (
+            "anthropic",
+            "claude-sonnet-4-6",
+            "low",
+        )
+        with pytest.raises(RuntimeError, match='No API key found for "anthropic"'):  # nothing was sent
+            await session.prompt("hi")
+
+
 def test_run_reports_a_failed_request(project):
     result = tau.run("hello", model=FAUX, faux_script=[])
     assert (result.text, result.stop_reason, result.error) == (None, "error", "No more faux responses queued")

@@ -43,7 +43,8 @@ class AgentSession(_RuntimeSession):
         """Run ``text`` (with ``images``, pi's image blocks) to the end of the agent's run.
 
         While a run is going, pass ``streaming_behavior="steer"`` or ``"followUp"`` (or call
-        :meth:`steer` / :meth:`follow_up`). Raises ``RuntimeError`` when no model is configured.
+        :meth:`steer` / :meth:`follow_up`). Raises ``RuntimeError`` when the prompt cannot be sent
+        (no model is configured, no API key for its provider); a request that fails does not raise.
         """
         await super().prompt(text, images=images, **options)
 
