@@ -251,6 +251,22 @@ async def test_settings_and_tools_are_the_clis(project):
 
 
 @in_loop
+async def test_settings_merge_over_the_users_and_are_never_saved(project, isolated_agent_dir):
+    isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+    user = isolated_agent_dir / "settings.json"
+    user.write_text(json.dumps({"compaction": {"keepRecentTokens": 1234, "reserveTokens": 5000}}))
+    before = user.read_bytes()
+    given = {"compaction": {"reserveTokens": 6000, "enabled": False}}
+    steps = [{"text": "ok"}]
+    async with await tau.create_agent_session(model=FAUX, settings=given, faux_script=steps) as session:
+        assert session.settings.get("compaction.keepRecentTokens") == 1234  # the user's, kept
+        assert session.settings.get("compaction.reserveTokens") == 6000  # given, over the user's
+        assert session.settings.get("compaction.enabled") is False
+        await session.prompt("hi")
+    assert user.read_bytes() == before
+
+
+@in_loop
 async def test_abort_from_another_task_ends_a_running_bash_call(project):
     marker = project / "finished"
     steps = [{"bash": f"sleep 600; touch {marker}"}, {"text": "never reached"}]
