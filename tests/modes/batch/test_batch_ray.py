@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from batch_support import (
     assert_batch_output,
     assert_recall_works,
@@ -166,3 +168,59 @@ def test_ray_address_joins_a_running_cluster(local_ray, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert_batch_output(out, ["joined-1", "joined-2"])
+
+
+def _descendants(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in found]
+        found.update(children)
+        frontier.extend(children)
+    return found
+
+
+def _listening_addresses(pids: set[int]) -> dict[str, set[str]]:
+    """``{process name: {listening IP}}`` for the TCP sockets these processes hold (from /proc)."""
+    owners: dict[str, str] = {}
+    for pid in pids:
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    owners[target[8:-1]] = name
+        except OSError:
+            continue
+    listening: dict[str, set[str]] = {}
+    for table, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in owners:  # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(fields[1].split(":")[0])
+            # /proc writes each 32-bit word of the address in host (little-endian) order
+            packed = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+            listening.setdefault(owners[fields[9]], set()).add(socket.inet_ntop(family, packed))
+    return listening
+
+
+def test_the_local_ray_listens_on_loopback_only_without_dashboard_or_usage_statistics(local_ray):
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("reads the listening sockets from Linux's /proc")
+    import ray
+
+    assert ray.get(ray.remote(lambda: "up").remote()) == "up"
+    listening = _listening_addresses(_descendants(os.getpid()))
+    assert {"gcs_server", "raylet"} <= set(listening), listening
+    loopback = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
+    assert {name: ips - loopback for name, ips in listening.items() if ips - loopback} == {}
+    assert ray._private.worker.get_dashboard_url() == ""
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
