@@ -1,9 +1,11 @@
-"""Issue 16: SIGINT ends a run whose tool is blocked, in every non-interactive mode.
+"""Issue 16: SIGINT ends a run whose tool is blocked, in every mode.
 
 A tool blocked in a thread used to hold the exit: the first Ctrl-C aborted the run but the process
-then waited for the thread, and a second Ctrl-C (``sys.exit`` in the handler) waited too. The tools
-here are an extension's: ``stubborn`` ignores the abort (its thread never returns), ``polite``
-honours it but leaves its thread blocked. Bounds are generous: only a hang fails them.
+then waited for the thread, and a second Ctrl-C (``sys.exit`` in the handler) waited too. In the
+terminal, quitting (Ctrl+C twice) left the screen but the process then waited for the thread for
+good, and a SIGINT sent to it was ignored. The tools here are an extension's: ``stubborn`` ignores
+the abort (its thread never returns), ``polite`` honours it but leaves its thread blocked. Bounds
+are generous: only a hang fails them.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ NEVER = threading.Event()
 
 def extension(tau):
     async def stubborn(call_id, params, signal, on_update, ctx):
+        open("tool-started", "w").close()
         await asyncio.to_thread(NEVER.wait)
 
     async def polite(call_id, params, signal, on_update, ctx):
+        open("tool-started", "w").close()
         asyncio.ensure_future(asyncio.to_thread(NEVER.wait))
         await signal.wait()
         raise RuntimeError("stopped")
@@ -117,3 +121,68 @@ def test_one_sigint_settles_the_run_and_exits_though_a_thread_stays_blocked(star
     if mode == "json":  # (RPC mode stops streaming before it aborts the run, see docs/rpc.md)
         assert {"type": "agent_settled", "aborted": True} in records
     assert process.stderr.read() == b""
+
+
+# -- the terminal -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    extension = tmp_path / "blockers.py"
+    extension.write_text(EXTENSION)
+    project = tmp_path / "proj"
+    project.mkdir()
+    started: list = []
+
+    def run(tool: str):
+        script = tmp_path / f"{tool}.json"
+        script.write_text(json.dumps([{"tool": tool, "args": {}}, {"text": "never"}]))
+        argv = ["-m", "tau", "-ne", "-e", str(extension), "--model", "faux/faux-1"]
+        argv += ["--faux-script", str(script), "go"]
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO / "src"),
+            "TAU_AGENT_DIR": str(tmp_path / "agent"),
+            "TERM": "xterm-256color",
+        }
+        try:
+            child = pexpect.spawn(sys.executable, argv, cwd=str(project), env=env, dimensions=(40, 100))
+        except (OSError, pexpect.ExceptionPexpect) as exc:
+            pytest.skip(f"cannot allocate a pseudo-terminal here ({exc})")
+        started.append(child)
+        deadline = time.monotonic() + DEADLINE
+        while not (project / "tool-started").exists():
+            assert child.isalive() and time.monotonic() < deadline, "the tool never started"
+            try:
+                child.read_nonblocking(1 << 16, timeout=0.05)
+            except pexpect.TIMEOUT:
+                pass
+        return child
+
+    yield run
+    for child in started:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def _exit_status(child) -> int:
+    import pexpect
+
+    child.expect(pexpect.EOF, timeout=DEADLINE)  # a hang fails here
+    child.close()
+    return child.exitstatus
+
+
+@pytest.mark.parametrize("tool", ["stubborn", "polite"])
+def test_quitting_the_terminal_does_not_wait_for_a_blocked_tool(terminal, tool):
+    child = terminal(tool)
+    child.send("\x03\x03")  # Ctrl+C twice on an empty editor: quit (the run is aborted first)
+    assert _exit_status(child) == 0
+
+
+@pytest.mark.parametrize("tool", ["stubborn", "polite"])
+def test_a_sigint_sent_to_the_terminal_mode_quits_it(terminal, tool):
+    child = terminal(tool)
+    child.kill(signal.SIGINT)
+    assert _exit_status(child) == 0

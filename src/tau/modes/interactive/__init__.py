@@ -55,6 +55,17 @@ def main(args: argparse.Namespace, initial: str | None = None, messages: Iterabl
 
 
 async def _main(args: argparse.Namespace, initial: str | None, messages: list[str]) -> int:
+    from tau.modes.signal_exit import CountingExecutor, exit_now
+
+    workers = CountingExecutor()
+    asyncio.get_running_loop().set_default_executor(workers)
+    code = await _sessions(args, initial, messages)
+    if workers.busy:  # the screen is restored and the session closed: a stuck tool thread must not hold us
+        exit_now(code)
+    return code
+
+
+async def _sessions(args: argparse.Namespace, initial: str | None, messages: list[str]) -> int:
     while True:
         code, switch_to = await _run_once(args, initial, messages)
         if switch_to is None:
