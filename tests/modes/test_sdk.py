@@ -194,6 +194,12 @@ def test_bundled_extensions_are_active_by_default(project, tmp_path):
     ]
 
 
+@in_loop
+async def test_extensions_none_is_the_default(project):
+    async with await tau.create_agent_session(model=FAUX, extensions=None) as session:
+        assert {"todo", "obs_recall"} <= set(session.get_active_tool_names())
+
+
 def test_no_extensions_means_no_bundled_tools(project):
     result = tau.run(
         "x",

@@ -85,8 +85,8 @@ def _session_options(session: PathLike | None, cwd: str) -> dict[str, Any]:
     raise TypeError(f'session must be None, "continue", "new", a path or a session id, not {session!r}')
 
 
-def _extension_options(extensions: bool | Sequence[Extension], no_extensions: bool) -> dict[str, Any]:
-    if extensions is True:
+def _extension_options(extensions: bool | Sequence[Extension] | None, no_extensions: bool) -> dict[str, Any]:
+    if extensions is True or extensions is None:  # None: the default, as for the other options
         return {"extensions": [], "no_extensions": no_extensions}
     if extensions is False:
         return {"extensions": [], "no_extensions": True}
@@ -138,7 +138,7 @@ async def create_agent_session(
     thinking: str | None = None,
     session: PathLike | None = None,
     settings: Mapping[str, Any] | None = None,
-    extensions: bool | Sequence[Extension] = True,
+    extensions: bool | Sequence[Extension] | None = True,
     tools: Sequence[str] | None = None,
     faux_script: PathLike | Sequence[Mapping[str, Any]] | None = None,
     provider: str | None = None,
@@ -165,8 +165,9 @@ async def create_agent_session(
             file in the session directory; a path: that file, opened or created (a string without a
             ``/`` that does not end in ``.jsonl`` is a session id, as ``--session`` takes it).
         settings: Merged over the user's (and a trusted project's) ``settings.json``; never saved.
-        extensions: ``True``: the user's, the project's, installed and bundled ones, as the CLI loads them;
-            ``False``: none; a list of paths and ``extension(tau)`` functions: those first, then the rest.
+        extensions: ``True`` (or ``None``): the user's, the project's, installed and bundled ones, as the
+            CLI loads them; ``False``: none; a list of paths and ``extension(tau)`` functions: those
+            first, then the rest.
         tools: Tool names (``--tools``; ``+name``/``-name`` changes the defaults; ``[]``: no tools).
         faux_script: For ``model="faux/faux-1"``: the script (a file or a list of steps), as ``--faux-script``.
             It is the process's script: sessions of one process share it.
