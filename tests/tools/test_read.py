@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import struct
@@ -10,6 +11,9 @@ import zlib
 
 import pytest
 from tool_helpers import call, error_of, text_of
+
+from tau.llm.stream import AbortSignal
+from tau.tools import builtin_tool
 
 
 def write(ctx, name: str, data: str | bytes) -> None:
@@ -254,10 +258,24 @@ def test_aborted_signal_stops_before_reading(ctx):
 def test_pipes_and_devices_are_refused_without_blocking_or_spinning(ctx, tmp_path, make, kind):
     """Issue 16: a FIFO with no writer would block ``open`` for good, ``/dev/zero`` never ends."""
     path = make(tmp_path)
-    assert error_of("read", {"path": path}, ctx) == (
+    assert _refusal(path, ctx) == (
         f"Not a regular file: {path} is {kind}. read only reads regular files; "
         "use bash to read from pipes, devices and sockets."
     )
+
+
+def _refusal(path: str, ctx) -> str:
+    """The error of reading ``path``. A read that blocks or spins is aborted after a minute, so a
+    regression fails the test (``Operation aborted``) instead of hanging it."""
+
+    async def main() -> str:
+        signal = AbortSignal()
+        asyncio.get_running_loop().call_later(60, signal.abort)
+        with pytest.raises(Exception) as info:
+            await builtin_tool("read").execute("call_1", {"path": path}, signal, None, ctx)
+        return str(info.value)
+
+    return asyncio.run(main())
 
 
 def test_a_socket_is_refused(ctx, tmp_path):
@@ -267,14 +285,36 @@ def test_a_socket_is_refused(ctx, tmp_path):
     server = socket.socket(socket.AF_UNIX)
     try:
         server.bind(str(path))
-        assert error_of("read", {"path": str(path)}, ctx).startswith(
-            f"Not a regular file: {path} is a socket."
-        )
+        assert _refusal(str(path), ctx).startswith(f"Not a regular file: {path} is a socket.")
     finally:
         server.close()
 
 
 def test_a_link_to_a_device_is_refused_under_the_name_given(ctx):
     os.symlink("/dev/zero", os.path.join(ctx.cwd, "zero"))
-    message = error_of("read", {"path": "zero"}, ctx)
+    message = _refusal("zero", ctx)
     assert message.startswith(f"Not a regular file: {os.path.join(ctx.cwd, 'zero')} is a character device.")
+
+
+def test_a_thread_left_blocked_by_an_abort_ends_quietly_with_its_loop():
+    """Issue 16: when the loop closes, the abandoned call is cancelled without an "Exception in callback"."""
+    import threading
+
+    from tau.tools._async import in_thread_until_aborted
+
+    release = threading.Event()
+    reported: list[dict] = []
+
+    async def main() -> str:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
+        signal = AbortSignal()
+        asyncio.get_running_loop().call_soon(signal.abort)
+        with pytest.raises(Exception) as info:
+            await in_thread_until_aborted(release.wait, signal)
+        return str(info.value)
+
+    try:
+        assert asyncio.run(main()) == "Operation aborted"  # closing the loop cancels the abandoned call
+    finally:
+        release.set()
+    assert reported == []

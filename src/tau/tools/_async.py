@@ -38,7 +38,8 @@ async def in_thread_until_aborted(function: Callable[[], T], signal: AbortSignal
         waiter.cancel()
     if work.done():
         return work.result()
-    work.add_done_callback(lambda task: task.exception())  # drop the late result quietly
+    # Drop the late result quietly (or the cancellation when the loop closes while the thread still runs).
+    work.add_done_callback(lambda task: task.cancelled() or task.exception())
     raise ToolAborted()
 
 
