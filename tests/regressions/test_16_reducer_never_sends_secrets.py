@@ -131,9 +131,24 @@ def test_a_secret_in_the_command_blocks_the_request_too(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("database:\n  host: db.internal\n  password: hunter2horse\n", "Secret-Named Value"),
+        ("GITHUB_TOKEN: 0123abcd4567ef89\n", "Secret-Named Value"),
+        ("redis.exceptions.AuthenticationError: redis://:p4ssw0rdXYZ@cache:6379/0", "URL Credentials"),
+    ],
+    ids=["yaml-password", "yaml-token", "url-without-user"],
+)
+def test_more_formats_tau_s_rules_catch(text, kind):
+    assert find_secret(_log_with(text)) == kind
+
+
+@pytest.mark.parametrize(
     "text",
     [
         '{"password": "********", "token": "<redacted>", "client_secret": "${CLIENT_SECRET}"}',
+        "E   ValueError: password: must be at least 8 characters; token: 12",
+        "test secret::tests::rotates_every_hour ... ok\ntoken: ***\npassword: changeme",
         "DB_PASSWORD=$DB_PASSWORD pytest",
         "E   ValueError: providers.local.apiKey: must be a non-empty string",
         "FAILED tests/test_auth_secret.py::test_bearer_token - AssertionError: assert 'password' == 'secret'",
@@ -142,7 +157,18 @@ def test_a_secret_in_the_command_blocks_the_request_too(tmp_path):
         '{"max_tokens": 1024, "tokenizer": "gpt2", "password_policy": {"min_length": 8}}',
         "GET https://user@example.com/x 200; http://localhost:8000/api?page=2",
     ],
-    ids=["masked", "reference", "prose", "pytest-ids", "cargo-ids", "code", "json-keys", "urls"],
+    ids=[
+        "masked",
+        "yaml-prose",
+        "yaml-masked",
+        "reference",
+        "prose",
+        "pytest-ids",
+        "cargo-ids",
+        "code",
+        "json-keys",
+        "urls",
+    ],
 )
 def test_look_alikes_are_no_finding(text):
     assert find_secret(text) is None

@@ -10,7 +10,8 @@ Any finding means no reducer request. Two layers, each naming what it found (nev
 2. **tau's own rules** for what such detectors miss in logs: the seed's credential-looking assignment
    (``api_key=…``, ``Authorization: …``; ``config.LIKELY_SECRET``), ``NAME=value`` and quoted literals for secret-looking names
    (``DB_PASSWORD=…``, ``token="…"``), secret-looking keys in JSON or a Python dict repr
-   (``"db_password": "…"``), credentials in a URL (``https://user:token@host``), a secret on the line
+   (``"db_password": "…"``), ``password: …`` (YAML), credentials in a URL (``https://user:token@host``,
+   ``redis://:token@host``), a secret on the line
    after its name (``aws_secret_access_key`` then the key), a bare ``Bearer <token>``, and model
    providers' key prefixes (``sk-ant-…``, ``sk-proj-…``). A masked or templated value (``****``,
    ``<redacted>``, ``${TOKEN}``) is no finding.
@@ -90,12 +91,13 @@ _RULES: tuple[_Rule, ...] = (
     _named_value(rf'{_WORD}\\"\s*:\s*\\"(?P<value>[^"\\\n]{{4,200}})\\"'),
     # token="…", password = '…' (the empty group keeps the quote as group 2)
     _named_value(rf"{_WORD}\s*=\s*()([\"']){_QUOTED_VALUE}"),
-    # DB_PASSWORD=hunter2, --token=abc (environment and command-line style)
-    _named_value(rf"{_WORD}=(?P<value>{_VALUE_CHARS}{{4,200}})", generated_only=True),
-    # https://user:token@host
+    # DB_PASSWORD=hunter2, --token=abc (environment and command-line style), password: hunter2 (YAML,
+    # headers; not "secret::tests::…", a Rust path)
+    _named_value(rf"{_WORD}(?:=|:[ \t]*(?!:))(?P<value>{_VALUE_CHARS}{{4,200}})", generated_only=True),
+    # https://user:token@host, redis://:token@host (no user name)
     _Rule(
         "URL Credentials",
-        re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/?#@\"'<>]+:(?P<value>[^\s/?#@\"'<>]+)@[\w\[]", re.I),
+        re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/?#@\"'<>]*:(?P<value>[^\s/?#@\"'<>]+)@[\w\[]", re.I),
         ("://",),
     ),
     # aws_secret_access_key\n  wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
