@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,8 +63,15 @@ def tau_env(**extra: str) -> dict[str, str]:
 
 
 async def replay(
-    plan: list[tuple[int, str | None]], argv: list[str], *, cwd: Path, env: dict, timeout: float = 60
+    plan: list[tuple[int, str | None]],
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict,
+    timeout: float = 60,
+    on_output: Callable[[str], None] | None = None,
 ) -> Run:
+    """Run ``argv`` through ``plan``; ``on_output`` sees each output line as it is read."""
     proc = await start_piped(argv, cwd=cwd, env=env)
     run = Run()
     anchors = 0
@@ -76,6 +84,8 @@ async def replay(
         line = raw.decode().removesuffix("\n")
         run.out.append(line)
         anchors += is_anchor(line)
+        if on_output is not None:
+            on_output(line)
         return True
 
     async def drive() -> None:

@@ -2,7 +2,9 @@
 
 pi ran it with ``faux-ext.ts`` (``bash: <cmd>`` → a bash call, a tool result → ``tool <name> returned:
 …``, else ``echo: …``); tau runs the same replies as a faux factory. The driver sends each input
-line after the output line it followed in pi's run (steer and follow-up while ``sleep 1`` runs).
+line after the output line it followed in pi's run (steer, follow-up and a refused prompt while
+``sleep 1`` runs). That ``sleep`` is a stand-in on ``PATH`` which ends once the driver has the
+answer to the last of those, so a loaded machine cannot end it first.
 Compared modulo what decisions.md lists: ids, timestamps, durations, usage and cost, paths, the
 session id, system-prompt section texts, the number of streamed updates, and the parser's message.
 """
@@ -11,7 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -84,9 +89,48 @@ def _replay(tmp_path_factory, pi_fixtures: Path) -> dict:
     transcript = _records(pi_fixtures / "rpc" / "rpc-session.jsonl")
     argv = tau_command("--offline", "-ne", "--model", "faux/faux-1", "--faux-script", str(script_file))
     argv += ["--session-dir", str(sessions)]
-    env = tau_env(TAU_AGENT_DIR=str(base / "agent"), HOME=str(base))
-    run = asyncio.run(replay(plan_inputs(transcript), argv, cwd=project, env=env))
+    gate = base / "sleep-may-end"
+    path = f"{_gated_sleep(base / 'bin', gate)}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = tau_env(TAU_AGENT_DIR=str(base / "agent"), HOME=str(base), PATH=path)
+    last = _last_input_during_the_sleep(transcript)
+
+    def open_gate(line: str) -> None:
+        record = json.loads(line)
+        if record.get("type") == "response" and record.get("id") == last:
+            gate.touch()
+
+    run = asyncio.run(replay(plan_inputs(transcript), argv, cwd=project, env=env, on_output=open_gate))
     return {"run": run, "transcript": transcript, "sessions": sessions}
+
+
+def _gated_sleep(directory: Path, gate: Path) -> Path:
+    """A ``sleep`` that returns once ``gate`` exists (checked every 50 ms, for at most a minute)."""
+    directory.mkdir()
+    real = shutil.which("sleep") or "/bin/sleep"
+    command = directory / "sleep"
+    command.write_text(
+        f"#!/bin/sh\nfor _ in $(seq 1200); do [ -e {shlex.quote(str(gate))} ] && exit 0; {real} 0.05; done\n"
+    )
+    command.chmod(0o755)
+    return directory
+
+
+def _last_input_during_the_sleep(transcript: list[dict]) -> str:
+    """The id of the last input pi's driver sent while the transcript's ``sleep`` ran."""
+    running, last = False, None
+    for record in transcript:
+        try:
+            line = json.loads(record["line"])
+        except ValueError:  # the transcript's malformed input line
+            continue
+        if record["dir"] == "out" and line.get("type") == "tool_execution_start":
+            running = "sleep" in line["args"].get("command", "")
+        elif record["dir"] == "out" and line.get("type") == "tool_execution_end":
+            running = False
+        elif record["dir"] == "in" and running:
+            last = line["id"]
+    assert last is not None, "the transcript sends nothing while its sleep runs"
+    return last
 
 
 def test_exit_code_and_stderr_like_pi(tau_run, pi_fixtures):
