@@ -127,3 +127,43 @@ def test_a_link_that_appears_after_archiving_makes_a_cache_hit_fall_back(tmp_pat
     os.symlink(moved, session)
     assert asyncio.run(reducer.on_tool_result(event, ctx)) is None
     assert tau.journal()[-1]["reason"] == "archive-unavailable"
+
+
+BATCH_FILES = {
+    "t1.jsonl": b'{"type":"session"}\n',
+    f"sol/session-a/evidence-preserving-reducer/objects/{DIGEST[:2]}/{DIGEST}.txt": LOG.encode(),
+}
+BATCH_PARTS = ["sol", "sol/session-a", "evidence-preserving-reducer", "objects", DIGEST[:2]]
+
+
+@pytest.mark.parametrize("index", range(len(BATCH_PARTS)), ids=BATCH_PARTS)
+def test_tau_batch_copies_a_ray_task_s_archives_without_following_a_link(tmp_path, index):
+    """The Ray backend writes each task's session and ``sol/`` archives into ``--out`` on the driver."""
+    from tau.modes.batch.ray_backend import write_private_files
+
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    outside = _link_at(sessions, BATCH_PARTS, index)
+    with pytest.raises(PrivatePathError, match="not a regular directory"):
+        write_private_files(sessions, BATCH_FILES)
+    assert os.listdir(outside) == []
+
+
+def test_tau_batch_writes_a_ray_task_s_files_private(tmp_path):
+    from tau.modes.batch.ray_backend import write_private_files
+
+    sessions = tmp_path / "sessions"
+    write_private_files(sessions, BATCH_FILES)
+    write_private_files(sessions, BATCH_FILES)  # a rerun replaces its files
+    assert _every_file(sessions) == sorted(BATCH_FILES)
+    for name, data in BATCH_FILES.items():
+        assert (sessions / name).read_bytes() == data
+        assert stat.S_IMODE(os.lstat(sessions / name).st_mode) == 0o600
+    for directory, _, _ in os.walk(sessions / "sol"):
+        assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700, directory
+    os.symlink(tmp_path / "elsewhere", sessions / "t2.jsonl")
+    with pytest.raises(OSError):
+        write_private_files(sessions, {"t2.jsonl": b"x"})  # nor a link at the file itself
+    assert not (tmp_path / "elsewhere").exists()
+    with pytest.raises(ValueError, match="outside"):
+        write_private_files(sessions, {"../escape": b"x"})

@@ -274,12 +274,21 @@ def _fetch(ray: Any, ref: Any, task: Task, out: Path) -> dict[str, Any]:
 
 
 def write_private_files(root: Path, files: dict[str, bytes]) -> None:
-    """Write ``files`` (relative path → bytes) below ``root``: directories 0700, files 0600, no links followed."""
+    """Write ``files`` (relative path → bytes) below ``root``: directories 0700, files 0600.
+
+    As every archive writer under ``sol/`` (``sol_common.private_dirs``): a link at any directory
+    below ``root``, or at the file, is refused (``PrivatePathError``, an ``OSError``), never followed.
+    """
+    from tau.bundled.sol_common.paths import RuntimeRoot
+    from tau.bundled.sol_common.private_dirs import open_no_follow, private_directory, write_all
+
     for name, data in files.items():
-        target = root / name
-        if ".." in Path(name).parts or Path(name).is_absolute():
+        parts = Path(name).parts
+        if not parts or ".." in parts or Path(name).is_absolute():
             raise ValueError(f"refusing to write {name!r} outside {root}")
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
+        with private_directory(RuntimeRoot(str(root), "", ()), parts[:-1], create=True) as directory:
+            fd = open_no_follow(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=directory)
+            try:
+                write_all(fd, data)
+            finally:
+                os.close(fd)
