@@ -40,11 +40,6 @@ from tau.modes.interactive.ui import InteractiveUI
 __all__ = ["InteractiveMode"]
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-# Sent from outside (the terminal's Ctrl+C is a key): each quits as /quit does, after killing the
-# shell commands still running. pi 1.6 handles SIGTERM and SIGHUP so; a SIGINT ends it unhandled.
-_QUIT_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
 
 
 LIVE_TAIL_CHARS = 6000
@@ -393,17 +388,16 @@ class InteractiveMode:
         if finished:
             self._write(self.renderer.render(finished, self._width()))
         loop = asyncio.get_running_loop()
-        for number in _QUIT_SIGNALS:
+        for number in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(number, self._on_signal)
         try:
             # Stray prints (extensions, libraries) become notices: sanitized, and never mid-frame.
             stray = StrayOutput(self.controller)
             with contextlib.redirect_stdout(stray), contextlib.redirect_stderr(stray):  # type: ignore[type-var]
-                # SIGINT is ours (a quit), not prompt_toolkit's (a key press nothing is bound to).
-                await self.app.run_async(pre_run=started, handle_sigint=False)
+                await self.app.run_async(pre_run=started)
         finally:
-            for number in _QUIT_SIGNALS:
+            for number in (signal.SIGTERM, signal.SIGHUP):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(number)
             self._unsubscribe()

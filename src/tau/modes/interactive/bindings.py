@@ -69,7 +69,10 @@ def key_bindings(mode: InteractiveMode, overlay_active: Condition) -> KeyBinding
     def _expand(event: KeyPressEvent) -> None:
         mode.controller.toggle_tools_expanded()
 
+    # A SIGINT is the terminal's Ctrl+C outside raw mode (while prompt_toolkit prints above the live
+    # area) or a `kill -INT`: it counts as a press.
     @kb.add("c-c", filter=editing)
+    @kb.add(Keys.SIGINT, filter=editing)
     def _ctrl_c(event: KeyPressEvent) -> None:
         now = mode.clock()
         if mode.editor.get_text():
