@@ -14,8 +14,8 @@ from itertools import count
 import pytest
 
 from tau.bundled.todo import results
-from tau.bundled.todo.state import MAX_TASKS, TodoError, apply, check_state, empty_state
 from tau.bundled.todo_loop.tasks import task_list_of
+from tau.bundled.todo_state import MAX_TASKS, TodoError, apply, check_state, empty_state
 
 IDS = [
     "aaaaaaaa-1111-4111-8111-000000000001",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tau.bundled.todo.state import TodoError, apply, check_state, empty_state
+from tau.bundled.todo_state import TodoError, apply, check_state, empty_state
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extensions" / "todo.md"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tau.bundled.todo import context
 from tau.bundled.todo.results import VOLATILE, list_reply, mutation_reply
-from tau.bundled.todo.state import Change, check_state
+from tau.bundled.todo_state import Change, check_state
 
 STATE = check_state(
     {

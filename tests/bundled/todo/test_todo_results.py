@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tau.bundled.todo import results
-from tau.bundled.todo.state import Change, TodoError, apply, check_state, empty_state
+from tau.bundled.todo_state import Change, TodoError, apply, check_state, empty_state
 
 RLO = "\u202e"
 

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from tau.bundled.todo import results, state
-from tau.bundled.todo.state import TodoError, apply, check_state, empty_state, state_bytes
+from tau.bundled import todo_state as state
+from tau.bundled.todo import results
+from tau.bundled.todo_state import TodoError, apply, check_state, empty_state, state_bytes
 
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 

@@ -17,7 +17,7 @@ def rpiv(entry_id: str, tasks) -> dict:
         "type": "custom",
         "id": entry_id,
         "customType": "rpiv-todo-state",
-        "data": {"tasks": tasks, "nextId": len(tasks) + 1},
+        "data": {"tasks": tasks, "nextId": len(tasks) + 1 if isinstance(tasks, list) else 1},
     }
 
 
@@ -71,7 +71,7 @@ def test_todo_tool_results_read_details_tasks_and_content_text():
 
 def test_title_wins_over_subject_and_content_and_a_task_without_text_still_counts():
     found = task_list_of(
-        pi_todo("e", [{"title": "T", "subject": "S", "content": "C", "status": "pending"}, {"status": "x"}])
+        rpiv("e", [{"title": "T", "subject": "S", "content": "C", "status": "pending"}, {"status": "x"}])
     )
     assert [task.text for task in found.tasks] == ["T", ""]
 
@@ -95,6 +95,40 @@ def test_an_empty_array_is_a_list_with_nothing_open():
 )
 def test_malformed_tasks_are_not_a_list(tasks):
     assert task_list_of(pi_todo("e", tasks)) is None
+    assert task_list_of(rpiv("e", tasks)) is None
+
+
+def task(task_id: str, status: str = "pending", dependencies: list | None = None) -> dict:
+    return {
+        "id": task_id,
+        "title": task_id,
+        "description": "",
+        "status": status,
+        "dependencies": dependencies or [],
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        ({"schemaVersion": 2, "revision": 1, "tasks": [task("a")]}, "an unknown schema version"),
+        ({"schemaVersion": 1, "revision": 1, "tasks": [task(f"t{n}") for n in range(41)]}, "over 40 tasks"),
+        ({"schemaVersion": 1, "revision": 1, "tasks": [task("a"), task("a")]}, "a duplicate id"),
+        ({"schemaVersion": 1, "revision": 1, "tasks": [task("a", dependencies=["a"])]}, "a self dependency"),
+        (
+            {"schemaVersion": 1, "revision": 1, "tasks": [{"title": "a", "status": "pending"}]},
+            "missing fields",
+        ),
+        ({"schemaVersion": 1, "revision": -1, "tasks": [task("a")]}, "a negative revision"),
+        ({"schemaVersion": 1, "revision": 1, "tasks": [task("a")], "extra": 1}, "an unknown key"),
+    ],
+)
+def test_a_pi_todo_state_that_todo_rejects_is_not_a_list(data, why):
+    """todo's own check decides, so the loop never reads as current a snapshot todo would skip (even
+    when todo is not loaded); the same tasks in another tool's entry are read as before."""
+    entry = {"type": "custom", "id": "e", "customType": "pi-todo:state", "data": data}
+    assert task_list_of(entry) is None, why
+    assert task_list_of(rpiv("e", data["tasks"])) is not None
 
 
 @pytest.mark.parametrize(
@@ -132,7 +166,7 @@ def test_the_newest_valid_list_wins_walking_backwards():
 def test_a_malformed_newer_entry_falls_back_to_the_older_valid_list():
     """An errored todo call (no tasks, or broken tasks) must never read as an empty list."""
     branch = [
-        pi_todo("valid", [{"title": "a", "status": "pending"}]),
+        pi_todo("valid", [task("a")]),
         todo_result("errored", {"error": "boom"}),
         pi_todo("broken", [{"title": "b"}]),
         todo_result("thrown", None),

@@ -22,7 +22,7 @@ from itertools import repeat
 from typing import Any
 
 from tau.bundled.todo.results import compact_json, list_json, unavailable_text
-from tau.bundled.todo.state import State
+from tau.bundled.todo_state import State
 
 __all__ = ["SNAPSHOT_TYPE", "Blocks", "has_current_list", "snapshot_message", "without_snapshots"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau.bundled.todo.keys import clean
-from tau.bundled.todo.state import Task
+from tau.bundled.todo_state import Task
 
 __all__ = ["Editor", "Form"]
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from tau.bundled.todo.form import Form
 from tau.bundled.todo.keys import clean, parse_keys
 from tau.bundled.todo.results import Reply
-from tau.bundled.todo.state import STATUSES, State, Task
+from tau.bundled.todo_state import STATUSES, State, Task
 
 __all__ = ["Source", "TodoOverlay"]
 

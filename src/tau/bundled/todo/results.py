@@ -17,7 +17,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from tau.bundled.todo.state import Change, State, TodoError, abbreviate
+from tau.bundled.todo_state import Change, State, TodoError, abbreviate
 from tau.common import jsjson
 from tau.common.lazy_regex import lazy_pattern
 

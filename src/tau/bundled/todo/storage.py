@@ -15,7 +15,7 @@ shorter file, other tail bytes) drops the cache and the whole file is verified a
 
 This is evidence of readable, complete records, not an fsync or a durability guarantee.
 
-Errors (raised by the checks, both :class:`~tau.bundled.todo.state.TodoError`)::
+Errors (raised by the checks, both :class:`~tau.bundled.todo_state.TodoError`)::
 
     StorageUnavailable   code storage_unavailable: ``todo storage unavailable: <reason>; repair and reload``
     NoConversation       code no_conversation: the session has no persisted conversation yet
@@ -33,7 +33,7 @@ import orjson
 
 from tau.bundled.todo.lines import Line, LineIndex
 from tau.bundled.todo.results import unavailable_text
-from tau.bundled.todo.state import TodoError
+from tau.bundled.todo_state import TodoError
 from tau.common import jsjson
 
 __all__ = ["CHUNK", "MAX_PARSED", "TAIL", "NoConversation", "SessionFile", "StorageUnavailable", "same_json"]

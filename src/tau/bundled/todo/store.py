@@ -22,8 +22,8 @@ from typing import Any, Literal, Protocol
 
 from tau.bundled.todo import results
 from tau.bundled.todo.results import Reply
-from tau.bundled.todo.state import State, TodoError, apply, check_state, empty_state, new_task_id
 from tau.bundled.todo.storage import NoConversation, SessionFile, StorageUnavailable, same_json
+from tau.bundled.todo_state import State, TodoError, apply, check_state, empty_state, new_task_id
 
 __all__ = ["CUSTOM_TYPE", "Mode", "SessionView", "Store"]
 

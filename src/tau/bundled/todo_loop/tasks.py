@@ -10,7 +10,8 @@ A valid list is an array of objects that each have a string ``status``; an empty
 with no open tasks. A task's text is its ``title``, ``subject`` or ``content`` (the first that is a
 string). Unfinished means ``pending`` or ``in_progress``; every other status is closed. An entry
 whose tasks are malformed is skipped, so an older valid list wins over a newer broken one: an errored
-``todo`` call must never read as an empty list.
+``todo`` call must never read as an empty list. A ``pi-todo:state`` entry is checked by ``todo``'s own
+rules (its schema version, fields, limits and dependency graph), the same reader ``todo`` uses.
 
 When the bundled ``todo`` is loaded, the loop does not read these entries for the list: it asks
 ``todo`` itself (:func:`task_list_of_state` on its answer), so both always agree on which snapshot is
@@ -25,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from tau.bundled.todo_state import check_state
 
 __all__ = [
     "OPEN_STATUSES",
@@ -139,11 +142,18 @@ def _candidate(entry: Any) -> tuple[str, Any] | None:
 
 
 def task_list_of(entry: Any) -> TaskList | None:
-    """The valid list ``entry`` holds, or ``None`` (another entry type, or malformed tasks)."""
+    """The valid list ``entry`` holds, or ``None`` (another entry type, or malformed tasks).
+
+    A ``pi-todo:state`` entry is valid as the bundled ``todo`` judges it (:func:`check_state`), so
+    the loop never reads as current a snapshot that ``todo`` would skip, even when ``todo`` is not
+    loaded and another tool wrote the entry.
+    """
     try:
         found = _candidate(entry)
         if found is None:
             return None
+        if found[0] == SOURCE_PI_TODO:
+            check_state(entry["data"])
         tasks = _parse_tasks(found[1])
     except Exception:  # a hook must never throw over a strange entry: unreadable is "no list"
         return None

@@ -1,5 +1,8 @@
 """The checklist as a pure state machine: tasks, revisions, limits, dependency rules.
 
+Shared by ``todo`` (which writes and reads it) and ``todo-loop`` (which reads ``pi-todo:state`` entries by
+the same rules when ``todo`` is not loaded), so the two never judge a snapshot differently.
+
 A state is the persisted shape ``{"schemaVersion": 1, "revision": N, "tasks": [...]}``. Mutations
 never edit a state in place: :func:`apply` returns a new state (or raises :class:`TodoError`), and
 the old one stays valid. Every rule is checked on the post-state of the whole mutation, so an
