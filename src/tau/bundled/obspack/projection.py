@@ -123,6 +123,9 @@ class Item:
     keys: tuple[Key, ...]
     block: int | None = None  # for arguments: the call's index in the assistant message's content
     call: dict[str, Any] | None = None
+    # What was derived from the message once (its observations, its stale placeholders): the scan
+    # keeps an item only while its message is the same object with its source's content.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 class ContextScan:
@@ -301,7 +304,7 @@ def plan_projection(
         if item.block is not None:
             if not rules.stale or applied is None:
                 continue
-            observation = arguments_observation(item.call or {})
+            observation = _memo(item, "arguments", lambda: arguments_observation(item.call or {}))
             if observation is None:
                 continue
             if applied.on_branch(observation.id, branch_ids):
@@ -311,12 +314,12 @@ def plan_projection(
             if swap is not None:
                 due.append(swap)
             continue
-        large = observe(item.message)
+        large = _memo(item, "large", lambda: observe(item.message))
         observation = large
         if observation is None and rules.stale and applied is not None:
             if str(item.message.get("toolName")) in KEPT_TOOLS:
                 continue
-            observation = text_observation(item.message)
+            observation = _memo(item, "text", lambda: text_observation(item.message))
         if observation is None:
             continue
         if applied is not None and applied.on_branch(observation.id, branch_ids):
@@ -354,8 +357,12 @@ def _stale_result(
     if not superseded and not old:
         return None
     reason = SUPERSEDED if superseded else old_reason(rules.after_turns)
-    text = compact_placeholder(observation, reason, failed=bool(item.message.get("isError")))
-    saved = observation.tokens - estimate_tokens(text)
+
+    def placeholder() -> tuple[str, int]:
+        text = compact_placeholder(observation, reason, failed=bool(item.message.get("isError")))
+        return text, observation.tokens - estimate_tokens(text)
+
+    text, saved = _memo(item, (observation.id, reason), placeholder)
     return _Swap(item, observation, text, reason, saved) if saved * 2 >= observation.tokens else None
 
 
@@ -365,9 +372,22 @@ def _stale_arguments(
     if observation.tokens < rules.min_tokens or context.turns - 1 - item.turn < rules.after_turns:
         return None
     reason = old_reason(rules.after_turns)
-    arguments = arguments_placeholder(observation, (item.call or {}).get("arguments") or {}, reason)
-    saved = observation.tokens - _content_tokens(arguments)
+
+    def placeholder() -> tuple[Any, int]:
+        arguments = arguments_placeholder(observation, (item.call or {}).get("arguments") or {}, reason)
+        return arguments, observation.tokens - _content_tokens(arguments)
+
+    arguments, saved = _memo(item, (observation.id, reason), placeholder)
     return _Swap(item, observation, arguments, reason, saved) if saved * 2 >= observation.tokens else None
+
+
+def _memo(item: Item, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per item (its message does not change while the scan keeps it)."""
+    try:
+        return item.memo[key]
+    except KeyError:
+        value = item.memo[key] = compute()
+        return value
 
 
 def _decide(
