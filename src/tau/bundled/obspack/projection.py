@@ -307,7 +307,7 @@ def plan_projection(
             observation = _memo(item, "arguments", lambda: arguments_observation(item.call or {}))
             if observation is None:
                 continue
-            if applied.on_branch(observation.id, branch_ids):
+            if _sent_before(item, observation, applied, branch_ids):
                 plan.kept.append((item, applied.content[observation.id]))
                 continue
             swap = _stale_arguments(item, observation, context, rules)
@@ -322,10 +322,11 @@ def plan_projection(
             observation = _memo(item, "text", lambda: text_observation(item.message))
         if observation is None:
             continue
-        if applied is not None and applied.on_branch(observation.id, branch_ids):
+        if applied is not None and _sent_before(item, observation, applied, branch_ids):
             content = applied.content[observation.id]
             plan.kept.append((item, content))
-            replaced.append((item.index, max(0, observation.tokens - _content_tokens(content))))
+            saved = _memo(item, "saved", lambda: max(0, observation.tokens - _content_tokens(content)))
+            replaced.append((item.index, saved))
             continue
         swap = None
         if rules.stale and applied is not None:
@@ -379,6 +380,19 @@ def _stale_arguments(
 
     arguments, saved = _memo(item, (observation.id, reason), placeholder)
     return _Swap(item, observation, arguments, reason, saved) if saved * 2 >= observation.tokens else None
+
+
+def _sent_before(
+    item: Item, observation: Observation, applied: Applied, branch_ids: Callable[[], set[str]]
+) -> bool:
+    """Whether the item's swap was sent on this branch. Once it was, it stays so while the scan keeps
+    the item: a branch switch changes the context's messages, and the scan then starts again."""
+    if item.memo.get("sent") == observation.id:
+        return True
+    if applied.on_branch(observation.id, branch_ids):
+        item.memo["sent"] = observation.id
+        return True
+    return False
 
 
 def _memo(item: Item, key: Any, compute: Callable[[], Any]) -> Any:
