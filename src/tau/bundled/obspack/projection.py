@@ -304,7 +304,7 @@ def plan_projection(
         if item.block is not None:
             if not rules.stale or applied is None:
                 continue
-            observation = _memo(item, "arguments", lambda: arguments_observation(item.call or {}))
+            observation = _memo(item, "arguments", arguments_observation, item.call or {})
             if observation is None:
                 continue
             if _sent_before(item, observation, applied, branch_ids):
@@ -314,18 +314,18 @@ def plan_projection(
             if swap is not None:
                 due.append(swap)
             continue
-        large = _memo(item, "large", lambda: observe(item.message))
+        large = _memo(item, "large", observe, item.message)
         observation = large
         if observation is None and rules.stale and applied is not None:
             if str(item.message.get("toolName")) in KEPT_TOOLS:
                 continue
-            observation = _memo(item, "text", lambda: text_observation(item.message))
+            observation = _memo(item, "text", text_observation, item.message)
         if observation is None:
             continue
         if applied is not None and _sent_before(item, observation, applied, branch_ids):
             content = applied.content[observation.id]
             plan.kept.append((item, content))
-            saved = _memo(item, "saved", lambda: max(0, observation.tokens - _content_tokens(content)))
+            saved = _memo(item, "saved", _saved_by, observation, content)
             replaced.append((item.index, saved))
             continue
         swap = None
@@ -359,11 +359,7 @@ def _stale_result(
         return None
     reason = SUPERSEDED if superseded else old_reason(rules.after_turns)
 
-    def placeholder() -> tuple[str, int]:
-        text = compact_placeholder(observation, reason, failed=bool(item.message.get("isError")))
-        return text, observation.tokens - estimate_tokens(text)
-
-    text, saved = _memo(item, (observation.id, reason), placeholder)
+    text, saved = _memo(item, (observation.id, reason), _result_placeholder, item, observation, reason)
     return _Swap(item, observation, text, reason, saved) if saved * 2 >= observation.tokens else None
 
 
@@ -374,12 +370,20 @@ def _stale_arguments(
         return None
     reason = old_reason(rules.after_turns)
 
-    def placeholder() -> tuple[Any, int]:
-        arguments = arguments_placeholder(observation, (item.call or {}).get("arguments") or {}, reason)
-        return arguments, observation.tokens - _content_tokens(arguments)
-
-    arguments, saved = _memo(item, (observation.id, reason), placeholder)
+    arguments, saved = _memo(
+        item, (observation.id, reason), _arguments_placeholder, item, observation, reason
+    )
     return _Swap(item, observation, arguments, reason, saved) if saved * 2 >= observation.tokens else None
+
+
+def _result_placeholder(item: Item, observation: Observation, reason: str) -> tuple[str, int]:
+    text = compact_placeholder(observation, reason, failed=bool(item.message.get("isError")))
+    return text, observation.tokens - estimate_tokens(text)
+
+
+def _arguments_placeholder(item: Item, observation: Observation, reason: str) -> tuple[Any, int]:
+    arguments = arguments_placeholder(observation, (item.call or {}).get("arguments") or {}, reason)
+    return arguments, observation.tokens - _content_tokens(arguments)
 
 
 def _sent_before(
@@ -395,13 +399,17 @@ def _sent_before(
     return False
 
 
-def _memo(item: Item, key: Any, compute: Callable[[], Any]) -> Any:
-    """``compute()`` once per item (its message does not change while the scan keeps it)."""
+def _memo(item: Item, key: Any, compute: Callable[..., Any], *args: Any) -> Any:
+    """``compute(*args)`` once per item (its message does not change while the scan keeps it)."""
     try:
         return item.memo[key]
     except KeyError:
-        value = item.memo[key] = compute()
+        value = item.memo[key] = compute(*args)
         return value
+
+
+def _saved_by(observation: Observation, content: Any) -> int:
+    return max(0, observation.tokens - _content_tokens(content))
 
 
 def _decide(
