@@ -198,7 +198,6 @@ class ProjectionPlan:
     counts: list[tuple[str, int]] = field(default_factory=list)
     first_savings: list[dict[str, Any]] = field(default_factory=list)  # the placeholder records of new swaps
     applied: list[tuple[str, Any]] = field(default_factory=list)
-    pending: int = 0  # swaps that are due but wait for a batch that pays
 
     def apply_kept(self) -> None:
         """Edit in the swaps sent before (they need no ledger line: their bytes never change)."""
@@ -300,6 +299,11 @@ def plan_projection(
     counted: dict[str, int] = {}
     due: list[_Swap] = []
     replaced: list[tuple[int, int]] = []  # (position, tokens) replaced by swaps sent before
+    # Only the first ``max_new_objects`` due swaps can be applied by this request (:func:`_decide`);
+    # once that many are found, a later item matters only if it was sent packed before or is large
+    # (its archive and full sends are recorded). A resumed session with thousands of due results
+    # is then read at the cost of a dictionary lookup per item, not a decision.
+    cap = rules.max_new_objects if applied is not None else -1
     for item in context.items:
         if item.block is not None:
             if not rules.stale or applied is None:
@@ -309,6 +313,8 @@ def plan_projection(
                 continue
             if _sent_before(item, observation, applied, branch_ids):
                 plan.kept.append((item, applied.content[observation.id]))
+                continue
+            if len(due) == cap:
                 continue
             swap = _stale_arguments(item, observation, context, rules)
             if swap is not None:
@@ -327,6 +333,8 @@ def plan_projection(
             plan.kept.append((item, content))
             saved = _memo(item, "saved", _saved_by, observation, content)
             replaced.append((item.index, saved))
+            continue
+        if large is None and len(due) == cap:
             continue
         swap = None
         if rules.stale and applied is not None:
@@ -430,10 +438,8 @@ def _decide(
         suffix = sum(context.sizes[start:]) - sum(tokens for index, tokens in replaced if index >= start)
         saved = sum(swap.saved for swap in chosen)
         if not swaps_pay(saved, suffix, expected_remaining(context.turns), ratio):
-            plan.pending = len(due)
             _record_waiting(plan, chosen, request)
             return
-    plan.pending = len(due) - len(chosen)
     for swap in chosen:
         if not store(swap.observation):
             continue
