@@ -149,20 +149,36 @@ def test_valid_values_give_no_warning(tmp_path):
         ),
     ],
 )
-def test_tau_p_warns_once_and_runs(tmp_path, written, warning):
-    agent = tmp_path / "agent"
-    agent.mkdir()
-    (agent / "settings.json").write_text(json.dumps(written))
+def run_faux_print(tmp_path: Path, agent: Path, cwd: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``tau -p hi`` with a faux model that answers "fine", the agent directory ``agent``, from ``cwd``."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"text": "fine"}]))
-    result = subprocess.run(
-        [sys.executable, "-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script), "-p", "hi"],
-        cwd=tmp_path,
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tau",
+            "--model",
+            "faux/faux-1",
+            "--faux-script",
+            str(script),
+            *extra,
+            "-p",
+            "hi",
+        ],
+        cwd=cwd,
         env={**os.environ, "TAU_AGENT_DIR": str(agent)},
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_tau_p_warns_once_and_runs(tmp_path, written, warning):
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps(written))
+    result = run_faux_print(tmp_path, agent, tmp_path)
     assert (result.returncode, result.stdout) == (0, "fine\n"), result.stderr
     assert result.stderr == f"Warning: {agent / 'settings.json'}: {warning}\n"
 
@@ -172,17 +188,7 @@ def test_a_todo_loop_value_in_the_project_file_names_the_project_file(tmp_path):
     (project / ".tau").mkdir(parents=True)
     agent.mkdir()
     (project / ".tau" / "settings.json").write_text('{"todoLoop": {"maxStalls": 0}}')
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "fine"}]))
-    faux = ["--model", "faux/faux-1", "--faux-script", str(script), "--no-session", "--approve"]
-    result = subprocess.run(
-        [sys.executable, "-m", "tau", *faux, "-p", "hi"],
-        cwd=project,
-        env={**os.environ, "TAU_AGENT_DIR": str(agent)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_faux_print(tmp_path, agent, project, "--no-session", "--approve")
     assert (result.returncode, result.stdout) == (0, "fine\n"), result.stderr
     assert result.stderr == (
         f"Warning: {project / '.tau' / 'settings.json'}: todoLoop.maxStalls must be a positive integer, "
@@ -195,16 +201,7 @@ def test_a_wrong_value_inside_sol_is_one_line_not_one_per_mechanism(tmp_path):
     agent = tmp_path / "agent"
     agent.mkdir()
     (agent / "settings.json").write_text('{"sol": {"actionFusion": "yes"}}')
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "fine"}]))
-    result = subprocess.run(
-        [sys.executable, "-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script), "-p", "hi"],
-        cwd=tmp_path,
-        env={**os.environ, "TAU_AGENT_DIR": str(agent)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_faux_print(tmp_path, agent, tmp_path)
     assert (result.returncode, result.stdout) == (0, "fine\n"), result.stderr
     [line] = result.stderr.splitlines()
     assert line.endswith(
