@@ -134,21 +134,6 @@ def test_valid_values_give_no_warning(tmp_path):
     assert settings.get("somethingAnExtensionReads") == [1, 2]
 
 
-@pytest.mark.parametrize(
-    ("written", "warning"),
-    [
-        ({"retry": 5}, "retry must be an object, got 5; using the defaults"),
-        (
-            {"retry": {"maxRetries": "x"}},
-            'retry.maxRetries must be a non-negative integer, got "x"; using the default 3',
-        ),
-        ({"sol": 3}, "sol must be an object, got 3; using the defaults"),
-        (  # checked by the bundled todo-loop, in the same words
-            {"todoLoop": {"maxRounds": "x"}},
-            'todoLoop.maxRounds must be a non-negative integer (0: no cap), got "x"; using the default 25',
-        ),
-    ],
-)
 def run_faux_print(tmp_path: Path, agent: Path, cwd: Path, *extra: str) -> subprocess.CompletedProcess:
     """``tau -p hi`` with a faux model that answers "fine", the agent directory ``agent``, from ``cwd``."""
     script = tmp_path / "script.json"
@@ -174,6 +159,21 @@ def run_faux_print(tmp_path: Path, agent: Path, cwd: Path, *extra: str) -> subpr
     )
 
 
+@pytest.mark.parametrize(
+    ("written", "warning"),
+    [
+        ({"retry": 5}, "retry must be an object, got 5; using the defaults"),
+        (
+            {"retry": {"maxRetries": "x"}},
+            'retry.maxRetries must be a non-negative integer, got "x"; using the default 3',
+        ),
+        ({"sol": 3}, "sol must be an object, got 3; using the defaults"),
+        (  # checked by the bundled todo-loop, in the same words
+            {"todoLoop": {"maxRounds": "x"}},
+            'todoLoop.maxRounds must be a non-negative integer (0: no cap), got "x"; using the default 25',
+        ),
+    ],
+)
 def test_tau_p_warns_once_and_runs(tmp_path, written, warning):
     agent = tmp_path / "agent"
     agent.mkdir()
