@@ -11,6 +11,7 @@ from tau.session.projection import (
     build_session_context,
     build_session_projection,
     convert_to_llm,
+    unchanged_prefix,
 )
 
 TS = "2026-01-02T03:04:05.678Z"
@@ -178,3 +179,30 @@ def test_projection_never_raises_on_entries_with_missing_or_mistyped_fields(bran
     assert jsjson.dumps(context) == jsjson.dumps(
         {key: projection[key] for key in ("messages", "thinkingLevel", "model")}
     )
+
+
+def _reference_unchanged_prefix(messages: list, previous: list) -> int:
+    count = 0
+    for left, right in zip(messages, previous, strict=False):
+        if left is not right:
+            break
+        count += 1
+    return count
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=12), st.lists(st.integers(0, 5), max_size=12))
+def test_unchanged_prefix_counts_the_leading_identical_objects(left, right):
+    """Issue 17: the C-level pass (with its all-identical fast path) equals the item-by-item loop.
+
+    Equal but distinct objects do not count: each number picks one of a few shared dicts, or a new
+    dict equal to it.
+    """
+    pool = [{"role": "user", "content": str(n)} for n in range(3)]
+
+    def objects(picks: list[int]) -> list:
+        return [pool[n] if n < 3 else {"role": "user", "content": str(n - 3)} for n in picks]
+
+    messages, previous = objects(left), objects(right)
+    assert unchanged_prefix(messages, previous) == _reference_unchanged_prefix(messages, previous)
+    assert unchanged_prefix(messages, messages[: len(messages) // 2]) == len(messages) // 2

@@ -273,4 +273,8 @@ def unchanged_prefix(messages: list[Any], previous: list[Any]) -> int:
     uses to find the messages it has already looked at.
     """
     shortest = min(len(messages), len(previous))
+    # The common case (``previous`` is a prefix of ``messages``) needs no index per item: about
+    # half the cost of the pass that finds where they part.
+    if all(map(operator.is_, messages, previous)):
+        return shortest
     return next(compress(count(), map(operator.is_not, messages, previous)), shortest)
