@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tau.llm.transcript import (
     collapse_system_messages,
     current_system_message,
@@ -140,3 +143,43 @@ def test_system_messages_of_a_growing_transcript_equal_a_fresh_scan():
         fresh = transcript.current_system_message(tuple(messages))
         assert transcript.current_system_message(messages) == fresh
         assert transcript._system_messages(messages) == expected
+
+
+@settings(deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3), st.sampled_from(["append", "replace", "delete", "fork"]), st.integers(0, 50)
+        ),
+        max_size=40,
+    )
+)
+def test_system_message_scans_of_lists_sharing_leading_objects_equal_fresh_scans(steps):
+    """Issue 17: transcripts that start with the same objects (the session's, the converted copy, a
+    request's copy) share a remembered scan; each answer equals a scan of a tuple of the same items."""
+    from tau.llm import transcript
+
+    roles = ["system", "user", "assistant", "toolResult"]
+    lists: list[list] = [[], [], [], []]
+    for number, (which, action, pick) in enumerate(steps):
+        messages = lists[which]
+        if action == "append":
+            message = {"role": roles[pick % 4], "content": f"m{number}", "sections": {"s": str(number)}}
+            if pick % 3 == 0:
+                message["toolsAdded"] = [tool(f"t{pick % 5}", f"d{number}")]
+            messages.append(message)
+        elif action == "replace" and messages:
+            messages[pick % len(messages)] = {"role": roles[pick % 4], "content": "r", "timestamp": number}
+        elif action == "delete" and messages:
+            del messages[pick % len(messages)]
+        elif action == "fork":
+            lists[(which + 1) % 4] = messages[: pick % (len(messages) + 1)]
+        for current in lists:
+            system = [m for m in current if m["role"] == "system"]
+            rest = [m for m in current if m["role"] != "system"]
+            assert list(map(id, transcript._system_messages(current))) == list(map(id, system))
+            assert list(map(id, transcript.without_system_messages(current))) == list(map(id, rest))
+            assert transcript.current_system_message(current) == transcript.current_system_message(
+                tuple(current)
+            )
+            assert transcript.current_tools(current) == transcript.current_tools(tuple(current))

@@ -12,8 +12,10 @@ Mirrors pi-ai ``utils/transcript.ts`` and ``utils/text.ts``; messages stay plain
 from __future__ import annotations
 
 import copy
+import operator
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice
+from itertools import compress, count, islice, repeat
 from typing import Any, Literal
 
 from tau.common import jsjson
@@ -39,6 +41,7 @@ __all__ = [
     "to_tool_declaration",
     "tool_state_changes",
     "without_initial_system_message",
+    "without_system_messages",
 ]
 
 ToolSupport = Literal["none", "additions", "changes"]
@@ -95,23 +98,57 @@ def normalize_context(context: Mapping[str, Any]) -> TranscriptContext:
     return {"messages": [head, *messages] if head else messages}
 
 
-# The list scanned last, a copy of its items then, and its system messages: a session asks for the
-# current system message of its transcript between turns, and the transcript only grows.
-_last_scan: tuple[list[Any], list[Any], list[Mapping[str, Any]]] | None = None
+class _SystemScans:
+    """Where the system messages of the last few transcripts are, found again for a list that starts
+    with the same objects.
+
+    A session asks for the current system message of its transcript between turns, the request
+    path and the provider of the converted copy of it: different lists that start with the same
+    message objects and only grow. A list is scanned only past the longest leading run of objects
+    it shares with one of the remembered lists (a message's role never changes in place).
+    """
+
+    SLOTS = 4
+
+    def __init__(self) -> None:
+        self._slots: list[tuple[list[Any], list[int]]] = []  # (items scanned, system indices), newest first
+
+    def indices(self, messages: list[Any]) -> list[int]:
+        """The positions of the system messages of ``messages`` (a new list)."""
+        best, same = -1, 0
+        for slot, (items, _) in enumerate(self._slots):
+            shared = unchanged_prefix(messages, items)
+            if shared > same or best < 0:
+                best, same = slot, shared
+            if shared == len(items):
+                break
+        found: list[int] = []
+        if best >= 0:
+            items, known = self._slots.pop(best)
+            found = known[: bisect_left(known, same)]
+        found += _role_positions(messages, same, "system")
+        self._slots.insert(0, (list(messages), found))
+        del self._slots[self.SLOTS :]
+        return list(found)
+
+
+def _role_positions(messages: list[Any], start: int, role: str) -> list[int]:
+    """The positions from ``start`` on of the messages with ``role`` (one C-level pass for dicts)."""
+    tail = islice(messages, start, None)
+    try:
+        roles = list(map(dict.get, tail, repeat("role")))
+    except TypeError:  # a Mapping that is not a dict: item by item
+        roles = [message.get("role") for message in islice(messages, start, None)]
+    return list(compress(count(start), map(operator.eq, roles, repeat(role))))
+
+
+_scans = _SystemScans()
 
 
 def _system_messages(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    global _last_scan
     if messages.__class__ is not list:
         return [message for message in messages if message.get("role") == "system"]
-    last = _last_scan
-    start, found = 0, []
-    if last is not None and last[0] is messages and unchanged_prefix(messages, last[1]) == len(last[1]):
-        # The same list, only appended to since (a message's role never changes in place).
-        start, found = len(last[1]), last[2]
-    found = found + [message for message in islice(messages, start, None) if message.get("role") == "system"]
-    _last_scan = (messages, list(messages), found)  # type: ignore[assignment]
-    return list(found)
+    return [messages[index] for index in _scans.indices(messages)]  # type: ignore[index]
 
 
 def initial_system_message(messages: Sequence[Mapping[str, Any]]) -> SystemMessage | None:
@@ -128,8 +165,12 @@ def without_initial_system_message(messages: Sequence[Message]) -> list[Message]
 
 def current_tools(messages: Iterable[Mapping[str, Any]]) -> list[Tool]:
     """The tools after every system message's ``toolsRemoved`` then ``toolsAdded``, by name."""
+    return _tools_of(_system_messages(messages))
+
+
+def _tools_of(system_messages: Iterable[Mapping[str, Any]]) -> list[Tool]:
     tools: dict[str, Tool] = {}
-    for message in _system_messages(messages):
+    for message in system_messages:
         for removed in message.get("toolsRemoved") or []:
             tools.pop(removed["name"], None)
         for added in message.get("toolsAdded") or []:
@@ -145,7 +186,8 @@ def current_system_message(messages: Sequence[Mapping[str, Any]]) -> SystemMessa
     contents: list[str] = []
     sections: dict[str, str] = {}
     timestamp: int | None = None
-    for message in _system_messages(messages):
+    system_messages = _system_messages(messages)
+    for message in system_messages:
         if timestamp is None:
             timestamp = message.get("timestamp")
         text = content_text(message["content"])
@@ -156,7 +198,7 @@ def current_system_message(messages: Sequence[Mapping[str, Any]]) -> SystemMessa
                 sections.pop(name, None)
             else:
                 sections[name] = value
-    tools = current_tools(messages)
+    tools = _tools_of(system_messages)
     if timestamp is None and not tools:
         return None
     result: dict[str, Any] = {"role": "system", "content": "\n\n".join(contents)}
@@ -181,8 +223,22 @@ def collapse_system_messages(context: Mapping[str, Any]) -> TranscriptContext:
     """
     messages = context["messages"]
     head = current_system_message(messages)
-    rest = [message for message in messages if message.get("role") != "system"]
-    return {"messages": [head, *rest] if head else rest}
+    return {
+        "messages": [head, *without_system_messages(messages)] if head else without_system_messages(messages)
+    }
+
+
+def without_system_messages(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """``messages`` without their system messages (slices between the remembered positions)."""
+    if messages.__class__ is not list:
+        return [message for message in messages if message.get("role") != "system"]
+    rest: list[Any] = []
+    start = 0
+    for index in _scans.indices(messages):  # type: ignore[arg-type]
+        rest += messages[start:index]
+        start = index + 1
+    rest += messages[start:]
+    return rest
 
 
 def resolve_transcript(
