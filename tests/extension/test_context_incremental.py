@@ -8,7 +8,11 @@ place by a handler. After every request the result must equal the pass made from
 from __future__ import annotations
 
 import copy
+import operator
 import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tau.agent.session_events import Conversion
 from tau.bundled.obspack.projection import ContextScan
@@ -152,3 +156,104 @@ def test_occ_observed_tokens_equal_a_fresh_sum_after_appends_compaction_branch_s
                 if isinstance(block, list) and block and isinstance(block[0], dict):
                     block[0]["text"] = "x" * 400
                 assert tokens.total(observed) == sum(estimate_tokens(m) for m in observed)
+
+
+# -- the whole chain against a straightforward one (hypothesis) ----------------------------------
+
+HANDLER_ACTIONS = [
+    "none",
+    "edit",
+    "edit_block",
+    "delete_in_place",
+    "drop_first",
+    "append_custom",
+    "same_list",
+]
+
+
+def _act(action: str, messages: list, pick: int) -> list | None:
+    """What one ``context`` handler does this request (the same in both chains)."""
+    if action == "edit" and messages:
+        messages[pick % len(messages)]["content"] = [{"type": "text", "text": f"[edited {pick}]"}]
+    elif action == "edit_block" and messages:
+        content = messages[pick % len(messages)].get("content")
+        if isinstance(content, list) and content and isinstance(content[0], dict):
+            content[0]["text"] = f"block {pick}"
+    elif action == "delete_in_place" and messages:
+        del messages[pick % len(messages)]
+    elif action == "drop_first":
+        return messages[1:]
+    elif action == "append_custom":
+        return [*messages, {"role": "custom", "customType": "snap", "content": f"s{pick}", "display": False}]
+    elif action == "same_list":
+        return list(messages)
+    return None
+
+
+def _same(left: list, right: list) -> bool:
+    return len(left) == len(right) and all(map(operator.is_, left, right))
+
+
+def _reference_chain(messages: list, actions: list[tuple[str, int]]) -> tuple[list, bool]:
+    """pi's ``emitContext``: a deep copy per request, each handler sees the non-system messages."""
+    from tau.llm.transcript import current_system_message
+
+    current, rebuilt = copy.deepcopy(messages), False
+    for action, pick in actions:
+        visible = [m for m in current if m.get("role") != "system"]
+        snapshot = list(visible)
+        returned = _act(action, visible, pick)
+        if returned is None:
+            returned = None if _same(visible, snapshot) else visible
+        if returned is None or _same(returned, snapshot):
+            continue
+        head = current_system_message(tuple(current))
+        current, rebuilt = ([head, *returned] if head else list(returned)), True
+    return current, rebuilt
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 4),
+    st.lists(
+        st.lists(st.tuples(st.sampled_from(HANDLER_ACTIONS), st.integers(0, 99)), min_size=3, max_size=3),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_context_chain_equals_a_deep_copy_chain_request_after_request(seed, requests):
+    """Issue 17: reused copies, restored edits and views shared between handlers while no handler
+    replaced the list give, request after request, what a fresh deep copy per request gives."""
+    import asyncio
+
+    from test_runner_events import make_runner
+
+    from tau.common import jsjson
+
+    plan: list[list[tuple[str, int]]] = []
+
+    def factory(position: int):
+        def load(tau):
+            def handler(event, ctx):
+                action, pick = plan[-1][position]
+                returned = _act(action, event.messages, pick)
+                return None if returned is None else {"messages": returned}
+
+            tau.on("context", handler)
+
+        return load
+
+    runner, errors = make_runner(factory(0), factory(1), factory(2))
+    sessions = _requests(seed)
+    for actions in requests:
+        messages = next(sessions, None)
+        if messages is None:
+            break
+        stored = copy.deepcopy(messages)
+        plan.append(actions)
+        expected, rebuilt = _reference_chain(messages, actions)
+        got = asyncio.run(runner.emit_context(messages))
+        assert jsjson.dumps(got) == jsjson.dumps(expected)
+        assert runner.context_head_rebuilt is rebuilt
+        assert messages == stored  # the session's messages never see an edit
+    assert errors == []

@@ -176,11 +176,19 @@ class HookDispatch:
         ctx = self.create_context()
         current = self.context_copies.copy(messages)
         step = 0
+        # While no handler replaced the list, the next one sees the same messages: the view handed
+        # to the previous handler as it was before that handler ran (a role never changes in place).
+        seen: tuple[list[Any] | None, list[Any]] = (None, [])
         for ext, handlers in self._snapshot("context"):
             for handler in handlers:
-                visible = self.context_copies.visible(step, current)
+                if seen[0] is current:
+                    snapshot = seen[1]
+                    visible = list(snapshot)
+                else:
+                    visible = self.context_copies.visible(step, current)
+                    snapshot = list(visible)
                 step += 1
-                snapshot = list(visible)
+                seen = (current, snapshot)
                 try:
                     answer = await self._call(
                         handler, event_from_payload({"type": "context", "messages": visible}), ctx
