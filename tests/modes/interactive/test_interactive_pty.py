@@ -322,12 +322,22 @@ def test_continue_prints_the_history_once(tmp_path):
         tau.wait(lambda: footer in tau.screen(), "the editor")
         tau.send("one more")
 
-        def settled() -> bool:  # the new answer printed and the editor back (no redraw half done)
-            shown = tau.screen().rstrip()
-            return shown.endswith("todo 0/0") and footer in shown and "one more" in tau.scrollback()
+        captured: list[str] = []
 
-        tau.wait(lambda: settled() and tau.scrollback().count(answer) >= 4, "the new answer printed")
-        everything = tau.scrollback()
+        def settled() -> bool:
+            """The new answer printed and the editor back, in two captures in a row that are the same
+            (never a frame caught half redrawn); the assertions read that very capture."""
+            first = tau.scrollback()
+            shown = first.rstrip()
+            if not (shown.endswith("todo 0/0") and "one more" in first and first.count(answer) >= 4):
+                return False
+            if tau.scrollback() != first:
+                return False
+            captured.append(first)
+            return True
+
+        tau.wait(settled, "the new answer printed")
+        everything = captured[-1]
         for n in range(3):
             assert everything.count(f"prompt {n}\n") == 1, everything
         assert "earlier lines print when finished" not in everything
