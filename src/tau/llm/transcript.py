@@ -118,12 +118,12 @@ class _SystemScans:
         best, same = -1, 0
         for slot, (items, _) in enumerate(self._slots):
             shared = unchanged_prefix(messages, items)
-            if shared > same or best < 0:
+            if shared > same:
                 best, same = slot, shared
-            if shared == len(items):
+            if shared and shared == len(items):
                 break
         found: list[int] = []
-        if best >= 0:
+        if best >= 0:  # that list's scan is extended (another list's stays)
             items, known = self._slots.pop(best)
             found = known[: bisect_left(known, same)]
         found += _role_positions(messages, same, "system")
