@@ -16,14 +16,8 @@ from tau.bundled.obspack.observation import (
     text_observation,
 )
 from tau.bundled.obspack.placeholder import placeholder_for
-from tau.bundled.obspack.projection import (
-    ROOT_LEAF,
-    Applied,
-    ContextScan,
-    PackRules,
-    SendCounts,
-    plan_projection,
-)
+from tau.bundled.obspack.planner import Planner
+from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
 from tau.bundled.obspack.recall import read_page, render_page, search
 from tau.bundled.obspack.store import ObservationStore, sha256_fd
 from tau.bundled.sol_common import (
@@ -90,7 +84,7 @@ class ObservationPack:
         self._observed: dict[str, tuple[str, str, Observation | None]] = {}
         self._placeholders: dict[tuple[str, int, int], str] = {}
         self._seen: set[str] = set()
-        self._scan = ContextScan()
+        self._planner = Planner()
 
     def install(self) -> None:
         self.tau.register_tool(self.recall_tool())
@@ -156,7 +150,8 @@ class ObservationPack:
                 state.store.ensure_stored(observation.id, observation.data, observation.content_hash)
                 state.stored[observation.id] = observation.content_hash
 
-        plan = plan_projection(
+        seen_before, self._seen = self._seen, set()
+        plan = self._planner.plan(
             messages,
             store=store,
             send_counts=state.counts,
@@ -166,11 +161,14 @@ class ObservationPack:
             write_read_ratio=write_read_ratio(getattr(ctx, "model", None), self.default_ratio),
             observe=self.observe,
             placeholder=self.placeholder,
-            scan=self._scan,
         )
-        # Remember only the results of this context: the cache never outgrows the conversation.
-        self._observed = {key: value for key, value in self._observed.items() if key in self._seen}
-        self._seen = set()
+        if self._planner.scan.fresh:
+            # A new context observed every result: remember only those, so the cache never
+            # outgrows the conversation (while the context only grows, its results stay in it).
+            self._observed = {key: value for key, value in self._observed.items() if key in self._seen}
+        else:
+            seen_before.update(self._seen)
+            self._seen = seen_before
         if not plan.records:
             plan.apply_kept()
             return None

@@ -21,8 +21,10 @@ failed append changes nothing.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from tau.bundled.obspack.ledger import full_record, placeholder_record
@@ -49,6 +51,7 @@ __all__ = [
     "ProjectionPlan",
     "SendCounts",
     "expected_remaining",
+    "identity_of",
     "plan_projection",
     "swaps_pay",
 ]
@@ -98,19 +101,41 @@ class SendCounts:
 
 @dataclass
 class Applied:
-    """The swaps sent so far: observation id → its placeholder content and the leaves it was sent at."""
+    """The swaps sent so far: observation id → its placeholder content and the leaves it was sent at.
+
+    ``journal`` lists each recorded swap's observation id and identity (tool name and call id, as
+    :func:`identity_of` gives them) in order, and ``identities`` holds those identities, so that an
+    incremental pass finds the items a record concerns without computing every observation.
+    """
 
     leaves: dict[str, set[str]] = field(default_factory=dict)
     content: dict[str, Any] = field(default_factory=dict)
     archived: set[str] = field(default_factory=set)  # observations stored (or verified) already
+    journal: list[tuple[str, str | None]] = field(default_factory=list)
+    identities: set[str] = field(default_factory=set)
+    anonymous: bool = False  # a swap was recorded without its identity
 
     def on_branch(self, obs_id: str, branch_ids: Callable[[], set[str]]) -> bool:
         leaves = self.leaves.get(obs_id)
         return bool(leaves) and (ROOT_LEAF in leaves or not leaves.isdisjoint(branch_ids()))
 
-    def record(self, leaf: str, obs_id: str, content: Any) -> None:
+    def record(self, leaf: str, obs_id: str, content: Any, identity: str | None = None) -> None:
         self.leaves.setdefault(obs_id, set()).add(leaf)
         self.content[obs_id] = content
+        self.journal.append((obs_id, identity))
+        if identity is None:
+            self.anonymous = True
+        else:
+            self.identities.add(identity)
+
+
+def identity_of(item: Item) -> str:
+    """What an item's observation id is derived from besides its text: the tool name and call id
+    (``observation_id``'s first two parts, for a call's arguments the call id with ``#arguments``)."""
+    if item.block is not None:
+        call = item.call or {}
+        return f"{call.get('name', '')}\0{call.get('id', '')}#arguments"
+    return f"{item.message.get('toolName', '')}\0{item.message.get('toolCallId', '')}"
 
 
 @dataclass
@@ -129,17 +154,21 @@ class Item:
 
 
 class ContextScan:
-    """The context's packable items, call turns, newest call per key and message sizes, remembered
-    between requests for the leading messages that are the same objects as last time (the host
-    reuses its copies and restores edited ones in place, so such a message still has its source's
-    content when the handler sees it); only new messages are read. Any other change of the list
+    """The context's packable items, call turns and newest call per key, remembered between
+    requests for the leading messages that are the same objects as last time (the host reuses its
+    copies and restores edited ones in place, so such a message still has its source's content
+    when the handler sees it); only new messages are read. Any other change of the list
     (compaction, branch switch, a removed message) reads it all again and sets :attr:`fresh`.
+    Message sizes are estimated when first asked for (:meth:`suffix_tokens`).
     """
 
     def __init__(self) -> None:
-        self._given: list[Any] = []
+        self._given: list[Any] = []  # the messages read, hidden extension messages left out
+        self._all: list[Any] = []  # the messages given, as given
+        self._custom: list[int] = []  # positions in ``_all`` of the hidden extension messages
         self.items: list[Item] = []
-        self.sizes: list[int] = []
+        self._sizes: list[int] = []  # the estimates of ``_given[self._sized :]``
+        self._sized = 0
         self.latest: dict[Key, int] = {}
         self.turns = 0
         self._calls: dict[str, tuple[int, tuple[Key, ...]]] = {}
@@ -147,21 +176,55 @@ class ContextScan:
 
     def __call__(self, messages: list[dict[str, Any]]) -> ContextScan:
         # Hidden extension messages (a checklist block, a loop's nudge) are left out: they move or
-        # are new objects from one request to the next, and they are never packed.
-        messages = [message for message in messages if message.get("role") != "custom"]
-        same = unchanged_prefix(messages, self._given)
+        # are new objects from one request to the next, and they are never packed. The leading
+        # messages that are the same objects as last time keep their place among the others.
+        shared = unchanged_prefix(messages, self._all)
+        custom = self._custom[: bisect_left(self._custom, shared)]
+        for index in range(shared, len(messages)):
+            if messages[index].get("role") == "custom":
+                custom.append(index)
+        self._all, self._custom = list(messages), custom
+        known = shared - bisect_left(custom, shared)
+        given = self._given[:known]
+        given += (message for message in islice(messages, shared, None) if message.get("role") != "custom")
+        same = known + unchanged_prefix(given[known:], self._given[known:])
         self.fresh = same < len(self._given) or not self._given
         if same < len(self._given):
-            self.__init__()  # type: ignore[misc]
+            self._reset()
             self.fresh = True
-        for index in range(len(self._given), len(messages)):
-            self._read(messages[index], index)
-        self._given = list(messages)
+        for index in range(len(self._given), len(given)):
+            self._read(given[index], index)
+        self._given = given
         return self
+
+    def _reset(self) -> None:
+        self._given, self.items, self._sizes, self._sized = [], [], [], 0
+        self.latest, self.turns, self._calls = {}, 0, {}
+
+    @property
+    def sizes(self) -> list[int]:
+        """Every message's estimate (:func:`message_tokens`), in order."""
+        self.suffix_tokens(0)
+        return list(self._sizes)
+
+    def suffix_tokens(self, start: int) -> int:
+        """The estimated tokens of the messages from position ``start`` on.
+
+        Estimated once per message, when first needed: a resumed session's first request (a fresh
+        context, whose swaps are not weighed) estimates nothing.
+        """
+        if not self._sizes:
+            self._sized = start
+        if start < self._sized:
+            self._sizes[:0] = map(message_tokens, self._given[start : self._sized])
+            self._sized = start
+        end = self._sized + len(self._sizes)
+        if end < len(self._given):
+            self._sizes += map(message_tokens, self._given[end:])
+        return sum(self._sizes[start - self._sized :])
 
     def _read(self, message: dict[str, Any], index: int) -> None:
         role = message.get("role")
-        self.sizes.append(message_tokens(message))
         if role == "assistant":
             for position, block in enumerate(message.get("content") or []):
                 if not isinstance(block, dict) or block.get("type") != "toolCall":
@@ -197,7 +260,7 @@ class ProjectionPlan:
     edits: list[tuple[Item, Any]] = field(default_factory=list)
     counts: list[tuple[str, int]] = field(default_factory=list)
     first_savings: list[dict[str, Any]] = field(default_factory=list)  # the placeholder records of new swaps
-    applied: list[tuple[str, Any]] = field(default_factory=list)
+    applied: list[tuple[str, Any, str]] = field(default_factory=list)  # (observation id, content, identity)
 
     def apply_kept(self) -> None:
         """Edit in the swaps sent before (they need no ledger line: their bytes never change)."""
@@ -212,8 +275,8 @@ class ProjectionPlan:
         for obs_id, count in self.counts:
             send_counts.record(leaf, obs_id, count)
         if applied is not None:
-            for obs_id, content in self.applied:
-                applied.record(leaf, obs_id, content)
+            for obs_id, content, identity in self.applied:
+                applied.record(leaf, obs_id, content, identity)
 
 
 def _edit(item: Item, content: Any) -> None:
@@ -352,8 +415,13 @@ def plan_projection(
                 swap = _Swap(item, large, text, reason, large.tokens - estimate_tokens(text), previous)
         if swap is not None:
             due.append(swap)
-    _decide(plan, due, context, rules, applied, store, request, write_read_ratio, replaced)
+    _decide(plan, due, context, rules, applied, store, request, write_read_ratio, _replaced_from(replaced))
     return plan
+
+
+def _replaced_from(replaced: list[tuple[int, int]]) -> Callable[[int], int]:
+    """The tokens the swaps sent before save from a position on."""
+    return lambda start: sum(tokens for index, tokens in replaced if index >= start)
 
 
 def _stale_result(
@@ -429,13 +497,13 @@ def _decide(
     store: Callable[[Observation], None],
     request: int,
     ratio: float,
-    replaced: list[tuple[int, int]],
+    replaced_from: Callable[[int], int],
 ) -> None:
     """Apply the due swaps together when that pays (always on a fresh context: nothing is cached)."""
     chosen = due[: rules.max_new_objects] if applied is not None else due
     if chosen and rules.batch and applied is not None and not context.fresh:
         start = min(swap.item.index for swap in chosen)
-        suffix = sum(context.sizes[start:]) - sum(tokens for index, tokens in replaced if index >= start)
+        suffix = context.suffix_tokens(start) - replaced_from(start)
         saved = sum(swap.saved for swap in chosen)
         if not swaps_pay(saved, suffix, expected_remaining(context.turns), ratio):
             _record_waiting(plan, chosen, request)
@@ -450,7 +518,7 @@ def _decide(
         record["reason"] = swap.reason
         plan.records.append(record)
         plan.edits.append((swap.item, swap.content))
-        plan.applied.append((swap.observation.id, swap.content))
+        plan.applied.append((swap.observation.id, swap.content, identity_of(swap.item)))
         if sends is not None:
             plan.counts.append((swap.observation.id, min(FULL_SENDS + 1, sends + 1)))
         if sends is None or sends == FULL_SENDS:

@@ -5,7 +5,8 @@
   ``then_run``. The ``bash`` request and its result disappear; the command's output joins the
   mutation's result behind the ``[then_run:succeeded]`` (or ``[then_run:failed]``) marker.
 - **ObservationPack** rewrites each request's messages with the bundled extension's own projection
-  (:func:`tau.bundled.obspack.projection.plan_projection`), send counts carried from request to
+  (:class:`tau.bundled.obspack.planner.Planner`, deciding as
+  :func:`tau.bundled.obspack.projection.plan_projection` does), send counts carried from request to
   request, nothing stored: the originals stay in the session file, which is what ``obs_recall``
   restores from.
 """
@@ -17,14 +18,8 @@ from typing import Any
 
 from tau.bundled.fusion.markers import failed_block, succeeded_block
 from tau.bundled.obspack.observation import Observation, observation_of
-from tau.bundled.obspack.projection import (
-    ROOT_LEAF,
-    Applied,
-    ContextScan,
-    PackRules,
-    SendCounts,
-    plan_projection,
-)
+from tau.bundled.obspack.planner import Planner
+from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
 from tau.extension.context_copies import ContextCopies
 
 __all__ = ["FusionResult", "PackState", "count_fused", "fuse_branch"]
@@ -200,7 +195,7 @@ class PackState:
     rules: PackRules | None = None
     counts: SendCounts = field(default_factory=SendCounts)
     applied: Applied = field(default_factory=Applied)
-    scan: ContextScan = field(default_factory=ContextScan)
+    planner: Planner = field(default_factory=Planner)
     copies: ContextCopies = field(default_factory=ContextCopies)
     placeholders: set[str] = field(default_factory=set)
     observations: dict[int, tuple[dict[str, Any], Observation | None]] = field(default_factory=dict)
@@ -237,7 +232,7 @@ class PackState:
             # Nothing is written: the original stays in the session file, where recall restores it from.
             self.originals.setdefault(observation.id, observation.data)
 
-        plan = plan_projection(
+        plan = self.planner.plan(
             visible,
             store=store,
             send_counts=self.counts,
@@ -246,7 +241,6 @@ class PackState:
             applied=self.applied,
             write_read_ratio=ratio,
             observe=self.observe,
-            scan=self.scan,
         )
         leaf = str(branch[end - 1].get("id")) if end > 0 else ROOT_LEAF
         plan.apply(leaf, self.counts, self.applied)
