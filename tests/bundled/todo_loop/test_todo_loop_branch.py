@@ -141,19 +141,25 @@ def make(kind: str) -> dict:
 
 @settings(max_examples=80, deadline=None)
 @given(
-    st.lists(st.tuples(kinds, st.integers(min_value=0, max_value=40), st.booleans()), max_size=60),
+    st.lists(
+        st.tuples(kinds, st.integers(min_value=0, max_value=40), st.sampled_from(["none", "read", "anchor"])),
+        max_size=60,
+    ),
     st.sampled_from([1, 4, 64]),
 )
 def test_remembered_walks_give_what_a_full_backward_walk_gives(steps, memo_size):
-    """Whatever the tree and the order of reads, the reader agrees with walking get_branch() backwards."""
+    """Whatever the tree and the order of reads, the reader agrees with walking get_branch() backwards;
+    so does the walk that stops at the anchor (issue 17), between full reads or alone."""
     view = FakeView()
     reader = BranchReader(memo_size=memo_size)
     for kind, jump, read in steps:
         if jump and view.order and jump % 3 == 0:
             view.leaf = view.order[jump % len(view.order)]  # move to another branch point
         view.add(make(kind))
-        if read:
-            expected = scan_entries(reversed(view.get_branch()))
+        expected = scan_entries(reversed(view.get_branch()))
+        if read == "read":
             got = reader.read(view)
             assert got.tasks == expected.tasks
             assert got.anchor == expected.anchor
+        elif read == "anchor":
+            assert reader.anchor(view) == expected.anchor

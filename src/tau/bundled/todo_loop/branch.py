@@ -10,7 +10,8 @@ of the read-only session view), one parent at a time, and stops as soon as both 
 walk is remembered under the leaf it started from; entries are immutable and their ancestry is
 fixed, so a later walk that reaches a remembered entry takes the rest of the answer from there.
 A request therefore walks only the entries added since the previous one, and a branch switch walks
-the new branch (nothing is carried over from an entry that is not an ancestor).
+the new branch (nothing is carried over from an entry that is not an ancestor). When the list comes
+from ``todo`` itself, only the anchor is needed: :meth:`BranchReader.anchor` stops at it.
 """
 
 from __future__ import annotations
@@ -98,34 +99,70 @@ class BranchReader:
 
     def __init__(self, memo_size: int = _MEMO_SIZE) -> None:
         self._memo: OrderedDict[str, Scan] = OrderedDict()
+        self._anchors: OrderedDict[str, Anchor | None] = OrderedDict()  # anchor-only walks
         self._memo_size = memo_size
         self._session_id: Any = None
 
     def forget(self) -> None:
         """Drop every remembered walk (a new session)."""
         self._memo.clear()
+        self._anchors.clear()
 
-    def read(self, view: BranchView) -> Scan:
-        """The task list and anchor of the active branch of ``view``. Never raises: failure is "none"."""
+    def read(self, view: BranchView, leaf: Any = None) -> Scan:
+        """The task list and anchor of the active branch of ``view`` (or of the branch that ends at
+        ``leaf``, an entry of it). Never raises: failure is "none"."""
         try:
-            return self._read(view)
+            return self._read(view, leaf)
         except Exception:  # a hook must never throw: an unreadable branch has no list and no anchor
             return Scan(None, None)
 
-    def _read(self, view: BranchView) -> Scan:
+    def anchor(self, view: BranchView) -> Anchor | None:
+        """The anchor of the active branch of ``view``: a walk that stops at the newest human message
+        (the list is not looked for). Never raises: failure is "none"."""
+        try:
+            leaf = self._leaf(view, None)
+            if leaf is None:
+                return None
+            found = self._walk_to_anchor(view, leaf)
+            _remember(self._anchors, leaf, found, self._memo_size)
+            return found
+        except Exception:  # as ``read``
+            return None
+
+    def _leaf(self, view: BranchView, leaf: Any) -> str | None:
         session_id = view.get_session_id()
         if session_id != self._session_id:
-            self._memo.clear()
+            self.forget()
             self._session_id = session_id
-        leaf = view.get_leaf_id()
-        if not isinstance(leaf, str):
+        leaf = view.get_leaf_id() if leaf is None else leaf
+        return leaf if isinstance(leaf, str) else None
+
+    def _read(self, view: BranchView, leaf: Any) -> Scan:
+        leaf = self._leaf(view, leaf)
+        if leaf is None:
             return Scan(None, None)
         result = self._walk(view, leaf)
-        self._memo[leaf] = result
-        self._memo.move_to_end(leaf)
-        while len(self._memo) > self._memo_size:
-            self._memo.popitem(last=False)
+        _remember(self._memo, leaf, result, self._memo_size)
         return result
+
+    def _walk_to_anchor(self, view: BranchView, leaf: str) -> Anchor | None:
+        seen: set[str] = set()
+        entry_id: Any = leaf
+        while isinstance(entry_id, str) and entry_id and entry_id not in seen:
+            if entry_id in self._anchors:
+                return self._anchors[entry_id]
+            known = self._memo.get(entry_id)
+            if known is not None:
+                return known.anchor
+            seen.add(entry_id)
+            entry = view.get_entry(entry_id)
+            if entry is None:
+                break
+            anchor = anchor_of(entry)
+            if anchor is not None:
+                return anchor
+            entry_id = entry.get("parentId")
+        return None
 
     def _walk(self, view: BranchView, leaf: str) -> Scan:
         tasks: TaskList | None = None
@@ -151,3 +188,10 @@ class BranchReader:
                 break
             entry_id = entry.get("parentId")
         return Scan(tasks, anchor)
+
+
+def _remember(memo: OrderedDict[str, Any], leaf: str, value: Any, size: int) -> None:
+    memo[leaf] = value
+    memo.move_to_end(leaf)
+    while len(memo) > size:
+        memo.popitem(last=False)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau.bundled.todo_loop import notices
-from tau.bundled.todo_loop.branch import BranchReader, Scan
+from tau.bundled.todo_loop.branch import BranchReader
 from tau.bundled.todo_loop.killswitch import kill_switch
 from tau.bundled.todo_loop.marker import is_marker, marker_draft, without_markers_next_to_human
 from tau.bundled.todo_loop.state import TODO_TOOL, Limits, LoopState, Observation
@@ -118,22 +118,21 @@ class TodoLoop:
             problems += Limits.from_settings(data, str(path))[1]
         return problems
 
-    def scan(self, ctx: Any) -> Scan:
-        return self.reader.read(ctx.session_manager)
-
     async def observe(self, ctx: Any) -> Observation:
         """The list as ``todo`` reads it (or the branch's other sources), the anchor, the tool set."""
-        scan = self.scan(ctx)
+        view = ctx.session_manager
+        leaf = view.get_leaf_id()  # the branch as it is before todo is asked
+        anchor = self.reader.anchor(view)
         active = TODO_TOOL in self.tau.get_active_tools()
         request: dict[str, Any] = {"ctx": ctx}
         await self.tau.events.emit(READ_CHANNEL, request)
         answer = request.get("todo")
         if not isinstance(answer, dict):  # the bundled todo is not loaded: another todo tool, maybe
-            return Observation(scan.tasks, scan.anchor, active)
+            return Observation(self.reader.read(view, leaf).tasks, anchor, active)
         state = answer.get("state")
         if state is None:
-            return Observation(None, scan.anchor, active, str(answer.get("reason") or "unknown"))
-        return Observation(task_list_of_state(state), scan.anchor, active)
+            return Observation(None, anchor, active, str(answer.get("reason") or "unknown"))
+        return Observation(task_list_of_state(state), anchor, active)
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -224,7 +223,7 @@ class TodoLoop:
         if self.disabled(ctx):
             return ToolResult.error(NOT_RUNNING)
         reason = params["reason"]
-        self.state.block(reason, self.scan(ctx).anchor)
+        self.state.block(reason, self.reader.anchor(ctx.session_manager))
         return ToolResult.text(
             f"todo loop stopped until the next human message: {reason}", details={"reason": reason}
         )
