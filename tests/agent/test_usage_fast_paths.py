@@ -117,3 +117,47 @@ def test_usage_checks_equal_the_full_passes(seed):
             want = _reference_usage_is_current(projection, branch, index)
             assert estimate._usage_is_current(projection, branch, index) == want
         assert context_usage(session) == _reference_context_usage(session)
+
+
+class _EagerIds:
+    """The entry ids as every refresh used to remember them at once (the reference)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int, tuple[Any, str]] = {}
+
+    def refresh(self, projection: dict[str, Any]) -> None:
+        for item in projection["entries"]:
+            for message in item["messages"]:
+                self.ids[id(message)] = (message, item["sourceEntry"]["id"])
+
+    def lookup(self, message: Any, branch: list[dict[str, Any]]) -> str | None:
+        found = self.ids.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        return next((e["id"] for e in reversed(branch) if e.get("type") == "message" and e.get("message") is message), None)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_entry_ids_remembered_when_first_asked_equal_the_ones_remembered_at_each_refresh(seed):
+    """Issue 17: a refresh no longer remembers every projected message's entry id at once."""
+    rnd = random.Random(seed)
+    registry = ModelRegistry()
+    manager = SessionManager.in_memory("/tmp/proj")
+    session = AgentSession(manager, Settings.in_memory(), registry, registry.find("faux", "faux-1"))
+    eager = _EagerIds()
+    seen: list[dict[str, Any]] = []
+    for n in range(80):
+        action = rnd.random()
+        if action < 0.3:
+            eager.refresh(session._refresh_context())
+        elif action < 0.5:
+            message = {"role": "user", "content": f"saved {n}", "timestamp": n}
+            session._persist(message)  # what message_end does: append, remember
+            eager.ids[id(message)] = (message, manager.get_leaf_id())
+        else:
+            _step(manager, rnd, n)
+        projection = manager.build_session_projection()
+        seen += projection["messages"]
+        branch = manager.get_branch()
+        for message in rnd.sample(seen, min(6, len(seen))):
+            assert session._entry_id_of(message) == eager.lookup(message, branch)

@@ -140,6 +140,8 @@ class AgentSession(
         # id(message) -> (message, entry id); holding the message keeps its id() from being reused.
         self._entry_ids: dict[int, tuple[Any, str]] = {}
         self._remembered: tuple[Any, int] = (None, 0)  # the projection whose entries are in _entry_ids
+        self._unremembered: dict[str, Any] | None = None  # the projection refreshed from, not remembered yet
+        self._remembered_late: set[int] = set()  # ids remembered since that refresh
         self._turn_index = 0
         self._last_assistant: dict[str, Any] | None = None
         self._last_outcome = "completed"

@@ -243,9 +243,14 @@ class EventsMixin:
 
     def _remember_entry(self: Any, message: Any, entry_id: str) -> None:
         self._entry_ids[id(message)] = (message, entry_id)
+        if self._unremembered is not None:
+            self._remembered_late.add(id(message))
 
     def _entry_id_of(self: Any, message: Any) -> str | None:
         found = self._entry_ids.get(id(message))
+        if found is None and self._unremembered is not None:
+            self._remember_projection()
+            found = self._entry_ids.get(id(message))
         if found is not None and found[0] is message:
             return found[1]
         for entry in reversed(self._session_manager.get_branch()):
@@ -280,18 +285,32 @@ class EventsMixin:
 
     def _refresh_context(self: Any) -> dict[str, Any]:
         projection = self._projection.get()
+        # The entry id of each projected message is remembered when one is first asked for that the
+        # messages appended since (remembered as they were saved) do not answer: a resumed session's
+        # run asks only about its own messages.
+        if self._unremembered is not None and self._unremembered is not projection:
+            self._remember_projection()
+        self._unremembered = projection
+        self.agent.state.messages = projection["messages"]
+        return projection
+
+    def _remember_projection(self: Any) -> None:
+        """Remember the entry ids of the projection the context was last refreshed from; an id
+        remembered since that refresh (a message saved) is newer and stays."""
+        projection, late = self._unremembered, self._remembered_late
+        self._unremembered, self._remembered_late = None, set()
         entries = projection["entries"]
         # A projection only grows at its end while it is the same object (ProjectionCache): the
         # entries remembered last time are still there.
         remembered = self._remembered
         start = remembered[1] if remembered[0] is projection and remembered[1] <= len(entries) else 0
+        entry_ids = self._entry_ids
         for index in range(start, len(entries)):
             item = entries[index]
             for message in item["messages"]:
-                self._remember_entry(message, item["sourceEntry"]["id"])
+                if id(message) not in late:
+                    entry_ids[id(message)] = (message, item["sourceEntry"]["id"])
         self._remembered = (projection, len(entries))
-        self.agent.state.messages = projection["messages"]
-        return projection
 
     def refresh_context(self: Any) -> None:
         """Rebuild the transcript from the session (after an extension changed entries)."""

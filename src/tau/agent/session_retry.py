@@ -120,6 +120,8 @@ class RetryMixin:
             block.get("id") for block in message.get("content") or [] if block.get("type") == "toolCall"
         }
         entry_id = self._entry_id_of(message)
+        if self._unremembered is not None:
+            self._remember_projection()  # every message's entry id is looked up below
         messages = self.agent.state.messages
         index = next(
             (

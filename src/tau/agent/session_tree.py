@@ -256,6 +256,7 @@ class TreeMixin:
         self._projection.invalidate()
         self._entry_ids.clear()
         self._remembered = (None, 0)
+        self._unremembered, self._remembered_late = None, set()
         self._pending_next_turn.clear()
         self._pending_custom.clear()
         self.agent.clear_queues()
