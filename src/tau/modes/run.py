@@ -244,8 +244,12 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
     finally:
         await _shutdown(runtime)
         session.session_manager.close()
-    if code in SIGNAL_EXIT_CODES.values():
-        exit_now(code)  # the run settled and the session is closed; a tool's stuck thread must not hold us
+    if code in SIGNAL_EXIT_CODES.values() or _own_process:
+        # The run settled, the session is closed, the output is flushed by exit_now. After a signal,
+        # a tool's stuck thread must not hold us; in tau's own process, taking apart the heap a
+        # resumed session built (hundreds of thousands of objects, reference by reference) would
+        # cost more than its last request did: the process leaves as it is.
+        exit_now(code)
     return code
 
 
