@@ -110,7 +110,12 @@ def test_conversion_equals_convert_to_llm_after_every_change():
                 elif message.get("role") == "bashExecution":
                     message["excludeFromContext"] = rnd.random() < 0.5
                     message["output"] = "edited"
-            assert conversion.convert(given) == convert_to_llm(given)
+            got, want = conversion.convert(given), convert_to_llm(given)
+            assert got == want
+            sources = set(map(id, given))  # a message passed through is the very object (issue 17)
+            assert [id(m) if id(m) in sources else None for m in got] == [
+                id(m) if id(m) in sources else None for m in want
+            ]
 
 
 def _scanned(scan: ContextScan) -> tuple:

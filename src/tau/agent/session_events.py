@@ -8,6 +8,7 @@ with appended entries instead of rebuilding it for every request).
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import repeat
 from typing import Any
 
 from tau.agent.hooks import (
@@ -139,15 +140,31 @@ class Conversion:
                 return self.convert(messages)
             if fresh:
                 out[at] = fresh[0]
-        for index in range(same, len(messages)):
-            message = messages[index]
-            before.append(len(out))
-            converted = convert_to_llm([message])
-            if not converted or converted[0] is not message:
-                built.append(index)
-            out.extend(converted)
+        tail = messages[same:]
+        if _passed_through(tail):  # the common tail: no message is built, one C-level pass
+            before += range(len(out), len(out) + len(tail))
+            out += tail
+        else:
+            for index in range(same, len(messages)):
+                message = messages[index]
+                before.append(len(out))
+                converted = convert_to_llm([message])
+                if not converted or converted[0] is not message:
+                    built.append(index)
+                out.extend(converted)
         self._given, self._out, self._before, self._built = list(messages), out, before, built
         return list(out)
+
+
+_PASSED_THROUGH = frozenset(("system", "user", "assistant", "toolResult"))
+
+
+def _passed_through(messages: list[Any]) -> bool:
+    """Whether every message is a dict of a role ``convert_to_llm`` passes through as it is."""
+    try:
+        return _PASSED_THROUGH.issuperset(map(dict.get, messages, repeat("role")))
+    except TypeError:  # not a dict, or an unhashable role: item by item
+        return False
 
 
 def append_to_projection(projection: dict[str, Any], entry: dict[str, Any]) -> None:
