@@ -20,6 +20,7 @@ __all__ = [
     "estimate_tokens",
     "is_observation_id",
     "observation_of",
+    "surely_small",
     "text_observation",
 ]
 
@@ -95,10 +96,15 @@ def observation_id(tool_name: str, tool_call_id: str, content_hash: str) -> str:
     return "obs_" + hashlib.sha256(identity).hexdigest()[:24]
 
 
+def surely_small(text: str) -> bool:
+    """Whether ``text`` cannot pass the threshold whatever its characters (no encoding needed)."""
+    return len(text) * _MAX_UTF8_PER_CHAR <= THRESHOLD_BYTES
+
+
 def observation_of(message: dict[str, Any]) -> Observation | None:
     """The observation of an eligible tool result (over 10 KiB, text only, no receipt), else ``None``."""
     text = result_text(message)
-    if text is None or len(text) * _MAX_UTF8_PER_CHAR <= THRESHOLD_BYTES:
+    if text is None or surely_small(text):
         return None
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= THRESHOLD_BYTES or _has_receipt(text):

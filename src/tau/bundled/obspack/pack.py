@@ -13,6 +13,7 @@ from tau.bundled.obspack.observation import (
     arguments_observation,
     is_observation_id,
     observation_of,
+    surely_small,
     text_observation,
 )
 from tau.bundled.obspack.placeholder import placeholder_for
@@ -107,6 +108,8 @@ class ObservationPack:
         self._seen.add(key)
         content = message.get("content")
         text = content[0].get("text") if isinstance(content, list) and len(content) == 1 else None
+        if isinstance(text, str) and surely_small(text):
+            return None  # one block, too short to be large whatever its type (observation_of's check)
         cached = self._observed.get(key)
         if (
             isinstance(text, str)

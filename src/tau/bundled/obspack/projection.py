@@ -20,11 +20,12 @@ failed append changes nothing.
 
 from __future__ import annotations
 
+import operator
 import sys
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import compress, repeat
 from typing import Any
 
 from tau.bundled.obspack.ledger import full_record, placeholder_record
@@ -180,20 +181,19 @@ class ContextScan:
         # messages that are the same objects as last time keep their place among the others.
         shared = unchanged_prefix(messages, self._all)
         custom = self._custom[: bisect_left(self._custom, shared)]
-        for index in range(shared, len(messages)):
-            if messages[index].get("role") == "custom":
-                custom.append(index)
+        known = shared - len(custom)
+        tail = messages[shared:]
+        hidden = _custom_positions(tail)
+        custom += (shared + index for index in hidden)
         self._all, self._custom = list(messages), custom
-        known = shared - bisect_left(custom, shared)
         given = self._given[:known]
-        given += (message for message in islice(messages, shared, None) if message.get("role") != "custom")
+        given += [message for message in tail if message.get("role") != "custom"] if hidden else tail
         same = known + unchanged_prefix(given[known:], self._given[known:])
         self.fresh = same < len(self._given) or not self._given
         if same < len(self._given):
             self._reset()
             self.fresh = True
-        for index in range(len(self._given), len(given)):
-            self._read(given[index], index)
+        self._read_from(given, len(self._given))
         self._given = given
         return self
 
@@ -223,22 +223,37 @@ class ContextScan:
             self._sizes += map(message_tokens, self._given[end:])
         return sum(self._sizes[start - self._sized :])
 
-    def _read(self, message: dict[str, Any], index: int) -> None:
-        role = message.get("role")
-        if role == "assistant":
-            for position, block in enumerate(message.get("content") or []):
-                if not isinstance(block, dict) or block.get("type") != "toolCall":
-                    continue
-                keys = call_keys(str(block.get("name")), block.get("arguments"))
-                self._calls[str(block.get("id"))] = (self.turns, keys)
-                for key in keys:
-                    self.latest[key] = self.turns
-                if block.get("name") in MUTATIONS:
-                    self.items.append(Item(message, index, self.turns, keys, position, block))
-            self.turns += 1
-        elif role == "toolResult":
-            turn, keys = self._calls.get(str(message.get("toolCallId")), (self.turns - 1, ()))
-            self.items.append(Item(message, index, turn, keys))
+    def _read_from(self, given: list[dict[str, Any]], start: int) -> None:
+        """Read the messages of ``given`` from position ``start`` on (the new ones)."""
+        items, calls, latest, turns = self.items, self._calls, self.latest, self.turns
+        for index in range(start, len(given)):
+            message = given[index]
+            role = message.get("role")
+            if role == "assistant":
+                for position, block in enumerate(message.get("content") or []):
+                    if not isinstance(block, dict) or block.get("type") != "toolCall":
+                        continue
+                    name = block.get("name")
+                    keys = call_keys(str(name), block.get("arguments"))
+                    calls[str(block.get("id"))] = (turns, keys)
+                    for key in keys:
+                        latest[key] = turns
+                    if name in MUTATIONS:
+                        items.append(Item(message, index, turns, keys, position, block))
+                turns += 1
+            elif role == "toolResult":
+                turn, keys = calls.get(str(message.get("toolCallId")), (turns - 1, ()))
+                items.append(Item(message, index, turn, keys))
+        self.turns = turns
+
+
+def _custom_positions(messages: list[Any]) -> list[int]:
+    """The positions of the ``custom`` messages (one C-level pass for dicts)."""
+    try:
+        roles = list(map(dict.get, messages, repeat("role")))
+    except TypeError:  # a message that is not a dict: as the straightforward pass would fail
+        roles = [message.get("role") for message in messages]
+    return list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom"))))
 
 
 @dataclass
