@@ -76,11 +76,15 @@ class ContextCopies:
         self._sources: list[Any] = []
         self._copies: list[Any] = []
         self._filters: list[_VisibleFilter] = []
+        self._returned: list[Any] | None = None  # the list the last copy() returned
+        self._system: list[int] = []  # positions of the system messages among the copies
+        self._view: list[Any] = []  # the copies without the system messages
 
     def copy(self, messages: list[Message]) -> list[Message]:
         """Editable copies of ``messages``, in order, each equal to its source; the sources are never handed out."""
         same = unchanged_prefix(messages, self._sources)
         copies = self._copies[:same]
+        kept = same  # the leading copies that are the same objects as last time
         if same:
             sources = messages[:same]
             for index in compress(count(), map(operator.ne, copies, sources)):
@@ -89,12 +93,32 @@ class ContextCopies:
                     _restore(copies[index], source)
                 else:
                     copies[index] = _copy(source) if source.__class__ is dict else source
+                    kept = min(kept, index)
         copies.extend(_copy(message) if isinstance(message, dict) else message for message in messages[same:])
         self._sources, self._copies = list(messages), copies
-        return list(copies)
+        self._view_from(copies, kept)
+        self._returned = list(copies)
+        return self._returned
+
+    def _view_from(self, copies: list[Any], kept: int) -> None:
+        """The copies without system messages, read again from position ``kept`` on."""
+        known = bisect_left(self._system, kept)
+        system, view = self._system[:known], self._view[: kept - known]
+        for index in range(kept, len(copies)):
+            message = copies[index]
+            if message.get("role") == "system":
+                system.append(index)
+            else:
+                view.append(message)
+        self._system, self._view = system, view
 
     def visible(self, step: int, messages: list[Message]) -> list[Message]:
-        """``messages`` without system messages, for the ``step``-th handler of the chain (a new list)."""
+        """``messages`` without system messages, for the ``step``-th handler of the chain (a new list).
+
+        The list :meth:`copy` returned is filtered with it (the copies kept their places).
+        """
+        if messages is self._returned and len(messages) == len(self._copies):
+            return list(self._view)
         while len(self._filters) <= step:
             self._filters.append(_VisibleFilter())
         return self._filters[step].visible(messages)
