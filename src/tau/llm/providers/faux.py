@@ -28,6 +28,7 @@ import math
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,6 +36,7 @@ from typing import Any
 from tau.common import jsjson
 from tau.common.jsstr import js_len, ms_now
 from tau.llm.builder import MessageBuilder, aborted_before_request
+from tau.llm.providers._message_memo import MessageMemo, common_prefix
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import content_text, current_system_prompt, current_tools, system_message_text
 from tau.llm.types import Model, TranscriptContext, Usage, empty_usage
@@ -49,6 +51,8 @@ __all__ = [
     "default_provider",
     "estimate_usage",
     "load_script",
+    "payload_memo",
+    "prompt_memo",
     "render_prompt",
     "stream",
     "use_script",
@@ -237,6 +241,21 @@ def render_prompt(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"{message.get('role')}:{_message_text(message)}" for message in messages]
 
 
+def _prompt_part(message: Mapping[str, Any]) -> tuple[str, int]:
+    part = f"{message.get('role')}:{_message_text(message)}"
+    return part, js_len(part)
+
+
+def prompt_memo() -> MessageMemo[tuple[str, int]]:
+    """Each message's prompt part and its JS length, kept between the calls of a run (:func:`estimate_usage`)."""
+    return MessageMemo(_prompt_part)
+
+
+def payload_memo() -> MessageMemo[list[dict[str, Any]]]:
+    """Each message's payload messages, kept between the calls of a run (:func:`chat_completions_payload`)."""
+    return MessageMemo(_chat_messages, handed_out=True)
+
+
 def _joined_length(parts: Sequence[str], count: int | None = None) -> int:
     count = len(parts) if count is None else count
     return sum(js_len(part) for part in parts[:count]) + max(0, count - 1) * 2
@@ -258,17 +277,23 @@ def _common_prefix_utf16(a: str, b: str) -> int:
     return low // width
 
 
-def _common_prompt_prefix(previous: Sequence[str], current: Sequence[str]) -> int:
-    index = 0
-    while index < len(previous) and index < len(current) and previous[index] == current[index]:
-        index += 1
+def _common_prompt_prefix(
+    previous: Sequence[str], current: Sequence[str], lengths: Sequence[int] | None = None
+) -> int:
+    """``lengths``: the JS lengths of ``current``'s parts, when known (the equal leading parts of
+    ``previous`` have the same)."""
+    index = common_prefix(previous, current)
 
     def rest(parts: Sequence[str]) -> str:
         if index == len(parts):
             return ""
         return ("\n\n" if index > 0 else "") + "\n\n".join(parts[index:])
 
-    return _joined_length(previous, index) + _common_prefix_utf16(rest(previous), rest(current))
+    if lengths is None:
+        common = _joined_length(previous, index)
+    else:
+        common = sum(lengths[:index]) + max(0, index - 1) * 2
+    return common + _common_prefix_utf16(rest(previous), rest(current))
 
 
 def estimate_usage(
@@ -278,21 +303,31 @@ def estimate_usage(
     session_id: str | None = None,
     cache_retention: str = "short",
     prompt_cache: dict[str, list[str]] | None = None,
+    memo: MessageMemo[tuple[str, int]] | None = None,
 ) -> Usage:
     """pi-ai 1.6 faux's usage: prompt and reply at 4 characters (UTF-16 units) a token.
 
     With a session id (and caching not ``none``) the prompt is split into ``cacheRead`` (the common
     prefix with that session's previous prompt) and ``cacheWrite`` (the rest), ``input`` is 0, and
-    ``prompt_cache`` remembers this prompt. Without one, ``input`` is the prompt.
+    ``prompt_cache`` remembers this prompt. Without one, ``input`` is the prompt. ``memo`` (a
+    provider's, see :func:`prompt_memo`) keeps each message's part between the calls of a run.
     """
-    prompt = render_prompt(messages)
-    prompt_tokens = math.ceil(_joined_length(prompt) / 4)
+    lengths: list[int] | None = None
+    if memo is None:
+        prompt = render_prompt(messages)
+        prompt_length = _joined_length(prompt)
+    else:
+        rendered = memo.values(messages)
+        prompt = list(map(itemgetter(0), rendered))
+        lengths = list(map(itemgetter(1), rendered))
+        prompt_length = sum(lengths) + max(0, len(lengths) - 1) * 2
+    prompt_tokens = math.ceil(prompt_length / 4)
     output = math.ceil(js_len(_assistant_content_text(reply_content)) / 4)
     input_tokens, cache_read, cache_write = prompt_tokens, 0, 0
     if session_id and cache_retention != "none" and prompt_cache is not None:
         previous = prompt_cache.get(session_id)
         if previous is not None:
-            cache_read = math.ceil(_common_prompt_prefix(previous, prompt) / 4)
+            cache_read = math.ceil(_common_prompt_prefix(previous, prompt, lengths) / 4)
             cache_write = max(0, prompt_tokens - cache_read)
         else:
             cache_write = prompt_tokens
@@ -336,11 +371,21 @@ def _bill(context: TranscriptContext, options: StreamOptions, usage: Usage) -> N
 # -- the payload for before_provider_request -----------------------------------------------
 
 
-def chat_completions_payload(model: Model, context: TranscriptContext) -> dict[str, Any]:
-    """The request as an OpenAI Chat Completions payload (what ``before_provider_request`` shows for faux)."""
+def chat_completions_payload(
+    model: Model, context: TranscriptContext, memo: MessageMemo[list[dict[str, Any]]] | None = None
+) -> dict[str, Any]:
+    """The request as an OpenAI Chat Completions payload (what ``before_provider_request`` shows for faux).
+
+    ``memo`` (a provider's, see :func:`payload_memo`) keeps each message's payload messages between
+    the calls of a run; one that a ``before_provider_request`` handler changed is made again.
+    """
     messages: list[dict[str, Any]] = []
-    for message in context["messages"]:
-        messages.extend(_chat_messages(message))
+    if memo is None:
+        for message in context["messages"]:
+            messages.extend(_chat_messages(message))
+    else:
+        for made in memo.values(context["messages"]):
+            messages.extend(made)
     payload: dict[str, Any] = {
         "model": model.id,
         "messages": messages,
@@ -431,6 +476,8 @@ class FauxProvider:
         self.scripted = scripted
         self.steps: deque[Step] = deque(steps)
         self.prompt_cache: dict[str, list[str]] = {}
+        self._prompt_memo = prompt_memo()
+        self._payload_memo = payload_memo()
         self.call_count = 0
         self.requests: list[TranscriptContext] = []
         self._modules: dict[Path, ModuleType] = {}
@@ -491,7 +538,8 @@ class FauxProvider:
         try:
             if options.on_payload:
                 # faux sends nothing; the hook lets the agent emit before_provider_request (decisions.md).
-                await _maybe_await(options.on_payload(chat_completions_payload(model, context), model))
+                payload = chat_completions_payload(model, context, self._payload_memo)
+                await _maybe_await(options.on_payload(payload, model))
             if options.on_response:
                 await _maybe_await(options.on_response(200, {}))
             if step is None:
@@ -509,6 +557,7 @@ class FauxProvider:
                 session_id=options.session_id,
                 cache_retention=options.cache_retention,
                 prompt_cache=self.prompt_cache,
+                memo=self._prompt_memo,
             )
             _bill(context, options, message["usage"])
         except Exception as exc:  # boundary: a broken step or factory ends this call with an error
