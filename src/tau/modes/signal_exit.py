@@ -4,7 +4,9 @@ A tool can leave a thread blocked for good (a device read, an extension's ``to_t
 exit waits for such threads (``asyncio.run`` joins its executor, the interpreter joins the rest), which
 is how a second Ctrl-C used to be ignored. After a signal (print, JSON and RPC mode), or when the
 terminal mode ends while a call of its :class:`CountingExecutor` has not returned, tau settles the run,
-closes the session, flushes its output and leaves without waiting for them.
+closes the session, flushes its output and leaves without waiting for them. A print or JSON run in
+tau's own process leaves the same way when it ends (nothing is left to wait for, and taking apart a
+large session's heap object by object would cost more than its last request).
 """
 
 from __future__ import annotations
