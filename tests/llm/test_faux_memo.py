@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tau.common import jsjson
-from tau.llm.providers.faux import chat_completions_payload, estimate_usage, payload_memo, prompt_memo
+from tau.llm.providers.faux import chat_completions_payload, estimate_usage, message_memo
 from tau.llm.types import Model
 
 MODEL = Model(id="faux-1", name="faux", api="faux", provider="faux", base_url="", max_tokens=100)
@@ -56,7 +56,7 @@ STEP = st.tuples(
 def test_usage_and_payload_kept_between_calls_equal_fresh_ones(steps):
     messages: list[dict[str, Any]] = [_message("system", 0)]
     sources: dict[int, Any] = {}
-    prompts, payloads = prompt_memo(), payload_memo()
+    memo = message_memo()
     cache_kept: dict[str, list[str]] = {}
     cache_fresh: dict[str, list[str]] = {}
     for number, (added, edit, pick) in enumerate(steps):
@@ -76,8 +76,12 @@ def test_usage_and_payload_kept_between_calls_equal_fresh_ones(steps):
         elif edit == "drop_head" and len(messages) > 2:  # a compaction: another list
             messages = [messages[0], *messages[2:]]
         context = {"messages": list(messages)}
-        kept = chat_completions_payload(MODEL, context, payloads)
-        assert jsjson.dumps(kept) == jsjson.dumps(chat_completions_payload(MODEL, context))
+        memo.refresh(context["messages"])  # what a provider's call does first
+        if pick % 4 == 3:  # no before_provider_request hook: no payload this call
+            kept = {"messages": []}
+        else:
+            kept = chat_completions_payload(MODEL, context, memo)
+            assert jsjson.dumps(kept) == jsjson.dumps(chat_completions_payload(MODEL, context))
         if edit == "payload_edit" and kept["messages"]:  # a before_provider_request handler
             kept["messages"][pick % len(kept["messages"])]["content"] = "changed by a handler"
         elif edit == "payload_list" and kept["messages"]:
@@ -85,5 +89,5 @@ def test_usage_and_payload_kept_between_calls_equal_fresh_ones(steps):
             if isinstance(item.get("content"), list) and item["content"]:
                 item["content"][0]["text"] = "changed in place"
         reply = [{"type": "text", "text": "done"}]
-        got = estimate_usage(messages, reply, session_id="s", prompt_cache=cache_kept, memo=prompts)
+        got = estimate_usage(messages, reply, session_id="s", prompt_cache=cache_kept, memo=memo)
         assert got == estimate_usage(messages, reply, session_id="s", prompt_cache=cache_fresh)

@@ -3,8 +3,9 @@
 A run's requests send the same messages again plus a few new ones. They are the host's copies,
 which ``context`` handlers may edit in place and the host restores before the next request, so a
 kept value is used only while its message is the same object and equal to a snapshot taken when
-the value was derived (one C-level comparison per message); a message that differs, or is new, is
-derived again. Nothing is kept before the second request: a single request takes no snapshot.
+the value was derived (one C-level comparison per message, made once per request for every
+column); a message that differs, or is new, is derived again. Nothing is kept before the second
+request: a single request takes no snapshot.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Sequence
 from itertools import compress, count
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from tau.session.projection import unchanged_prefix
 
 __all__ = ["MessageMemo", "common_prefix", "json_copy"]
-
-T = TypeVar("T")
 
 
 def common_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
@@ -49,45 +48,66 @@ def json_copy(value: Any) -> Any:
     return value
 
 
-class MessageMemo(Generic[T]):
-    """``derive(message)`` for each message of a request, kept per message between requests.
+class _Column:
+    """One derived value per message; with ``handed_out``, a copy of each to check it against."""
 
-    With ``handed_out``, the values themselves are handed to code that may change them in place
-    (a payload's dicts): each is kept only while it still equals a full copy taken when it was made.
+    def __init__(self, derive: Callable[[Any], Any], handed_out: bool) -> None:
+        self.derive, self.handed_out = derive, handed_out
+        self.values: list[Any] = []
+        self.copies: list[Any] = []
+        self.stale: set[int] = set()  # rows whose message changed since their value was derived
+
+
+class MessageMemo:
+    """Columns of values derived per message (``name=(derive, handed_out)``), kept between requests.
+
+    :meth:`refresh` compares the request's messages with the last request's once; :meth:`column`
+    then derives what is missing. A ``handed_out`` column's values are given to code that may change
+    them in place (a payload's dicts): each is kept only while it still equals a full copy of it.
     """
 
-    def __init__(self, derive: Callable[[Any], T], *, handed_out: bool = False) -> None:
-        self._derive = derive
-        self._handed_out = handed_out
+    def __init__(self, **columns: tuple[Callable[[Any], Any], bool]) -> None:
+        self._columns = {name: _Column(derive, handed_out) for name, (derive, handed_out) in columns.items()}
         self._seen: list[Any] = []  # the messages of the last request
         self._frozen: list[Any] = []  # their snapshots (none after a first request)
-        self._values: list[T] = []
-        self._copies: list[Any] = []  # with ``handed_out``: copies of the values
+        self._keeping = False
 
-    def values(self, messages: Sequence[Any]) -> list[T]:
-        """``[derive(message) for message in messages]``, reusing the values of unchanged messages.
-
-        A failing ``derive`` raises as the plain list would, and the memo stays as it was.
-        """
+    def refresh(self, messages: Sequence[Any]) -> None:
+        """Take the messages of a new request: the values of the unchanged ones are kept."""
         messages = list(messages)
-        derive = self._derive
-        same = unchanged_prefix(messages, self._seen) if self._frozen else 0
-        values, frozen = self._values[:same], self._frozen[:same]
-        changed = compress(count(), map(operator.ne, frozen, messages[:same]))
-        copies = self._copies[:same]
-        if self._handed_out:
-            changed = sorted({*changed, *compress(count(), map(operator.ne, copies, values))})
+        same = unchanged_prefix(messages, self._seen) if self._keeping else 0
+        frozen = self._frozen[:same]
+        changed = list(compress(count(), map(operator.ne, frozen, messages[:same])))
         for index in changed:
             frozen[index] = _snapshot(messages[index])
+        new = range(same, len(messages))
+        if self._keeping or self._seen:  # a second request: the run goes on, keep what is derived
+            frozen += map(_snapshot, messages[same:])
+            self._keeping = True
+        for column in self._columns.values():
+            column.values[same:] = [None] * len(new)
+            del column.copies[same:]
+            column.stale = {index for index in column.stale if index < same}
+            column.stale.update(changed)
+            column.stale.update(new)
+        self._seen, self._frozen = messages, frozen
+
+    def column(self, name: str) -> list[Any]:
+        """The values of column ``name`` for the messages of the last :meth:`refresh` (a new list).
+
+        A failing ``derive`` raises as the plain list would, and the column stays as it was.
+        """
+        column = self._columns[name]
+        messages, derive = self._seen, column.derive
+        values, copies = list(column.values), list(column.copies)
+        stale = set(column.stale)
+        if column.handed_out and self._keeping:
+            stale.update(compress(count(), map(operator.ne, copies, values)))
+        for index in sorted(stale):
             values[index] = derive(messages[index])
-            if self._handed_out:
+        if column.handed_out and self._keeping:
+            copies += [None] * (len(values) - len(copies))
+            for index in stale:
                 copies[index] = json_copy(values[index])
-        tail = messages[same:]
-        start = len(values)
-        values += map(derive, tail)
-        if self._seen:  # a second request: the run goes on, keep what is derived
-            frozen += map(_snapshot, tail)
-            if self._handed_out:
-                copies += map(json_copy, values[start:])
-        self._seen, self._frozen, self._values, self._copies = messages, frozen, values, copies
+        column.values, column.copies, column.stale = values, copies if self._keeping else [], set()
         return list(values)

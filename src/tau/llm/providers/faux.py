@@ -51,8 +51,7 @@ __all__ = [
     "default_provider",
     "estimate_usage",
     "load_script",
-    "payload_memo",
-    "prompt_memo",
+    "message_memo",
     "render_prompt",
     "stream",
     "use_script",
@@ -246,14 +245,11 @@ def _prompt_part(message: Mapping[str, Any]) -> tuple[str, int]:
     return part, js_len(part)
 
 
-def prompt_memo() -> MessageMemo[tuple[str, int]]:
-    """Each message's prompt part and its JS length, kept between the calls of a run (:func:`estimate_usage`)."""
-    return MessageMemo(_prompt_part)
-
-
-def payload_memo() -> MessageMemo[list[dict[str, Any]]]:
-    """Each message's payload messages, kept between the calls of a run (:func:`chat_completions_payload`)."""
-    return MessageMemo(_chat_messages, handed_out=True)
+def message_memo() -> MessageMemo:
+    """What faux derives per message, kept between the calls of a run: each message's ``prompt``
+    part with its JS length (:func:`estimate_usage`) and its ``payload`` messages
+    (:func:`chat_completions_payload`, handed to ``before_provider_request`` handlers)."""
+    return MessageMemo(prompt=(_prompt_part, False), payload=(_chat_messages, True))
 
 
 def _joined_length(parts: Sequence[str], count: int | None = None) -> int:
@@ -303,21 +299,22 @@ def estimate_usage(
     session_id: str | None = None,
     cache_retention: str = "short",
     prompt_cache: dict[str, list[str]] | None = None,
-    memo: MessageMemo[tuple[str, int]] | None = None,
+    memo: MessageMemo | None = None,
 ) -> Usage:
     """pi-ai 1.6 faux's usage: prompt and reply at 4 characters (UTF-16 units) a token.
 
     With a session id (and caching not ``none``) the prompt is split into ``cacheRead`` (the common
     prefix with that session's previous prompt) and ``cacheWrite`` (the rest), ``input`` is 0, and
     ``prompt_cache`` remembers this prompt. Without one, ``input`` is the prompt. ``memo`` (a
-    provider's, see :func:`prompt_memo`) keeps each message's part between the calls of a run.
+    provider's :func:`message_memo`, refreshed with ``messages``) keeps each message's part between
+    the calls of a run.
     """
     lengths: list[int] | None = None
     if memo is None:
         prompt = render_prompt(messages)
         prompt_length = _joined_length(prompt)
     else:
-        rendered = memo.values(messages)
+        rendered = memo.column("prompt")
         prompt = list(map(itemgetter(0), rendered))
         lengths = list(map(itemgetter(1), rendered))
         prompt_length = sum(lengths) + max(0, len(lengths) - 1) * 2
@@ -372,19 +369,19 @@ def _bill(context: TranscriptContext, options: StreamOptions, usage: Usage) -> N
 
 
 def chat_completions_payload(
-    model: Model, context: TranscriptContext, memo: MessageMemo[list[dict[str, Any]]] | None = None
+    model: Model, context: TranscriptContext, memo: MessageMemo | None = None
 ) -> dict[str, Any]:
     """The request as an OpenAI Chat Completions payload (what ``before_provider_request`` shows for faux).
 
-    ``memo`` (a provider's, see :func:`payload_memo`) keeps each message's payload messages between
-    the calls of a run; one that a ``before_provider_request`` handler changed is made again.
+    ``memo`` (a provider's :func:`message_memo`, refreshed with the context's messages) keeps each
+    message's payload messages between the calls of a run; one a handler changed is made again.
     """
     messages: list[dict[str, Any]] = []
     if memo is None:
         for message in context["messages"]:
             messages.extend(_chat_messages(message))
     else:
-        for made in memo.values(context["messages"]):
+        for made in memo.column("payload"):
             messages.extend(made)
     payload: dict[str, Any] = {
         "model": model.id,
@@ -476,8 +473,7 @@ class FauxProvider:
         self.scripted = scripted
         self.steps: deque[Step] = deque(steps)
         self.prompt_cache: dict[str, list[str]] = {}
-        self._prompt_memo = prompt_memo()
-        self._payload_memo = payload_memo()
+        self._memo = message_memo()
         self.call_count = 0
         self.requests: list[TranscriptContext] = []
         self._modules: dict[Path, ModuleType] = {}
@@ -536,9 +532,12 @@ class FauxProvider:
     ) -> None:
         direct = step is None  # pi ends an exhausted or failed call with a lone error event
         try:
+            # The request's messages, compared once with the last call's: the payload and the
+            # usage below are derived from them as they are now.
+            self._memo.refresh(context["messages"])
             if options.on_payload:
                 # faux sends nothing; the hook lets the agent emit before_provider_request (decisions.md).
-                payload = chat_completions_payload(model, context, self._payload_memo)
+                payload = chat_completions_payload(model, context, self._memo)
                 await _maybe_await(options.on_payload(payload, model))
             if options.on_response:
                 await _maybe_await(options.on_response(200, {}))
@@ -557,7 +556,7 @@ class FauxProvider:
                 session_id=options.session_id,
                 cache_retention=options.cache_retention,
                 prompt_cache=self.prompt_cache,
-                memo=self._prompt_memo,
+                memo=self._memo,
             )
             _bill(context, options, message["usage"])
         except Exception as exc:  # boundary: a broken step or factory ends this call with an error
