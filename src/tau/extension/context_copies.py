@@ -83,12 +83,12 @@ class ContextCopies:
     def copy(self, messages: list[Message]) -> list[Message]:
         """Editable copies of ``messages``, in order, each equal to its source; the sources are never handed out."""
         same = unchanged_prefix(messages, self._sources)
-        copies = self._copies[:same]
+        copies = self._copies  # updated in place: no list copied per request
+        del copies[same:]
         kept = same  # the leading copies that are the same objects as last time
         if same:
-            sources = messages[:same]
-            for index in compress(count(), map(operator.ne, copies, sources)):
-                source = sources[index]
+            for index in compress(count(), map(operator.ne, copies, messages)):
+                source = messages[index]
                 if source.__class__ is dict and copies[index].__class__ is dict:
                     _restore(copies[index], source)
                 else:
@@ -96,7 +96,11 @@ class ContextCopies:
                     kept = min(kept, index)
         copies.extend(_copy(message) if isinstance(message, dict) else message for message in messages[same:])
         self._sources, self._copies = list(messages), copies
-        self._view_from(copies, kept)
+        try:
+            self._view_from(copies, kept)
+        except Exception:  # a message that is not a dict: the next request starts over
+            self._sources, self._copies, self._system, self._view = [], [], [], []
+            raise
         self._returned = list(copies)
         return self._returned
 

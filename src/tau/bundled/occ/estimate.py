@@ -111,13 +111,15 @@ class ObservedTokens:
 
     def total(self, observed: list[dict[str, Any]]) -> int:
         same = unchanged_prefix(observed, self._seen)
-        copies, tokens = self._copies[:same], self._tokens[:same]
-        for index in compress(count(), map(operator.ne, copies, observed[:same])):
+        copies, tokens = self._copies, self._tokens  # updated in place: no list copied per request
+        self._seen = []  # until the lists agree again (an estimate that raises starts over)
+        del copies[same:], tokens[same:]
+        for index in compress(count(), map(operator.ne, copies, observed)):
             copies[index], tokens[index] = _frozen(observed[index]), estimate_tokens(observed[index])
         for message in observed[same:]:
             copies.append(_frozen(message))
             tokens.append(estimate_tokens(message))
-        self._seen, self._copies, self._tokens = list(observed), copies, tokens
+        self._seen = list(observed)
         return sum(tokens)
 
 
