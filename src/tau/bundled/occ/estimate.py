@@ -101,15 +101,20 @@ class ObservedTokens:
 
     A request's messages are mostly the same objects as last time (a run appends); each of those
     is compared with a copy of what was estimated (one C-level comparison), and only the messages
-    that differ, or are new, are estimated again.
+    that differ, or are new, are estimated again. The first sum keeps nothing (a run of one request
+    takes no copies); the second one estimates every message again and keeps them.
     """
 
     def __init__(self) -> None:
         self._seen: list[Any] = []
         self._copies: list[Any] = []
         self._tokens: list[int] = []
+        self._sums = 0
 
     def total(self, observed: list[dict[str, Any]]) -> int:
+        self._sums += 1
+        if self._sums == 1:
+            return sum(map(estimate_tokens, observed))
         same = unchanged_prefix(observed, self._seen)
         copies, tokens = self._copies, self._tokens  # updated in place: no list copied per request
         self._seen = []  # until the lists agree again (an estimate that raises starts over)
