@@ -147,6 +147,25 @@ def test_cli_print_subprocess(project, tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (0, "héllo from faux\n", "")
 
 
+def test_a_profiled_run_ends_normally_so_the_profile_is_written(project, tmp_path):
+    """tau's own process skips the interpreter's teardown after a print run, unless something watches
+    it: ``python -m cProfile`` (or coverage) writes its results as the interpreter ends."""
+    script = _script(tmp_path, [{"text": "profiled"}])
+    profile = tmp_path / "run.prof"
+    faux = ["-p", "-ne", "--model", "faux/faux-1", "--faux-script", str(script), "hi"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "tau", *faux],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (0, "profiled\n"), done.stderr
+    assert profile.is_file() and profile.stat().st_size > 0
+
+
 def test_ctrl_c_during_bash_aborts_and_leaves_a_clean_session(project, tmp_path, isolated_agent_dir):
     """SIGINT while a bash call runs: the run ends aborted, exit 130, the file checks clean."""
     import signal

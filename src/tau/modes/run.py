@@ -244,13 +244,19 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
     finally:
         await _shutdown(runtime)
         session.session_manager.close()
-    if code in SIGNAL_EXIT_CODES.values() or _own_process:
+    if code in SIGNAL_EXIT_CODES.values() or (_own_process and not _observed()):
         # The run settled, the session is closed, the output is flushed by exit_now. After a signal,
         # a tool's stuck thread must not hold us; in tau's own process, taking apart the heap a
         # resumed session built (hundreds of thousands of objects, reference by reference) would
         # cost more than its last request did: the process leaves as it is.
         exit_now(code)
     return code
+
+
+def _observed() -> bool:
+    """Whether a profiler or tracer (``python -m cProfile``, coverage, a debugger) watches this process:
+    it writes its results as the interpreter ends, so the run then ends normally."""
+    return sys.getprofile() is not None or sys.gettrace() is not None
 
 
 # RuntimeOptions fields whose flag has another name (``-e`` appends to ``args.extension``).
