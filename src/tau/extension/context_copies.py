@@ -40,6 +40,16 @@ def _restore(copied: Message, message: Message) -> None:
     copied.update(_copy(message))
 
 
+def _split_system(messages: list[Any], start: int, system: list[int], visible: list[Any]) -> None:
+    """Append the positions of ``messages[start:]``'s system messages to ``system``, the others to ``visible``."""
+    for index in range(start, len(messages)):
+        message = messages[index]
+        if message.get("role") == "system":
+            system.append(index)
+        else:
+            visible.append(message)
+
+
 class _VisibleFilter:
     """The messages of a ``context`` chain step without the system messages, kept between requests.
 
@@ -59,12 +69,7 @@ class _VisibleFilter:
         kept = bisect_left(self._system, same)
         system = self._system[:kept]
         visible = self._visible[: same - kept]
-        for index in range(same, len(messages)):
-            message = messages[index]
-            if message.get("role") == "system":
-                system.append(index)
-            else:
-                visible.append(message)
+        _split_system(messages, same, system, visible)
         self._given, self._system, self._visible = list(messages), system, visible
         return list(visible)
 
@@ -108,12 +113,7 @@ class ContextCopies:
         """The copies without system messages, read again from position ``kept`` on."""
         known = bisect_left(self._system, kept)
         system, view = self._system[:known], self._view[: kept - known]
-        for index in range(kept, len(copies)):
-            message = copies[index]
-            if message.get("role") == "system":
-                system.append(index)
-            else:
-                view.append(message)
+        _split_system(copies, kept, system, view)
         self._system, self._view = system, view
 
     def visible(self, step: int, messages: list[Message]) -> list[Message]:
