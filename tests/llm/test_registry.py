@@ -13,6 +13,7 @@ import pytest
 from tau.llm.auth import AuthStore, clear_command_cache, resolve_config_value
 from tau.llm.catalog import BUILTIN_MODELS
 from tau.llm.cost import calculate_cost
+from tau.llm.model_list import print_models
 from tau.llm.models_json import ModelsConfigError, load_models_json
 from tau.llm.providers import faux
 from tau.llm.registry import (
@@ -20,7 +21,6 @@ from tau.llm.registry import (
     ModelNotFoundError,
     ModelRegistry,
     clamp_thinking_level,
-    print_models,
     stream,
     supported_thinking_levels,
 )

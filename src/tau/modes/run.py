@@ -167,7 +167,7 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
         print(__version__)
         return 0
     if args.list_models is not None:
-        from tau.llm.registry import print_models
+        from tau.llm.model_list import print_models
 
         return print_models(args.list_models)
     mode = _resolve_mode(args)
