@@ -28,10 +28,8 @@ from itertools import accumulate
 from typing import Any
 
 from tau.bundled.obspack.observation import (
-    FULL_SENDS,
     Observation,
     arguments_observation,
-    estimate_tokens,
     observation_of,
     text_observation,
 )
@@ -47,7 +45,7 @@ from tau.bundled.obspack.projection import (
     _Archive,
     _arguments_placeholder,
     _decide,
-    _large_sends,
+    _large_swap,
     _memo,
     _result_placeholder,
     _saved_by,
@@ -316,17 +314,18 @@ class _Request:
         large: Observation = item.memo["large"]
         swap = _stale_result(item, large, self.context, self.rules) if self.rules.stale else None
         if swap is None:
-            if not self.archive(large):
-                return
-            after = self.context.turns - 1 - item.turn
-            previous = _large_sends(
-                item, large, after, self.number, self.plan, self.counted, self.send_counts, self.branch_ids
+            swap = _large_swap(
+                item,
+                large,
+                self.context,
+                self.rules,
+                self.archive,
+                self.plan,
+                self.counted,
+                self.send_counts,
+                self.branch_ids,
+                self.placeholder,
             )
-            if previous >= FULL_SENDS:
-                rules = self.rules
-                text = self.placeholder(large, rules.head_bytes, rules.tail_bytes)
-                reason = f"after its first {FULL_SENDS} provider requests"
-                swap = _Swap(item, large, text, reason, large.tokens - estimate_tokens(text), previous)
         if swap is not None:
             self.due.append(swap)
 

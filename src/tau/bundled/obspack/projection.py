@@ -418,16 +418,9 @@ def plan_projection(
         if rules.stale and applied is not None:
             swap = _stale_result(item, observation, context, rules)
         if swap is None and large is not None:
-            # A large result is archived when first seen (SoL-Pi): recallable at once. A session
-            # resumed with many of them archives them over several requests, sent in full until then.
-            if not store(large):
-                continue
-            after = context.turns - 1 - item.turn
-            previous = _large_sends(item, large, after, request, plan, counted, send_counts, branch_ids)
-            if previous >= FULL_SENDS:
-                text = placeholder(large, rules.head_bytes, rules.tail_bytes)
-                reason = f"after its first {FULL_SENDS} provider requests"
-                swap = _Swap(item, large, text, reason, large.tokens - estimate_tokens(text), previous)
+            swap = _large_swap(
+                item, large, context, rules, store, plan, counted, send_counts, branch_ids, placeholder
+            )
         if swap is not None:
             due.append(swap)
     _decide(plan, due, context, rules, applied, store, request, write_read_ratio, _replaced_from(replaced))
@@ -437,6 +430,35 @@ def plan_projection(
 def _replaced_from(replaced: list[tuple[int, int]]) -> Callable[[int], int]:
     """The tokens the swaps sent before save from a position on."""
     return lambda start: sum(tokens for index, tokens in replaced if index >= start)
+
+
+def _large_swap(
+    item: Item,
+    large: Observation,
+    context: ContextScan,
+    rules: PackRules,
+    archive: Callable[[Observation], bool],
+    plan: ProjectionPlan,
+    counted: dict[str, int],
+    send_counts: SendCounts,
+    branch_ids: Callable[[], set[str]],
+    placeholder: Callable[[Observation, int, int], str],
+) -> _Swap | None:
+    """SoL-Pi's large rule: the swap of a large result after its first full sends (recorded here).
+
+    A large result is archived when first seen: recallable at once. A session resumed with many of
+    them archives them over several requests, sent in full until then (no swap while it is not).
+    """
+    if not archive(large):
+        return None
+    after = context.turns - 1 - item.turn
+    request = context.turns + 1
+    previous = _large_sends(item, large, after, request, plan, counted, send_counts, branch_ids)
+    if previous < FULL_SENDS:
+        return None
+    text = placeholder(large, rules.head_bytes, rules.tail_bytes)
+    reason = f"after its first {FULL_SENDS} provider requests"
+    return _Swap(item, large, text, reason, large.tokens - estimate_tokens(text), previous)
 
 
 def _stale_result(
@@ -449,7 +471,6 @@ def _stale_result(
     if not superseded and not old:
         return None
     reason = SUPERSEDED if superseded else old_reason(rules.after_turns)
-
     text, saved = _memo(item, (observation.id, reason), _result_placeholder, item, observation, reason)
     return _Swap(item, observation, text, reason, saved) if saved * 2 >= observation.tokens else None
 
@@ -460,7 +481,6 @@ def _stale_arguments(
     if observation.tokens < rules.min_tokens or context.turns - 1 - item.turn < rules.after_turns:
         return None
     reason = old_reason(rules.after_turns)
-
     arguments, saved = _memo(
         item, (observation.id, reason), _arguments_placeholder, item, observation, reason
     )
