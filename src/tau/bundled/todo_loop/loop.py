@@ -95,6 +95,7 @@ class TodoLoop:
         self.state = LoopState()
         self.reader = BranchReader()
         self._reported: set[str] = set()
+        self._named: dict[tuple[str, ...], list[str]] = {}  # problems → the same, naming their files
         self._markers = _MarkerScan()
 
     # -- shared ------------------------------------------------------------------------------
@@ -106,7 +107,10 @@ class TodoLoop:
     def limits(self, ctx: Any) -> Limits:
         limits, problems = Limits.from_settings(self.tau.get_settings())
         if problems:  # name the file that holds the value; one not from a file stays "settings.json"
-            problems = self._file_problems(ctx) or problems
+            key = tuple(problems)
+            if key not in self._named:  # read the files once per set of problems, not at every settle
+                self._named[key] = self._file_problems(ctx) or problems
+            problems = self._named[key]
         for problem in problems:
             if problem not in self._reported:
                 self._reported.add(problem)
