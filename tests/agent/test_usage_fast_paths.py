@@ -103,12 +103,16 @@ def _step(manager: SessionManager, rnd: random.Random, n: int) -> None:
         manager.append_message(_assistant(rnd, n))
 
 
+def _faux_session() -> tuple[SessionManager, AgentSession]:
+    registry = ModelRegistry()
+    manager = SessionManager.in_memory("/tmp/proj")
+    return manager, AgentSession(manager, Settings.in_memory(), registry, registry.find("faux", "faux-1"))
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_usage_checks_equal_the_full_passes(seed):
     rnd = random.Random(seed)
-    registry = ModelRegistry()
-    manager = SessionManager.in_memory("/tmp/proj")
-    session = AgentSession(manager, Settings.in_memory(), registry, registry.find("faux", "faux-1"))
+    manager, session = _faux_session()
     for n in range(60):
         _step(manager, rnd, n)
         projection = manager.build_session_projection()
@@ -141,9 +145,7 @@ class _EagerIds:
 def test_entry_ids_remembered_when_first_asked_equal_the_ones_remembered_at_each_refresh(seed):
     """Issue 17: a refresh no longer remembers every projected message's entry id at once."""
     rnd = random.Random(seed)
-    registry = ModelRegistry()
-    manager = SessionManager.in_memory("/tmp/proj")
-    session = AgentSession(manager, Settings.in_memory(), registry, registry.find("faux", "faux-1"))
+    manager, session = _faux_session()
     eager = _EagerIds()
     seen: list[dict[str, Any]] = []
     for n in range(80):
