@@ -6,6 +6,10 @@ import contextlib
 import io
 import json
 import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +129,21 @@ def assert_recall_works(out: Path, task_id: str) -> None:
     text = page["content"][0]["text"]
     assert page["isError"] is False, text
     assert f"[obs_recall id={object_id} offset=0" in text and "\n1-padding-padding-padding\n2-padding" in text
+
+
+def interrupt_when(process: subprocess.Popen, ready: Callable[[], bool], timeout: float) -> str:
+    """Send SIGINT to ``process`` once ``ready()`` holds (it must still be running then); its stderr.
+
+    A process left running by a failed assertion is killed.
+    """
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "the long tasks did not start"
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        return process.communicate(timeout=timeout)[1]
+    finally:
+        if process.poll() is None:
+            process.kill()

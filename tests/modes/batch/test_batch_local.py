@@ -17,6 +17,7 @@ from batch_support import (
     cli,
     eight_tasks,
     faux_task,
+    interrupt_when,
     packed_task,
     results,
     write_tasks,
@@ -172,16 +173,9 @@ def test_ctrl_c_cancels_running_sessions_and_saves_them(tmp_path, isolated_agent
         # as a script's background job starts it: SIGINT inherited ignored, tau batch still cancels
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
-    try:
-        deadline = time.monotonic() + 180
-        while not all(_has_bash_call(out / "sessions" / f"long-{n}.jsonl") for n in range(2)):
-            assert process.poll() is None and time.monotonic() < deadline, "the long tasks did not start"
-            time.sleep(0.2)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=180)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    err = interrupt_when(
+        process, lambda: all(_has_bash_call(out / "sessions" / f"long-{n}.jsonl") for n in range(2)), 180
+    )
     assert process.returncode == 130, err
     found = results(out)
     assert [found[f"long-{n}"]["status"] for n in range(2)] == ["cancelled", "cancelled"]

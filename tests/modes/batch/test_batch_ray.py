@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from batch_support import (
     cli,
     eight_tasks,
     faux_task,
+    interrupt_when,
     packed_task,
     results,
     write_tasks,
@@ -100,17 +100,7 @@ def test_tau_batch_starts_its_own_loopback_ray_and_ctrl_c_cancels_it(tmp_path, i
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
-    try:
-        deadline = time.monotonic() + 300
-        while not all((marks / f"long-{n}").exists() for n in range(2)):
-            assert process.poll() is None, process.communicate()[1]
-            assert time.monotonic() < deadline, "the long tasks did not start"
-            time.sleep(0.2)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=300)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    err = interrupt_when(process, lambda: all((marks / f"long-{n}").exists() for n in range(2)), 300)
     assert process.returncode == 130, err
     found = results(out)
     assert [found[name]["status"] for name in ("long-0", "long-1", "later")] == ["cancelled"] * 3
