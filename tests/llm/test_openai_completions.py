@@ -637,3 +637,80 @@ def test_a_last_chunk_without_its_blank_line_is_delivered(ending):
     with LoopbackServer([reply]) as server:
         _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
     assert (message["stopReason"], message["content"]) == ("stop", [{"type": "text", "text": "hello"}])
+
+
+# -- issue 34: OpenRouter ---------------------------------------------------------------------------
+
+
+def openrouter(server, model_id="anthropic/claude-sonnet-4.6", **overrides):
+    return model(server, id=model_id, provider="openrouter", **overrides)
+
+
+def _tool_turn():
+    call = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}}],
+        "api": "openai-completions",
+        "provider": "openrouter",
+        "model": "anthropic/claude-sonnet-4.6",
+        "usage": {},
+        "stopReason": "toolUse",
+        "timestamp": 2,
+    }
+    result = {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": "a.txt"}],
+        "isError": False,
+        "timestamp": 3,
+    }
+    return {"messages": [system("Be brief.", [READ_TOOL, BASH_TOOL]), user("hi"), call, result]}
+
+
+def test_openrouter_claude_gets_anthropic_cache_markers_where_pi_puts_them():
+    """Issue 34, item 1: the system prompt, the last tool and the last message carry cache_control."""
+    with LoopbackServer([text_reply("ok"), text_reply("ok")]) as server:
+        run_stream(provider.stream, openrouter(server), _tool_turn(), opts(session_id="s-1"))
+        run_stream(provider.stream, openrouter(server), _tool_turn(), opts(cache_retention="long"))
+    short, long = (request.body for request in server.captured)
+    marker = {"type": "ephemeral"}
+    assert short["messages"][0] == {
+        "role": "system",
+        "content": [{"type": "text", "text": "Be brief.", "cache_control": marker}],
+    }
+    assert [tool.get("cache_control") for tool in short["tools"]] == [None, marker]
+    assert short["messages"][1] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    assert short["messages"][-1] == {
+        "role": "tool",
+        "content": [{"type": "text", "text": "a.txt", "cache_control": marker}],
+        "tool_call_id": "c1",
+    }
+    assert server.captured[0].headers["x-session-id"] == "s-1"
+    hour = {"type": "ephemeral", "ttl": "1h"}
+    assert long["messages"][0]["content"][0]["cache_control"] == hour
+    assert long["tools"][-1]["cache_control"] == hour
+    assert long["messages"][-1]["content"][0]["cache_control"] == hour
+
+
+def test_cache_markers_only_for_claude_on_openrouter_or_when_compat_asks():
+    ctx = {"messages": [system("S", [BASH_TOOL]), user("hi")]}
+
+    def marked(m, **kw):
+        body = json.dumps(provider.build_params(m, ctx, opts(**kw)))
+        return body.count("cache_control")
+
+    bare = Model(id="anthropic/claude-sonnet-4.6", provider="openrouter", api="openai-completions")
+    assert marked(bare) == 3
+    assert marked(bare, cache_retention="none") == 0
+    assert marked(Model(id="openai/gpt-5", provider="openrouter", api="openai-completions")) == 0
+    assert marked(Model(id="anthropic/claude-sonnet-4.6", provider="proxy", api="openai-completions")) == 0
+    asked = {"cacheControlFormat": "anthropic"}
+    assert marked(Model(id="claude", provider="proxy", api="openai-completions", compat=asked)) == 3
+    # A user message of images only carries no marker: the one before it does.
+    image = {"type": "image", "data": "QUJD", "mimeType": "image/png"}
+    ctx["messages"].append({"role": "user", "content": [image], "timestamp": 2})
+    seeing = Model(id=bare.id, provider="openrouter", api="openai-completions", input=("text", "image"))
+    params = provider.build_params(seeing, ctx, opts())
+    assert params["messages"][1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in json.dumps(params["messages"][2])

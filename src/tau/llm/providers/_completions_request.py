@@ -72,6 +72,8 @@ def _detect_compat(model: Model) -> dict[str, Any]:
     is_grok = provider == "xai" or "api.x.ai" in base_url
     is_chutes = "chutes.ai" in base_url
     is_opencode = provider == "opencode" or "opencode.ai" in base_url
+    # Claude through OpenRouter caches only what carries Anthropic's cache_control markers.
+    anthropic_cache = provider == "openrouter" and model.id.startswith("anthropic/")
     non_standard = (
         is_nvidia
         or is_cerebras
@@ -122,6 +124,7 @@ def _detect_compat(model: Model) -> dict[str, Any]:
         "promptCacheKeyMode": "auto",
         "supportsMidConvoToolAdditions": False,
         "mergeUserMessages": False,
+        "cacheControlFormat": "anthropic" if anthropic_cache else None,
     }
 
 
@@ -434,8 +437,57 @@ def build_params(
         params["tools"] = convert_tools(list(tools), compat)
     elif compat["requiresToolsWithToolHistory"] and _has_tool_history(transcript):
         params["tools"] = []
+    cache_control = _cache_control(compat, opts.cache_retention or "short")
+    if cache_control is not None:
+        _mark_cache_breakpoints(params["messages"], params.get("tools"), cache_control)
     params.update(_reasoning_fields(model, clamp_thinking_level(model, opts.reasoning), compat))
     return params
+
+
+# -- Anthropic prompt caching through an OpenAI-compatible route (OpenRouter) --------------------
+
+
+def _cache_control(compat: dict[str, Any], retention: str) -> dict[str, Any] | None:
+    """The marker for ``compat.cacheControlFormat: "anthropic"``; ``None`` without caching."""
+    if compat.get("cacheControlFormat") != "anthropic" or retention == "none":
+        return None
+    long = retention == "long" and compat["supportsLongCacheRetention"]
+    return {"type": "ephemeral", "ttl": "1h"} if long else {"type": "ephemeral"}
+
+
+def _mark_cache_breakpoints(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, marker: dict[str, Any]
+) -> None:
+    """pi's three breakpoints: the system prompt, the last tool, the last conversation message.
+
+    Only the first instruction message is tried (a Kimi-style tools-only message there gets none);
+    the conversation marker goes on the last user, assistant or tool message with text to carry it.
+    """
+    instruction = next((m for m in messages if m["role"] in ("system", "developer")), None)
+    if instruction is not None:
+        _mark_text(instruction, marker)
+    if tools:
+        tools[-1]["cache_control"] = marker
+    for message in reversed(messages):
+        if message["role"] in ("user", "assistant", "tool") and _mark_text(message, marker):
+            return
+
+
+def _mark_text(message: dict[str, Any], marker: dict[str, Any]) -> bool:
+    """Put ``marker`` on the message's last text; a string content becomes one text part."""
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content:
+            return False
+        message["content"] = [{"type": "text", "text": content, "cache_control": marker}]
+        return True
+    if not isinstance(content, list):
+        return False
+    for part in reversed(content):
+        if isinstance(part, dict) and part.get("type") == "text":
+            part["cache_control"] = marker
+            return True
+    return False
 
 
 def request_headers(model: Model, options: StreamOptions, compat: dict[str, Any]) -> dict[str, str]:
