@@ -714,3 +714,229 @@ def test_cache_markers_only_for_claude_on_openrouter_or_when_compat_asks():
     params = provider.build_params(seeing, ctx, opts())
     assert params["messages"][1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in json.dumps(params["messages"][2])
+
+
+def or_chunk(delta=None, finish=None, usage=None, choices=True):
+    """OpenRouter's chunk shape: a generation id, the upstream provider, ``native_finish_reason``."""
+    body = {
+        "id": "gen-1771534553-abc",
+        "provider": "Anthropic",
+        "model": "anthropic/claude-sonnet-4.6",
+        "object": "chat.completion.chunk",
+        "created": 1771534555,
+    }
+    if choices:
+        body["choices"] = [
+            {
+                "index": 0,
+                "delta": {"role": "assistant", "content": "", **(delta or {})},
+                "finish_reason": finish,
+                "native_finish_reason": finish,
+                "logprobs": None,
+            }
+        ]
+    else:
+        body["choices"] = []
+    if usage is not None:
+        body["usage"] = usage
+    return sse(body)
+
+
+def _thought(text, signature=None):
+    detail = {"type": "reasoning.text", "text": text, "format": "anthropic-claude-v1", "index": 0}
+    if signature is not None:
+        detail["signature"] = signature
+    return {"reasoning": text or None, "reasoning_details": [detail]}
+
+
+OR_USAGE = {
+    "prompt_tokens": 1200,
+    "completion_tokens": 64,
+    "total_tokens": 1264,
+    "cost": 0.00123,
+    "is_byok": False,
+    "prompt_tokens_details": {"cached_tokens": 1000, "cache_write_tokens": 100},
+    "cost_details": {"upstream_inference_cost": None},
+    "completion_tokens_details": {"reasoning_tokens": 20},
+}
+
+
+def openrouter_reasoning_reply():
+    """Claude through OpenRouter: readable reasoning deltas, their details, the signature last,
+    then text and two tool calls."""
+    return Reply(
+        pieces=[
+            or_chunk(_thought("The user wants")),
+            or_chunk(_thought(" the files.")),
+            or_chunk(_thought("", signature="EqQBCkYIBxgCKkB")),
+            or_chunk({"content": "Listing."}),
+            or_chunk({"tool_calls": [_call("toolu_1", "bash", "")]}),
+            or_chunk({"tool_calls": [_call(None, None, '{"command":"ls"}')]}),
+            or_chunk({"tool_calls": [_call("toolu_2", "read", "", index=1)]}),
+            or_chunk({"tool_calls": [_call(None, None, '{"path":"a"}', index=1)]}),
+            or_chunk(finish="tool_calls"),
+            or_chunk(finish="tool_calls", usage=OR_USAGE),
+            b"data: [DONE]\n\n",
+        ]
+    )
+
+
+def _results(message, *outputs):
+    calls = [block for block in message["content"] if block["type"] == "toolCall"]
+    return [
+        {
+            "role": "toolResult",
+            "toolCallId": call["id"],
+            "toolName": call["name"],
+            "content": [{"type": "text", "text": output}],
+            "isError": False,
+            "timestamp": 5 + number,
+        }
+        for number, (call, output) in enumerate(zip(calls, outputs, strict=True))
+    ]
+
+
+MERGED_DETAILS = [
+    {
+        "type": "reasoning.text",
+        "text": "The user wants the files.",
+        "format": "anthropic-claude-v1",
+        "index": 0,
+        "signature": "EqQBCkYIBxgCKkB",
+    }
+]
+
+
+def test_openrouter_reasoning_details_are_kept_and_sent_back_as_pi_sends_them():
+    """Issue 34, item 2: the details become the thinking block's signature (JSON, text deltas merged)
+    and go back as the assistant message's reasoning_details, with no raw reasoning field."""
+    ctx = {"messages": [system("S", [BASH_TOOL, READ_TOOL]), user("list")]}
+    m = None
+    with LoopbackServer([openrouter_reasoning_reply(), text_reply("done")]) as server:
+        m = openrouter(server, reasoning=True)
+        _, message = run_stream(provider.stream, m, ctx, opts(reasoning="high"))
+        assert message["content"][0] == {
+            "type": "thinking",
+            "thinking": "The user wants the files.",
+            "thinkingSignature": json.dumps(MERGED_DETAILS, separators=(",", ":")),
+        }
+        follow = {"messages": [*ctx["messages"], message, *_results(message, "a.txt", "A")]}
+        run_stream(provider.stream, m, follow, opts(reasoning="high"))
+    assert server.captured[0].body["reasoning"] == {"effort": "high"}
+    assert server.captured[1].body["messages"][2] == {
+        "role": "assistant",
+        "content": "Listing.",
+        "tool_calls": [
+            {
+                "id": "toolu_1",
+                "type": "function",
+                "function": {"name": "bash", "arguments": '{"command":"ls"}'},
+            },
+            {"id": "toolu_2", "type": "function", "function": {"name": "read", "arguments": '{"path":"a"}'}},
+        ],
+        "reasoning_details": MERGED_DETAILS,
+    }
+
+
+def test_openrouter_encrypted_reasoning_is_kept_as_an_empty_thinking_block():
+    """An OpenAI model through OpenRouter sends only encrypted reasoning: pi keeps a thinking block
+    with no text whose signature holds it, and sends it back."""
+    encrypted = {
+        "type": "reasoning.encrypted",
+        "data": "gAAAAABpl3jdtUeb-r7leqAE91FNOR7V7sNUGWG",
+        "id": "rs_0a1b",
+        "format": "openai-responses-v1",
+        "index": 0,
+    }
+    reply = Reply(
+        pieces=[
+            or_chunk({"reasoning": None, "reasoning_details": [encrypted]}),
+            or_chunk({"content": "Four."}),
+            or_chunk(
+                finish="stop",
+                usage={
+                    **OR_USAGE,
+                    "is_byok": True,
+                    "cost": 0.0001,
+                    "cost_details": {"upstream_inference_cost": 0.002},
+                },
+            ),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    ctx = {"messages": [system("S"), user("2+2?")]}
+    with LoopbackServer([reply, text_reply("ok")]) as server:
+        m = openrouter(server, "openai/gpt-5", reasoning=True)
+        events, message = run_stream(provider.stream, m, ctx, opts(reasoning="low"))
+        follow = {"messages": [*ctx["messages"], message, user("sure?", 9)]}
+        run_stream(provider.stream, m, follow, opts(reasoning="low"))
+    assert message["content"] == [
+        {
+            "type": "thinking",
+            "thinking": "",
+            "thinkingSignature": json.dumps([encrypted], separators=(",", ":")),
+        },
+        {"type": "text", "text": "Four."},
+    ]
+    assert event_types(events) == [
+        "start",
+        "thinking_start",
+        "text_start",
+        "text_delta",
+        "thinking_end",
+        "text_end",
+        "done",
+    ]
+    # BYOK: OpenRouter's fee plus the upstream provider's inference cost.
+    assert message["usage"]["cost"]["total"] == pytest.approx(0.0021)
+    assert message["usage"]["cost"]["totalFromProvider"] is True
+    assert server.captured[1].body["messages"][2] == {
+        "role": "assistant",
+        "content": "Four.",
+        "reasoning_details": [encrypted],
+    }
+
+
+def test_openrouter_reported_cost_replaces_the_catalogue_total():
+    """Issue 34, item 3: OpenRouter's usage.cost is what the request cost (pi's totalFromProvider)."""
+    with LoopbackServer([openrouter_reasoning_reply()]) as server:
+        _, message = run_stream(provider.stream, openrouter(server), CONTEXT, opts())
+    usage = message["usage"]
+    assert (usage["input"], usage["cacheRead"], usage["cacheWrite"], usage["output"]) == (100, 1000, 100, 64)
+    # The parts stay the catalogue's (input 1, output 2, cache read 0.1 per million); the total is billed.
+    assert usage["cost"]["input"] == pytest.approx(100 / 1e6)
+    assert (usage["cost"]["total"], usage["cost"]["totalFromProvider"]) == (0.00123, True)
+    with LoopbackServer([openrouter_reasoning_reply()]) as server:
+        _, other = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert other["usage"]["cost"]["totalFromProvider"] is False  # only OpenRouter's own figure counts
+
+
+def test_event_order_with_thinking_and_two_tool_calls_is_pi_ais():
+    """Issue 34, item 5: every block stays open until the stream ends, then ends in content order,
+    and each tool-call piece is a delta (pi-ai 1.6's order, checked against it in
+    tests/regressions/test_34_providers_like_pi.py)."""
+    with LoopbackServer([openrouter_reasoning_reply()]) as server:
+        events, message = run_stream(provider.stream, openrouter(server), CONTEXT, opts())
+    assert event_types(events) == [
+        "start",
+        "thinking_start",
+        "thinking_delta",
+        "thinking_delta",
+        "text_start",
+        "text_delta",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_delta",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_delta",
+        "thinking_end",
+        "text_end",
+        "toolcall_end",
+        "toolcall_end",
+        "done",
+    ]
+    # A partial taken mid-stream does not change afterwards: open blocks are copied into it.
+    first_delta = next(e for e in events if e["type"] == "thinking_delta")
+    assert first_delta["partial"]["content"][0]["thinking"] == "The user wants"
+    assert [b["type"] for b in message["content"]] == ["thinking", "text", "toolCall", "toolCall"]

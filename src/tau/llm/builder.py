@@ -16,7 +16,8 @@ Event shapes (pi-ai ``AssistantMessageEvent``)::
     {"type": "error", "reason": "error" | "aborted", "error"}
 
 ``partial`` is a snapshot of the message at that event: the top-level dict, the content list and
-the block being changed are copied, finished blocks are shared (they no longer change).
+the block being changed are copied (with ``parallel_blocks``, every open block), finished blocks
+are shared (they no longer change).
 
 Streamed tool-call arguments are JSON text: while they arrive, ``arguments`` holds the value of the
 text so far (:func:`parse_streaming_json`); at the end the whole text is parsed once
@@ -122,6 +123,9 @@ class MessageBuilder:
         self._open: set[int] = set()
         self._current: int | None = None
         self._finished = False
+        # Whether several blocks stay open at once (Chat Completions: pi ends every block after
+        # the stream); by default a new block ends the current one.
+        self.parallel_blocks = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -322,7 +326,7 @@ class MessageBuilder:
     # -- internals -------------------------------------------------------------------------
 
     def _open_block(self, block: dict[str, Any]) -> int:
-        if self._current is not None and self._current in self._open:
+        if not self.parallel_blocks and self._current is not None and self._current in self._open:
             self.end_block(self._current)
         self.message["content"].append(block)  # type: ignore[arg-type]
         index = len(self.message["content"]) - 1
@@ -368,6 +372,10 @@ class MessageBuilder:
         content = list(self.message["content"])
         if index is not None:
             content[index] = dict(content[index])  # type: ignore[assignment]
+        if self.parallel_blocks:
+            for open_index in self._open:  # open blocks change after this event too
+                if open_index != index:
+                    content[open_index] = dict(content[open_index])  # type: ignore[assignment]
         snapshot["content"] = content
         usage = dict(self.message["usage"])
         usage["cost"] = dict(self.message["usage"]["cost"])

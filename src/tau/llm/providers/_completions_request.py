@@ -31,6 +31,7 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.llm.providers._common import clamp_max_tokens_to_context, clamp_thinking_level
+from tau.llm.providers._reasoning_details import legacy_encrypted_detail, parse_details
 from tau.llm.providers._strict import resolve_strict, tool_parameters
 from tau.llm.stream import StreamOptions
 from tau.llm.transcript import (
@@ -187,15 +188,24 @@ def _assistant(message: dict[str, Any], model: Model, compat: dict[str, Any]) ->
     blocks = message["content"]
     texts = [sanitize_surrogates(b["text"]) for b in blocks if b["type"] == "text" and b["text"].strip()]
     text = "".join(texts)
-    thinking = [b for b in blocks if b["type"] == "thinking" and b.get("thinking", "").strip()]
+    all_thinking = [b for b in blocks if b["type"] == "thinking"]
+    thinking = [b for b in all_thinking if b.get("thinking", "").strip()]
     calls = [b for b in blocks if b["type"] == "toolCall"]
+    # OpenRouter's reasoning_details (the first block holding them), else older pi sessions'
+    # encrypted entries on the tool calls: the provider continues the reasoning from them.
+    details = next(
+        (found for found in (parse_details(b.get("thinkingSignature")) for b in all_thinking) if found),
+        None,
+    ) or [found for found in (legacy_encrypted_detail(c.get("thoughtSignature")) for c in calls) if found]
     if thinking and compat["requiresThinkingAsText"]:
         thought = "\n\n".join(sanitize_surrogates(b["thinking"]) for b in thinking)
         out["content"] = [{"type": "text", "text": thought}, *({"type": "text", "text": t} for t in texts)]
     else:
         if text:
             out["content"] = text
-        signature = thinking[0].get("thinkingSignature") if thinking else None
+        signature = thinking[0].get("thinkingSignature") if thinking and not details else None
+        if signature == "reasoning" and model.provider == "opencode-go":
+            signature = "reasoning_content"
         if signature in REASONING_FIELDS:
             # Servers that stream reasoning in a field take it back in the same field.
             out[signature] = "\n".join(b["thinking"] for b in thinking)
@@ -211,6 +221,8 @@ def _assistant(message: dict[str, Any], model: Model, compat: dict[str, Any]) ->
             }
             for call in calls
         ]
+    if details:
+        out["reasoning_details"] = details
     if (
         compat["requiresReasoningContentOnAssistantMessages"]
         and model.reasoning

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.common import jsjson
 from tau.llm.builder import MessageBuilder
-from tau.llm.partial_json import parse_tool_call_arguments
+from tau.llm.cost import apply_openrouter_cost as apply_reported_cost
+from tau.llm.cost import is_openrouter
 from tau.llm.providers._common import (
     ProviderError,
     apply_payload_hook,
@@ -30,6 +32,7 @@ from tau.llm.providers._completions_request import (
     resolve_compat,
 )
 from tau.llm.providers._openai import api_key_for, auth_extra, make_client, request_error_text, stream_error
+from tau.llm.providers._reasoning_details import append_detail, is_detail
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.types import Model, TranscriptContext
@@ -77,8 +80,9 @@ async def _run(
         try:
             async for chunk in response:
                 state.handle(chunk.to_dict() if hasattr(chunk, "to_dict") else dict(chunk))
-        except Exception as exc:
-            translated = stream_error(exc, openai)
+        except BaseException as exc:
+            state.keep_reasoning_details()  # a failed reply keeps them too, as pi's does
+            translated = stream_error(exc, openai) if isinstance(exc, Exception) else None
             if translated is None:
                 raise
             raise translated from exc
@@ -97,15 +101,23 @@ _FINISH_REASONS = {
 
 
 class _ChunkState:
-    """Chat Completions chunks applied to a :class:`MessageBuilder`."""
+    """Chat Completions chunks applied to a :class:`MessageBuilder`, as pi-ai 1.6 applies them.
+
+    One thinking block and one text block per message, each tool call its own block; every block
+    stays open until the stream ends and then ends in content order (pi's event order).
+    ``reasoning_details`` are kept aside while they stream and become the thinking block's
+    signature when it ends (:mod:`tau.llm.providers._reasoning_details`).
+    """
 
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
         self.builder = builder
         self.model = model
+        builder.parallel_blocks = True
+        self.thinking: int | None = None
+        self.text: int | None = None
         self.calls_by_index: dict[int, int] = {}  # stream index -> contentIndex
         self.calls_by_id: dict[str, int] = {}
-        self.arguments: dict[int, str] = {}  # contentIndex -> full arguments text
-        self.open_call: int | None = None
+        self.details: list[dict[str, Any]] | None = None
         self.has_finish_reason = False
 
     def handle(self, chunk: dict[str, Any]) -> None:
@@ -124,10 +136,12 @@ class _ChunkState:
         if choice.get("finish_reason"):
             self._finish_reason(choice["finish_reason"])
         delta = choice.get("delta") or {}
+        # Reasoning first: a proxy may put reasoning and answer in one delta, thinking comes first.
         self._reasoning(delta)
         if delta.get("content"):
-            self.open_call = None
-            self.builder.append_text(delta["content"])
+            if self.text is None:
+                self.text = self.builder.text_start()
+            self.builder.text_delta(self.text, delta["content"])
         for call in delta.get("tool_calls") or []:
             self._tool_call(call)
 
@@ -141,13 +155,15 @@ class _ChunkState:
         reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or raw.get(
             "reasoning_tokens"
         )
-        self.builder.set_usage(
+        usage = self.builder.set_usage(
             input=max(0, prompt - cache_read - cache_write),
             output=raw.get("completion_tokens") or 0,
             cache_read=cache_read,
             cache_write=cache_write,
             reasoning=reasoning or 0,
         )
+        if is_openrouter(self.model):
+            apply_reported_cost(usage, raw)
 
     def _finish_reason(self, reason: str) -> None:
         out = self.builder.message
@@ -159,14 +175,32 @@ class _ChunkState:
             out["stopReason"] = "error"
             out["errorMessage"] = f"Provider finish_reason: {reason}"
 
+    def _thinking_block(self, signature: str) -> int:
+        if self.thinking is None:
+            self.thinking = self.builder.thinking_start(thinkingSignature=signature)
+        return self.thinking
+
     def _reasoning(self, delta: dict[str, Any]) -> None:
         # Servers name the field differently (llama.cpp: reasoning_content); the first non-empty wins.
         for field in REASONING_FIELDS:
             text = delta.get(field)
             if isinstance(text, str) and text:
-                self.open_call = None
-                self.builder.append_thinking(text, thinkingSignature=field)
-                return
+                if self.model.provider == "opencode-go" and field == "reasoning":
+                    field = "reasoning_content"  # opencode-go takes its reasoning back there
+                self.builder.thinking_delta(self._thinking_block(field), text)
+                break
+        for detail in delta.get("reasoning_details") or []:
+            if is_detail(detail):
+                self._thinking_block("")
+                if self.details is None:
+                    self.details = []
+                append_detail(self.details, detail)
+
+    def keep_reasoning_details(self) -> None:
+        """Store the streamed details as the thinking block's signature (also when the stream fails)."""
+        if self.details is not None and self.thinking is not None:
+            block = self.builder.message["content"][self.thinking]
+            block["thinkingSignature"] = jsjson.dumps_str(self.details)  # type: ignore[typeddict-item]
 
     def _tool_call(self, call: dict[str, Any]) -> None:
         stream_index = call.get("index")
@@ -185,34 +219,21 @@ class _ChunkState:
             index = self.calls_by_id.get(call_id)
         if index is None:
             index = self.builder.toolcall_start(call_id or "", function.get("name") or "")
-            self.arguments[index] = ""
-            self.open_call = index
         if isinstance(stream_index, int):
             self.calls_by_index[stream_index] = index  # later pieces without an id continue the newest
         block = self.builder.message["content"][index]
-        if call.get("id"):
-            self.calls_by_id[call["id"]] = index
+        if call_id:
+            self.calls_by_id[call_id] = index
             if not block["id"]:
-                block["id"] = call["id"]
+                block["id"] = call_id
         if function.get("name") and not block["name"]:
             block["name"] = function["name"]
-        piece = function.get("arguments") or ""
-        self.arguments[index] += piece
-        if index == self.open_call:
-            self.builder.toolcall_delta(index, piece)
+        self.builder.toolcall_delta(index, function.get("arguments") or "")
 
     def finish(self, supports_finish_reason: bool) -> None:
         out = self.builder.message
+        self.keep_reasoning_details()
         self.builder.end_open_blocks()
-        # A call whose pieces arrived after another block had started: parse its whole text now.
-        for index, text in self.arguments.items():
-            arguments, error = parse_tool_call_arguments(text)
-            block = out["content"][index]
-            if block.get("arguments") != arguments or block.get("argumentsError") != error:
-                block["arguments"] = arguments  # type: ignore[typeddict-item]
-                block.pop("argumentsError", None)  # type: ignore[misc]
-                if error:
-                    block["argumentsError"] = error  # type: ignore[typeddict-unknown-key]
         if not self.has_finish_reason and not supports_finish_reason:
             has_calls = any(block["type"] == "toolCall" for block in out["content"])
             out["stopReason"] = "toolUse" if has_calls else "stop"
