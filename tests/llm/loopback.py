@@ -6,7 +6,8 @@ the SDK really parses the bytes, and the test asserts on the request bodies that
 A scripted :class:`Reply` is sent with chunked transfer encoding, one chunk per piece, so a reply
 that stops early (``cut=True``) closes the socket in the middle of the body, the way a dropped
 connection looks to a client. ``hang=True`` keeps the connection open after the pieces until the
-client goes away or the server stops (for abort tests).
+client goes away or the server stops (for abort tests); ``stall=True`` sends nothing at all until
+then (for timeout tests).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Reply:
     cut: bool = False  # close the socket after the pieces, without the final chunk
     hang: bool = False  # after the pieces, keep the connection open until the client leaves
     delay: float = 0.0  # seconds between pieces
+    stall: bool = False  # send nothing at all, not even the status line, until the client leaves
 
 
 @dataclass
@@ -104,6 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client went away (abort tests)
 
     def _send(self, reply: Reply) -> None:
+        if reply.stall:
+            self._wait_for_client()
+            return
         self.send_response(reply.status)
         for key, value in reply.headers.items():
             self.send_header(key, value)

@@ -836,3 +836,19 @@ def test_a_last_event_without_its_blank_line_is_delivered():
     with LoopbackServer([reply]) as server:
         _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
     assert (message["stopReason"], message["content"]) == ("stop", [{"type": "text", "text": "Hello"}])
+
+
+def test_claude_on_openrouter_keeps_its_session_on_one_upstream_and_takes_the_billed_cost():
+    """Issue 34: pi's ``x-session-id`` for OpenRouter and its billed ``usage.cost`` from message_delta."""
+    billed = {"output_tokens": 7, "cost": 0.0042, "is_byok": False}
+    with LoopbackServer([text_reply("Hi", end_usage=billed), text_reply("Hi")]) as server:
+        routed = model(server, id="anthropic/claude-sonnet-4.6", provider="openrouter")
+        _, message = run_stream(provider.stream, routed, CONTEXT, opts(session_id="s-9"))
+        _, direct = run_stream(provider.stream, model(server), CONTEXT, opts(session_id="s-9"))
+    assert server.captured[0].headers["x-session-id"] == "s-9"
+    assert "x-session-id" not in server.captured[1].headers
+    assert (message["usage"]["cost"]["total"], message["usage"]["cost"]["totalFromProvider"]) == (
+        0.0042,
+        True,
+    )
+    assert direct["usage"]["cost"]["totalFromProvider"] is False

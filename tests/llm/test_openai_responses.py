@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 
 import pytest
 from loopback import (
@@ -163,14 +164,12 @@ def test_streamed_text_request_and_usage():
                 "name": "bash",
                 "description": "Run a command",
                 "parameters": BASH_TOOL["parameters"],
-                "strict": False,
             },
             {
                 "type": "function",
                 "name": "read",
                 "description": "Read a file",
                 "parameters": READ_TOOL["parameters"],
-                "strict": False,
             },
         ],
         "reasoning": {"effort": "medium", "summary": "auto"},
@@ -632,7 +631,6 @@ def test_tool_search_additions_when_additional_tools_are_unsupported():
             "name": "bash",
             "description": "Run a command",
             "parameters": BASH_TOOL["parameters"],
-            "strict": False,
         }
     ]
     search_call, search_output = params["input"][3:5]
@@ -650,7 +648,6 @@ def test_tool_search_additions_when_additional_tools_are_unsupported():
                 "description": "Write a file",
                 "parameters": WRITE_TOOL["parameters"],
                 "defer_loading": True,
-                "strict": False,
             }
         ],
     }
@@ -738,7 +735,7 @@ def test_a_last_event_without_its_blank_line_is_delivered():
     assert message["stopReason"] == "stop" and message["content"][0]["text"] == "Hi"
 
 
-# -- issue 22, item 11: `strict` on custom models -------------------------------------------------
+# -- `strict` on custom models (issue 22, item 11; issue 34: as pi) ----------------------------------
 
 OPTIONAL_TOOL = {
     "name": "grep",
@@ -755,9 +752,8 @@ OPTIONAL_TOOL = {
 @pytest.mark.parametrize(
     ("compat", "tools"),
     [
-        # A models.json model that says nothing: strict: false, or the API would normalize the
-        # schema to strict mode and make `limit` mandatory (OpenAI's function-calling guide).
-        ({}, [{**_function(OPTIONAL_TOOL), "strict": False}, _function(BASH_TOOL)]),
+        # A models.json model that says nothing: no strict key, as pi (the server may not know it).
+        ({}, [{k: v for k, v in _function(t).items() if k != "strict"} for t in (OPTIONAL_TOOL, BASH_TOOL)]),
         # Strict support declared: the constrained tool goes strict with the rewritten schema.
         (
             {"supportsStrictMode": True},
@@ -778,14 +774,14 @@ OPTIONAL_TOOL = {
                 _function(BASH_TOOL),
             ],
         ),
-        # A server that rejects the field: left out.
+        # Strict support denied outright: left out too.
         (
             {"supportsStrictMode": False},
             [{k: v for k, v in _function(t).items() if k != "strict"} for t in (OPTIONAL_TOOL, BASH_TOOL)],
         ),
     ],
 )
-def test_custom_model_tools_state_strict_unless_the_server_rejects_it(compat, tools):
+def test_custom_model_tools_state_strict_only_with_strict_support(compat, tools):
     for tool in tools:
         tool.pop("constrainedSampling", None)
     context = {"messages": [system("S", [OPTIONAL_TOOL, BASH_TOOL]), user("find it")]}
@@ -793,3 +789,76 @@ def test_custom_model_tools_state_strict_unless_the_server_rejects_it(compat, to
         custom = model(server, provider="myproxy", reasoning=False, compat=compat)
         run_stream(provider.stream, custom, context, opts())
     assert server.captured[0].body["tools"] == tools
+
+
+# -- issue 34: service tiers -------------------------------------------------------------------------
+
+
+def tier_stream(tier):
+    """A text reply whose response reports the service tier it ran on (as OpenAI's does)."""
+    events = Events()
+    created = _response("in_progress")
+    created["service_tier"] = "auto"
+    events.add("response.created", response=created)
+    events.add("response.output_item.added", output_index=0, item=message_item(None, status="in_progress"))
+    events.add("response.output_text.delta", output_index=0, item_id="msg_1", content_index=0, delta="ok")
+    events.add("response.output_item.done", output_index=0, item=message_item("ok"))
+    done = _response("completed", [message_item("ok")], USAGE)
+    done["service_tier"] = tier
+    return events.add("response.completed", response=done)
+
+
+@pytest.mark.parametrize(
+    ("tier", "model_id", "factor"),
+    [
+        ("default", "gpt-test", 1),
+        ("flex", "gpt-test", 0.5),
+        ("priority", "gpt-test", 2),
+        ("priority", "gpt-5.5", 2.5),
+    ],
+)
+def test_the_reported_service_tier_prices_the_reply(tier, model_id, factor):
+    """Issue 34, item 3: flex at half, priority at twice the standard price (gpt-5.5: 2.5x), as pi."""
+    with LoopbackServer([tier_stream(tier).reply()]) as server:
+        _, message = run_stream(
+            provider.stream, model(server, id=model_id), {"messages": [user("hi")]}, opts()
+        )
+    cost = message["usage"]["cost"]
+    # 200 uncached input at 1.25, 800 cached at 0.125 and 50 output at 10 per million tokens.
+    standard = {"input": 250e-6, "cacheRead": 100e-6, "output": 500e-6}
+    for key, value in standard.items():
+        assert cost[key] == pytest.approx(value * factor)
+    assert cost["total"] == pytest.approx(850e-6 * factor)
+
+
+def test_web_search_items_the_sdk_does_not_model_print_no_serializer_warnings(capfd):
+    """Issue 34, item 5: a hosted web search whose action or sources are newer than the SDK's models
+    (``find``, an ``api`` source) used to print pydantic serializer-warning blocks on stderr."""
+    searched = {
+        "type": "web_search_call",
+        "id": "ws_1",
+        "status": "completed",
+        "action": {"type": "search", "query": "weather", "sources": [{"type": "api", "name": "oai-weather"}]},
+    }
+    found = {
+        "type": "web_search_call",
+        "id": "ws_2",
+        "status": "completed",
+        "action": {"type": "find", "url": "https://example.org", "pattern": "sunny"},
+    }
+    events = Events().created()
+    for index, item in enumerate((searched, found)):
+        events.add("response.output_item.added", output_index=index, item={**item, "status": "in_progress"})
+        events.add("response.web_search_call.completed", output_index=index, item_id=item["id"])
+        events.add("response.output_item.done", output_index=index, item=item)
+    events.add("response.output_item.added", output_index=2, item=message_item(None, status="in_progress"))
+    events.add("response.output_text.delta", output_index=2, item_id="msg_1", content_index=0, delta="Sunny.")
+    events.add("response.output_item.done", output_index=2, item=message_item("Sunny."))
+    events.completed(output=[searched, found, message_item("Sunny.")])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with LoopbackServer([events.reply()]) as server:
+            _, message = run_stream(provider.stream, model(server), CONTEXT, opts())
+    assert message["content"][0]["text"] == "Sunny."
+    assert [str(w.message) for w in caught if "serializ" in str(w.message).lower()] == []
+    assert "Pydantic" not in capfd.readouterr().err

@@ -33,11 +33,13 @@ __all__ = [
     "clamp_max_tokens_to_context",
     "clamp_thinking_level",
     "error_text",
+    "event_dict",
     "has_header",
     "http_error_message",
     "import_sdk",
     "report_response",
     "run_request",
+    "timeout_error",
 ]
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -146,6 +148,22 @@ def call_with_body(method: Callable[..., Any], params: Mapping[str, Any], **extr
     return method(**kwargs, **extra)
 
 
+def event_dict(event: Any) -> dict[str, Any]:
+    """A streamed SDK event as the JSON the server sent.
+
+    Without serializer warnings: an item shape newer (or older) than the SDK's models, such as a
+    Responses ``web_search_call`` action the SDK does not know, is kept as sent, and pydantic's
+    "serialized value may not be as expected" blocks would only land on the user's terminal.
+    """
+    to_dict = getattr(event, "to_dict", None)
+    if to_dict is None:
+        return dict(event)
+    try:
+        return to_dict(warnings=False)
+    except TypeError:  # an SDK whose to_dict has no ``warnings`` parameter
+        return to_dict()
+
+
 def has_header(headers: Mapping[str, str] | None, name: str) -> bool:
     wanted = name.lower()
     return any(key.lower() == wanted and value and value.strip() for key, value in (headers or {}).items())
@@ -188,6 +206,24 @@ _TRANSPORT_MODULES = ("httpx", "httpcore", "h11")  # "httpx" covers httpx2, whic
 def is_transport_error(exc: BaseException) -> bool:
     """Whether ``exc`` comes from the HTTP transport under the SDKs (a dropped or broken connection)."""
     return type(exc).__module__.startswith(_TRANSPORT_MODULES)
+
+
+TIMED_OUT = "Request timed out."
+
+
+def timeout_error(exc: BaseException, sdk: Any) -> ProviderError | None:
+    """pi's text for a request that ran past ``StreamOptions.timeout_ms``, or ``None``.
+
+    The SDK's timeout error carries the transport's cancellation ("Cancelled via cancel scope
+    7faf…; reason: deadline exceeded") as its cause, which says nothing to a user; the Anthropic
+    SDK also names the host. pi's JavaScript SDKs say ``Request timed out.``, whichever the phase.
+    """
+    timeout_class = getattr(sdk, "APITimeoutError", None)
+    if timeout_class is not None and isinstance(exc, timeout_class):
+        return ProviderError(TIMED_OUT)
+    if is_transport_error(exc) and "Timeout" in type(exc).__name__:  # an SDK that lets it through
+        return ProviderError(TIMED_OUT)
+    return None
 
 
 def lost_stream_text(exc: BaseException) -> str:

@@ -11,6 +11,7 @@ from tau.llm.providers._common import (
     has_header,
     is_transport_error,
     lost_stream_text,
+    timeout_error,
     truncate_error_text,
 )
 from tau.llm.providers._sse import flush_last_event
@@ -82,6 +83,9 @@ def request_error_text(exc: Any, prefix: str | None = None) -> str:
 
 def stream_error(exc: Exception, sdk: Any) -> ProviderError | None:
     """Translate an exception raised while reading the stream; ``None`` to let it through."""
+    timed_out = timeout_error(exc, sdk)
+    if timed_out is not None:
+        return timed_out
     if isinstance(exc, sdk.APIStatusError):
         return ProviderError(request_error_text(exc))
     if isinstance(exc, sdk.APIConnectionError):

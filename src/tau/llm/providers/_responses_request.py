@@ -14,9 +14,8 @@ Model compat switches (``models.json`` ``compat`` or the catalogue):
   ``medium``, so a level change keeps the cache.
 - ``supportsExplicitPromptCacheMode``: ``prompt_cache_options`` (``{"mode": "explicit"}`` for
   retention ``none``, ``{"ttl": "30m"}`` for ``long``) instead of ``prompt_cache_retention``.
-- ``supportsStrictMode``: ``true`` sends ``constrainedSampling`` tools strict; unset, every tool goes
-  ``strict: false`` (an omitted ``strict`` would make the API normalize it to strict mode);
-  ``false`` leaves the field out.
+- ``supportsStrictMode`` (default ``false``, as pi): ``true`` states ``strict`` on every function tool,
+  ``true`` with a strict schema for ``constrainedSampling`` tools; otherwise the field is left out.
 - ``supportsDeveloperRole``, ``supportsLongCacheRetention``,
   ``supportsMaxOutputTokens``, ``promptCacheKeyMode``, ``sessionAffinityFormat``,
   ``thinkingLevelMap``.
@@ -67,7 +66,7 @@ def compat_of(model: Model) -> dict[str, Any]:
         "affinity": compat.get("sessionAffinityFormat", "openrouter" if openrouter else "openai"),
         "cache_key": compat.get("promptCacheKeyMode", "auto"),
         "long_cache": compat.get("supportsLongCacheRetention", True),
-        "strict": compat.get("supportsStrictMode"),  # None (unset), True or False: see convert_tools
+        "strict": compat.get("supportsStrictMode", False),
         "max_output": compat.get("supportsMaxOutputTokens", True),
         "additional_tools": compat.get("supportsAdditionalTools", False),
         "tool_search": compat.get("supportsToolSearch", False),
@@ -217,15 +216,13 @@ def _tool_output(model: Model, content: list[dict[str, Any]]) -> str | list[dict
 
 
 def convert_tools(
-    tools: list[dict[str, Any]], supports_strict: bool | None, *, search_result: bool = False
+    tools: list[dict[str, Any]], supports_strict: bool, *, search_result: bool = False
 ) -> list[dict[str, Any]]:
-    """Function tools with ``strict`` always stated, unless ``supportsStrictMode`` is ``false``.
+    """Function tools; with strict support each states ``strict`` (pi's ``convertResponsesTools``).
 
-    OpenAI's function-calling guide: when ``strict`` is omitted, the Responses API normalizes the
-    schema into strict mode (every property required, ``additionalProperties: false``), which makes
-    optional parameters mandatory; only ``strict: false`` keeps a tool non-strict. So a tool that
-    is not sent strict says ``strict: false`` (pi 1.6 omits the field unless the model declares
-    strict support). ``supportsStrictMode: false`` (a server that rejects the field) omits it.
+    Without it (servers declared in ``models.json`` unless their compat says otherwise) the field
+    is left out, as pi leaves it: such servers may reject a field they do not know. OpenAI's own
+    models declare strict support in the catalogue, so their non-strict tools say ``strict: false``.
     """
     converted = []
     for tool in tools:
@@ -238,7 +235,7 @@ def convert_tools(
         }
         if search_result:
             entry["defer_loading"] = True
-        if supports_strict is not False:
+        if supports_strict:
             entry["strict"] = bool(strict)
         converted.append(entry)
     return converted

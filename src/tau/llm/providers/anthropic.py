@@ -18,17 +18,21 @@ from typing import Any
 from tau.common import jsjson
 from tau.common.jsstr import ms_now
 from tau.llm.builder import MessageBuilder
+from tau.llm.cost import apply_openrouter_cost, is_openrouter
 from tau.llm.providers._anthropic_request import BuiltRequest, build_request, has_request_auth
 from tau.llm.providers._common import (
+    TIMED_OUT,
     ProviderError,
     apply_payload_hook,
     call_with_body,
+    event_dict,
     http_error_message,
     import_sdk,
     is_transport_error,
     lost_stream_text,
     report_response,
     run_request,
+    timeout_error,
 )
 from tau.llm.providers._openai import KEYED_PROVIDERS
 from tau.llm.providers._sse import flush_last_event
@@ -93,7 +97,7 @@ def _mark_strict_limits(session_id: str | None) -> None:
 async def _run(
     model: Model, context: TranscriptContext, options: StreamOptions, builder: MessageBuilder
 ) -> None:
-    headers = {**model.headers, **options.headers}
+    headers = {**_session_affinity(model, options), **model.headers, **options.headers}
     keyless = not has_request_auth(options.api_key, headers)
     if keyless and model.provider in KEYED_PROVIDERS:
         raise ProviderError(f"No API key for provider: {model.provider}")
@@ -115,6 +119,17 @@ async def _run(
         await _consume(response, builder, anthropic)
     finally:
         await client.close()
+
+
+def _session_affinity(model: Model, options: StreamOptions) -> dict[str, str]:
+    """pi's session-affinity header (OpenRouter by default: ``x-session-id``), so a gateway keeps
+    a session on one upstream and its prompt cache warm."""
+    session = options.session_id if options.cache_retention != "none" else None
+    openrouter = is_openrouter(model)
+    if not session or not model.compat.get("sendSessionAffinityHeaders", openrouter):
+        return {}
+    style = model.compat.get("sessionAffinityFormat", "openrouter" if openrouter else None)
+    return {"x-session-id" if style == "openrouter" else "x-session-affinity": session}
 
 
 async def _send(
@@ -142,6 +157,8 @@ async def _send(
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
             )
+        except sdk.APITimeoutError as exc:
+            raise ProviderError(TIMED_OUT) from exc
         except sdk.APIStatusError as exc:
             if disable_strict or not built.has_preferred_strict_tools or not _is_strict_limit_error(exc):
                 raise ProviderError(http_error_message(exc.status_code, exc.body)) from exc
@@ -157,20 +174,21 @@ async def _send(
 
 
 async def _consume(response: Any, builder: MessageBuilder, sdk: Any) -> None:
-    state = _StreamState(builder)
+    state = _StreamState(builder, is_openrouter(builder.model))
     try:
         async for event in response:
-            state.handle(event.to_dict() if hasattr(event, "to_dict") else dict(event))
+            state.handle(event_dict(event))
     except sdk.APIStatusError as exc:
         # An ``event: error`` in the stream: pi reports its data as is.
         body = exc.body
         raise ProviderError(jsjson.dumps_str(body) if isinstance(body, dict | list) else str(exc)) from exc
     except ValueError as exc:
         raise ProviderError(f"Could not parse Anthropic SSE event: {exc}") from exc
-    except sdk.APIConnectionError as exc:
-        raise ProviderError(lost_stream_text(exc)) from exc
     except Exception as exc:
-        if is_transport_error(exc):
+        timed_out = timeout_error(exc, sdk)
+        if timed_out is not None:
+            raise timed_out from exc
+        if isinstance(exc, sdk.APIConnectionError) or is_transport_error(exc):
             raise ProviderError(lost_stream_text(exc)) from exc
         raise
     state.finish()
@@ -188,8 +206,9 @@ _STOP_REASONS = {
 class _StreamState:
     """Anthropic's block-indexed events applied to a :class:`MessageBuilder`."""
 
-    def __init__(self, builder: MessageBuilder) -> None:
+    def __init__(self, builder: MessageBuilder, openrouter: bool = False) -> None:
         self.builder = builder
+        self.openrouter = openrouter  # OpenRouter adds its billed cost to message_delta's usage
         self.blocks: dict[int, int] = {}  # Anthropic block index -> contentIndex
         self.saw_start = False
         self.saw_stop = False
@@ -269,7 +288,7 @@ class _StreamState:
                 out["errorMessage"] = error
         usage = event.get("usage") or {}
         details = usage.get("output_tokens_details") or {}
-        self.builder.set_usage(
+        recorded = self.builder.set_usage(
             input=usage.get("input_tokens"),
             output=usage.get("output_tokens"),
             cache_read=usage.get("cache_read_input_tokens"),
@@ -277,6 +296,8 @@ class _StreamState:
             cache_write_1h=(usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"),
             reasoning=details.get("thinking_tokens"),
         )
+        if self.openrouter and usage:
+            apply_openrouter_cost(recorded, usage)
 
     def finish(self) -> None:
         out = self.builder.message

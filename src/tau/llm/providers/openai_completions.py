@@ -17,9 +17,11 @@ from tau.llm.builder import MessageBuilder
 from tau.llm.cost import apply_openrouter_cost as apply_reported_cost
 from tau.llm.cost import is_openrouter
 from tau.llm.providers._common import (
+    TIMED_OUT,
     ProviderError,
     apply_payload_hook,
     call_with_body,
+    event_dict,
     import_sdk,
     report_response,
     run_request,
@@ -72,6 +74,8 @@ async def _run(
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
             )
+        except openai.APITimeoutError as exc:
+            raise ProviderError(TIMED_OUT) from exc
         except openai.APIStatusError as exc:
             raise ProviderError(request_error_text(exc)) from exc
         await report_response(options, getattr(response, "response", None))
@@ -79,7 +83,7 @@ async def _run(
         state = _ChunkState(builder, model)
         try:
             async for chunk in response:
-                state.handle(chunk.to_dict() if hasattr(chunk, "to_dict") else dict(chunk))
+                state.handle(event_dict(chunk))
         except BaseException as exc:
             state.keep_reasoning_details()  # a failed reply keeps them too, as pi's does
             translated = stream_error(exc, openai) if isinstance(exc, Exception) else None

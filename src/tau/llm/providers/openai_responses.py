@@ -7,7 +7,7 @@ content from ``thinkingSignature``, assistant text with its item id and phase fr
 session id). This module sends it through the SDK (``client.responses.create``, streaming) and
 turns the events into pi's event protocol: reasoning summaries as thinking, text, refusals,
 several tool calls (``<call_id>|<item_id>`` ids) with streamed arguments, usage with cached and
-reasoning tokens, stop reasons from the response status.
+reasoning tokens priced at the response's ``service_tier``, stop reasons from the response status.
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.llm.builder import MessageBuilder
+from tau.llm.cost import apply_service_tier
 from tau.llm.partial_json import parse_tool_call_arguments
 from tau.llm.providers._common import (
+    TIMED_OUT,
     ProviderError,
     apply_payload_hook,
     call_with_body,
+    event_dict,
     import_sdk,
     report_response,
     run_request,
@@ -82,6 +85,8 @@ async def _run(
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
             )
+        except openai.APITimeoutError as exc:
+            raise ProviderError(TIMED_OUT) from exc
         except openai.APIStatusError as exc:
             raise ProviderError(request_error_text(exc, prefix)) from exc
         await report_response(options, getattr(response, "response", None))
@@ -89,7 +94,7 @@ async def _run(
         state = _EventState(builder)
         try:
             async for event in response:
-                state.handle(event.to_dict() if hasattr(event, "to_dict") else dict(event))
+                state.handle(event_dict(event))
         except ProviderError:
             raise
         except Exception as exc:
@@ -264,6 +269,8 @@ class _EventState:
                 reasoning=(usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
             )
             out["usage"]["totalTokens"] = usage.get("total_tokens") or 0
+            # Flex costs half, priority twice: priced at the tier the response says it ran on.
+            apply_service_tier(out["usage"], response.get("service_tier"), self.builder.model.id)
         status = response.get("status")
         reason = (response.get("incomplete_details") or {}).get("reason")
         out["rawStopReason"] = f"{status}.{reason}" if reason else status  # type: ignore[typeddict-item]
