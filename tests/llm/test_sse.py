@@ -1,12 +1,19 @@
-"""The SSE decoding the adapters use: a stream's unterminated last event is delivered, nothing else changes."""
+"""The SDKs' HTTP client: a stream's unterminated last event is delivered, nothing else changes.
+
+Through public mechanisms only (issue 34): the SDK's ``http_client`` argument and the HTTP
+library's response ``event_hooks``. The adapter tests check the whole path per SDK
+(``test_a_last_*_without_its_blank_line_is_delivered``); these check the client itself, and fail
+with a message naming what moved if the SDK or its HTTP library changes shape.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import pytest
 
-from tau.llm.providers._sse import flush_last_event, terminator
+from tau.llm.providers._sse import _http_library, http_client, terminator
 
 
 @pytest.mark.parametrize(
@@ -25,45 +32,68 @@ def test_terminator_completes_only_an_unfinished_event(tail, end):
     assert terminator(tail[-4:]) == end
 
 
-@pytest.mark.parametrize("sdk_name", ["anthropic", "openai"])
-@pytest.mark.parametrize(
-    ("body", "events"),
-    [
-        (b'id: 7\nevent: a\ndata: {"n":1}\n\n', [("a", '{"n":1}')]),  # ended: no empty event after an id
-        (b'event: a\ndata: {"n":1}\n\nevent: b\ndata: {"n":2}', [("a", '{"n":1}'), ("b", '{"n":2}')]),
-        (b'event: b\ndata: {"n":2}\n', [("b", '{"n":2}')]),
-    ],
-)
-def test_the_sdk_decoders_deliver_every_event_once(sdk_name, body, events):
+def _sdk_client(sdk_name: str):
     sdk = pytest.importorskip(sdk_name)
-    client_class = sdk.AsyncAnthropic if sdk_name == "anthropic" else sdk.AsyncOpenAI
-    client = flush_last_event(client_class(api_key="k", base_url="http://127.0.0.1:9"))
+    made = http_client(sdk)
+    assert "http_client" in made, (
+        f"{sdk_name} {sdk.__version__} has no public DefaultAsyncHttpxClient any more: "
+        "tau's flush of an unterminated last SSE event (tau.llm.providers._sse) needs another public hook"
+    )
+    return sdk, made["http_client"]
 
-    async def decode():
-        async def chunks():
-            for index in range(0, len(body), 5):  # pieces that split lines and events anywhere
+
+def _fetch(client, library, body: bytes, headers: dict[str, str]) -> bytes:
+    """``body`` sent in 5-byte pieces (splitting lines and events anywhere) through ``client``'s hooks."""
+
+    async def handler(request):
+        async def pieces():
+            for index in range(0, len(body), 5):
                 yield body[index : index + 5]
 
-        return [(sse.event, sse.data) async for sse in client._make_sse_decoder().aiter_bytes(chunks())]
+        return library.Response(200, headers=headers, content=pieces())
 
-    assert asyncio.run(decode()) == events
-    assert [(s.event, s.data) for s in client._make_sse_decoder().iter_bytes(iter([body]))] == events
+    async def main():
+        # The SDK's client with its hooks, on a transport that answers in memory.
+        mocked = library.AsyncClient(transport=library.MockTransport(handler), event_hooks=client.event_hooks)
+        async with mocked, mocked.stream("POST", "http://sdk.test/v1/stream") as response:
+            return b"".join([chunk async for chunk in response.aiter_bytes()])
+
+    return asyncio.run(main())
 
 
-def test_the_wrapped_hook_takes_whatever_the_sdk_passes():
-    # anthropic 2.x calls ``_make_sse_decoder(options)``; older SDKs call it with nothing.
-    received = []
+@pytest.mark.parametrize("sdk_name", ["anthropic", "openai"])
+@pytest.mark.parametrize(
+    ("body", "delivered"),
+    [
+        (b'id: 7\nevent: a\ndata: {"n":1}\n\n', b'id: 7\nevent: a\ndata: {"n":1}\n\n'),  # ended: unchanged
+        (
+            b'event: a\ndata: {"n":1}\n\nevent: b\ndata: {"n":2}',
+            b'event: a\ndata: {"n":1}\n\nevent: b\ndata: {"n":2}\n\n',
+        ),
+        (b'event: b\ndata: {"n":2}\n', b'event: b\ndata: {"n":2}\n\n'),
+    ],
+)
+def test_event_stream_bodies_end_with_a_terminated_event(sdk_name, body, delivered):
+    _, client = _sdk_client(sdk_name)
+    library = _http_library(type(client))
+    events = {"content-type": "text/event-stream"}
+    assert _fetch(client, library, body, events) == delivered
+    # Not an event stream, or compressed: left exactly as sent.
+    assert _fetch(client, library, b'{"a":1}', {"content-type": "application/json"}) == b'{"a":1}'
+    zipped = {**events, "content-encoding": "gzip"}
+    assert _fetch(client, library, gzip.compress(b"data: 1"), zipped) == b"data: 1"
+    asyncio.run(client.aclose())
 
-    class Decoder:
-        def iter_bytes(self, iterator):
-            return iter([b"".join(iterator)])
 
-    class Client:
-        def _make_sse_decoder(self, options=None):
-            received.append(options)
-            return Decoder()
-
-    client = flush_last_event(Client())
-    assert list(client._make_sse_decoder("opts").iter_bytes(iter([b"data: 1"]))) == [b"data: 1\n\n"]
-    assert list(client._make_sse_decoder().iter_bytes(iter([b"data: 1\n\n"]))) == [b"data: 1\n\n"]
-    assert received == ["opts", None]
+@pytest.mark.parametrize("sdk_name", ["anthropic", "openai"])
+def test_the_sdk_takes_the_client_with_its_defaults(sdk_name):
+    """The SDK accepts it as its ``http_client`` and keeps its own defaults (timeouts, redirects)."""
+    sdk, client = _sdk_client(sdk_name)
+    plain = sdk.DefaultAsyncHttpxClient()
+    maker = sdk.AsyncAnthropic if sdk_name == "anthropic" else sdk.AsyncOpenAI
+    made = maker(api_key="k", base_url="http://127.0.0.1:9", http_client=client)
+    assert made.timeout == maker(api_key="k", base_url="http://127.0.0.1:9").timeout
+    assert (client.timeout, client.follow_redirects) == (plain.timeout, plain.follow_redirects)
+    assert len(client.event_hooks["response"]) == 1
+    asyncio.run(made.close())
+    asyncio.run(plain.aclose())

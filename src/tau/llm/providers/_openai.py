@@ -14,7 +14,7 @@ from tau.llm.providers._common import (
     timeout_error,
     truncate_error_text,
 )
-from tau.llm.providers._sse import flush_last_event
+from tau.llm.providers._sse import http_client
 from tau.llm.stream import StreamOptions
 from tau.llm.types import Model
 
@@ -55,14 +55,14 @@ def auth_extra(api_key: str | None, sdk: Any) -> dict[str, Any]:
 def make_client(model: Model, options: StreamOptions, api_key: str | None, headers: Mapping[str, str]) -> Any:
     import openai  # already imported by the adapter (import_sdk); cheap here
 
-    client = openai.AsyncOpenAI(
+    return openai.AsyncOpenAI(
         api_key=api_key or "unused",
         base_url=model.base_url or DEFAULT_BASE_URL,
         default_headers=dict(headers),
         max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
         **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
+        **http_client(openai),  # a stream's unterminated last event is delivered
     )
-    return flush_last_event(client)
 
 
 def request_error_text(exc: Any, prefix: str | None = None) -> str:

@@ -35,7 +35,7 @@ from tau.llm.providers._common import (
     timeout_error,
 )
 from tau.llm.providers._openai import KEYED_PROVIDERS
-from tau.llm.providers._sse import flush_last_event
+from tau.llm.providers._sse import http_client
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.types import Model, TranscriptContext
@@ -102,14 +102,13 @@ async def _run(
     if keyless and model.provider in KEYED_PROVIDERS:
         raise ProviderError(f"No API key for provider: {model.provider}")
     anthropic = await import_sdk("anthropic")
-    client = flush_last_event(
-        anthropic.AsyncAnthropic(
-            api_key=options.api_key or "unused",
-            base_url=model.base_url or DEFAULT_BASE_URL,
-            default_headers=headers,
-            max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
-            **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
-        )
+    client = anthropic.AsyncAnthropic(
+        api_key=options.api_key or "unused",
+        base_url=model.base_url or DEFAULT_BASE_URL,
+        default_headers=headers,
+        max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
+        **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
+        **http_client(anthropic),  # a stream's unterminated last event is delivered
     )
     try:
         extra = {"extra_headers": {"Authorization": anthropic.Omit()}} if keyless else {}
