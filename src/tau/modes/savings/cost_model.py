@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from tau.llm.cost import calculate_cost
 from tau.llm.types import Model
 
 __all__ = [
@@ -122,19 +123,29 @@ UNPRICED = Prices(0.0, 0.0, "none")
 @dataclass
 class PriceBook:
     """Prices per ``(provider, model)``: an override, else the model registry, else the session's own
-    recorded costs (``usage.cost`` divided by the tokens), else none (cost 0)."""
+    recorded costs (``usage.cost`` divided by the tokens), else none (cost 0).
+
+    Registry and recorded prices are scaled by how the session's requests of that model were billed
+    against them (:meth:`learn`): a Responses service tier (flex half, priority twice the list
+    price) or OpenRouter's own billed total (``totalFromProvider``) is in the recorded ``cost.total``
+    of each request, so the measured figures and the stock-pi baseline are priced on those terms.
+    """
 
     lookup: Any = None  # ``(provider, model_id) -> Model | None``
     override: Prices | None = None
     recorded: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    # ``(provider, model)`` -> [recorded totals, the same usage at the list prices]
+    billed: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     _cache: dict[tuple[str, str], Prices] = field(default_factory=dict)
 
     def learn(self, message: dict[str, Any]) -> None:
-        """Remember the per-token rates an assistant message's recorded usage implies."""
+        """Remember the per-token rates an assistant message's recorded usage implies, and what it
+        was billed against its list price."""
         usage = message.get("usage")
         cost = usage.get("cost") if isinstance(usage, dict) else None
         if not isinstance(cost, dict):
             return
+        self._learn_billed(_key(message), usage, cost)  # type: ignore[arg-type]
         rates = self.recorded.setdefault(_key(message), {})
         for tokens_key, cost_key, factor, rate in (
             ("input", "input", 1.0, "input"),
@@ -145,6 +156,27 @@ class PriceBook:
             tokens, paid = usage.get(tokens_key), cost.get(cost_key)
             if rate not in rates and _number(tokens) and tokens > 0 and _number(paid) and paid > 0:
                 rates[rate] = paid / tokens / factor * _PER_MILLION
+
+    def _learn_billed(self, key: tuple[str, str], usage: dict[str, Any], cost: dict[str, Any]) -> None:
+        total = cost.get("total")
+        if not _number(total) or total <= 0:
+            return
+        model = self.lookup(*key) if self.lookup is not None else None
+        if isinstance(model, Model) and (model.cost.input or model.cost.output):
+            tokens = {k: usage.get(k) if _number(usage.get(k)) else 0 for k in _USAGE_TOKENS}
+            listed = calculate_cost(model, tokens)["total"]  # type: ignore[arg-type]
+        else:  # the recorded parts are the list prices of their day (a tier scales them too)
+            listed = sum(cost.get(k) for k in _COST_PARTS if _number(cost.get(k)))
+        if listed > 0:
+            sums = self.billed.setdefault(key, [0.0, 0.0])
+            sums[0] += total
+            sums[1] += listed
+
+    def billed_factor(self, provider: str, model_id: str) -> float:
+        """What the session's requests of this model were billed, per unit of their list price."""
+        recorded, listed = self.billed.get((provider, model_id), (0.0, 0.0))
+        factor = recorded / listed if listed > 0 else 1.0
+        return 1.0 if abs(factor - 1.0) <= 1e-6 else factor
 
     def prices(self, provider: str, model_id: str) -> Prices:
         if self.override is not None:
@@ -157,11 +189,23 @@ class PriceBook:
     def _resolve(self, key: tuple[str, str]) -> Prices:
         model = self.lookup(*key) if self.lookup is not None else None
         if isinstance(model, Model) and (model.cost.input or model.cost.output):
-            return Prices(model.cost.input, model.cost.output, "catalogue")
+            return self._as_billed(Prices(model.cost.input, model.cost.output, "catalogue"), key)
         rates = self.recorded.get(key, {})
         if "input" in rates:
-            return Prices(round(rates["input"], 6), round(rates.get("output", 0.0), 6), "recorded")
+            listed = Prices(round(rates["input"], 6), round(rates.get("output", 0.0), 6), "recorded")
+            return self._as_billed(listed, key)
         return UNPRICED
+
+    def _as_billed(self, listed: Prices, key: tuple[str, str]) -> Prices:
+        factor = self.billed_factor(*key)
+        if factor == 1.0:
+            return listed
+        source = f"{listed.source} x {factor:.6g} as billed"
+        return Prices(round(listed.input * factor, 6), round(listed.output * factor, 6), source)
+
+
+_USAGE_TOKENS = ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h")
+_COST_PARTS = ("input", "output", "cacheRead", "cacheWrite")
 
 
 def _key(message: dict[str, Any]) -> tuple[str, str]:
