@@ -940,3 +940,29 @@ def test_event_order_with_thinking_and_two_tool_calls_is_pi_ais():
     first_delta = next(e for e in events if e["type"] == "thinking_delta")
     assert first_delta["partial"]["content"][0]["thinking"] == "The user wants"
     assert [b["type"] for b in message["content"]] == ["thinking", "text", "toolCall", "toolCall"]
+
+
+def test_a_reply_cut_off_keeps_the_reasoning_details_it_received():
+    """pi stores the details on the thinking block of a failed reply too (the error message)."""
+    pieces = openrouter_reasoning_reply().pieces[:4]
+    with LoopbackServer([Reply(pieces=pieces, cut=True)]) as server:
+        _, message = run_stream(provider.stream, openrouter(server), CONTEXT, opts())
+    assert message["stopReason"] == "error"
+    assert json.loads(message["content"][0]["thinkingSignature"]) == MERGED_DETAILS
+
+
+def test_opencode_go_reasoning_goes_back_as_reasoning_content():
+    reply = Reply(
+        pieces=[
+            chunk({"role": "assistant", "reasoning": "Hmm."}),
+            chunk({"content": "Yes."}),
+            chunk(finish="stop"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    with LoopbackServer([reply, text_reply("ok")]) as server:
+        m = model(server, provider="opencode-go", reasoning=True)
+        _, message = run_stream(provider.stream, m, CONTEXT, opts())
+        run_stream(provider.stream, m, {"messages": [*CONTEXT["messages"], message, user("more", 9)]}, opts())
+    assert message["content"][0]["thinkingSignature"] == "reasoning_content"
+    assert server.captured[1].body["messages"][2]["reasoning_content"] == "Hmm."
