@@ -2,10 +2,12 @@
 
 The request body (pi 1.6's, field by field) and the compat options are built in
 :mod:`tau.llm.providers._completions_request`. This module sends it
-(``client.chat.completions.create``, streaming) and reads the chunks: ``delta.content``,
-``delta.tool_calls`` accumulated by index (a new id at a used index starts a new call), reasoning from ``reasoning_content``/``reasoning``/
-``reasoning_text``, usage from the last chunk (``prompt_tokens_details.cached_tokens`` as cache
-reads), ``finish_reason`` as the stop reason.
+(``client.chat.completions.create``, streaming) and reads the chunks as pi-ai 1.6 reads them:
+``delta.content``, ``delta.tool_calls`` accumulated by index (a new id at a used index starts a new
+call), reasoning from ``reasoning_content``/``reasoning``/``reasoning_text`` and OpenRouter's
+``reasoning_details``, usage from the last chunk (``prompt_tokens_details.cached_tokens`` as cache
+reads; OpenRouter's billed ``usage.cost`` as the total), ``finish_reason`` as the stop reason.
+Every block ends after the stream, in content order (pi's event order).
 """
 
 from __future__ import annotations
