@@ -69,4 +69,7 @@ def test_tau_continues_the_session_with_pi_s_request():
     assert {k: v for k, v in ours.items() if k != "messages"} == {
         k: v for k, v in pis.items() if k != "messages"
     }
-    assert [e["message"]["role"] for e in appended] == ["user", "assistant"]
+    # tau's system prompt names where tau is installed, so a checkout other than the one that wrote
+    # the golden records a system message first, as pi did when it continued the session.
+    roles = [e["message"]["role"] for e in appended]
+    assert roles in (["user", "assistant"], ["system", "user", "assistant"])
