@@ -56,7 +56,7 @@ def _reduce(session_dir: Path) -> tuple[FakeTau, FakeCtx, dict | None]:
     tau = FakeTau()
     ctx = FakeCtx(str(session_dir), FakeRegistry(replies=[]))
     # An unknown reducer model: a log that gets past the archive ends as reducer-model-unavailable.
-    settings = SolSettings(evidence_preserving_reducer=True, reducer_model="not-configured")
+    settings = SolSettings(evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="not-configured")
     reducer = Reducer(tau, settings)
     result = asyncio.run(reducer.on_tool_result(bash_event("pytest -q", INLINE, is_error=True), ctx))
     return tau, ctx, result
@@ -118,7 +118,7 @@ def test_a_link_that_appears_after_archiving_makes_a_cache_hit_fall_back(tmp_pat
     ctx = FakeCtx(
         str(tmp_path), FakeRegistry(replies=[failure_receipt("E   AssertionError: assert 41 == 42")])
     )
-    reducer = Reducer(tau, SolSettings(evidence_preserving_reducer=True))
+    reducer = Reducer(tau, SolSettings(evidence_preserving_reducer=True, evidence_extractors=False))
     event = bash_event("pytest -q", INLINE, is_error=True)
     assert asyncio.run(reducer.on_tool_result(event, ctx)) is not None
     session = tmp_path / "sol" / "session-a"

@@ -106,7 +106,7 @@ def _log_with(text: str) -> str:
 def _reducer(tmp_path: Path, *replies):
     tau = FakeTau()
     ctx = FakeCtx(str(tmp_path), FakeRegistry(replies=list(replies)))
-    reducer = Reducer(tau, SolSettings(evidence_preserving_reducer=True))
+    reducer = Reducer(tau, SolSettings(evidence_preserving_reducer=True, evidence_extractors=False))
     return tau, ctx, reducer
 
 

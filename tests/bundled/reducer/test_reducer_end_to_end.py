@@ -77,7 +77,7 @@ def run_session(tmp_path: Path, invent: bool) -> tuple[SessionManager, dict[str,
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = session_module.AgentSession(
         manager,
-        Settings.in_memory({"sol": {"evidencePreservingReducer": True}}),
+        Settings.in_memory({"sol": {"evidencePreservingReducer": True, "evidenceExtractors": False}}),
         registry,
         registry.find("faux", "faux-1"),
         cwd=str(tmp_path),
@@ -124,7 +124,7 @@ def test_a_failing_30_kb_pytest_log_becomes_a_receipt_of_verbatim_quotes(tmp_pat
     assert len(quotes) >= 3 and all(quote in log for quote in quotes)
     assert any("assert 41 == 42" in quote for quote in quotes)
     assert len(receipt.encode()) < 2_000
-    assert [d["kind"] for d in journal(manager)] == ["candidate", "provider_response", "applied"]
+    assert [d["kind"] for d in journal(manager)] == ["candidate", "route", "provider_response", "applied"]
     assert result["details"]["evidencePreservingReducer"]["sourceBytes"] == len(log.encode())
     # the session file on disk holds the receipt, not the log
     on_disk = Path(manager.get_session_file()).read_text()
@@ -137,5 +137,5 @@ def test_an_invented_quote_leaves_the_original_output(tmp_path):
     assert "line 0350 " + "x" * 35 in output and "sol_pi_evidence_receipt_v1" not in output
     assert output.endswith("Command exited with code 1")
     assert "evidencePreservingReducer" not in (result.get("details") or {})
-    assert [d["kind"] for d in journal(manager)] == ["candidate", "provider_response", "fallback"]
+    assert [d["kind"] for d in journal(manager)] == ["candidate", "route", "provider_response", "fallback"]
     assert journal(manager)[-1]["reason"] == "unverifiable-quote"

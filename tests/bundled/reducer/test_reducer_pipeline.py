@@ -53,7 +53,7 @@ def make(tmp_path, *replies, settings=None, **ctx_kw):
     tau = FakeTau()
     registry = ctx_kw.pop("registry", None) or FakeRegistry(replies=list(replies))
     ctx = FakeCtx(str(tmp_path), registry, **ctx_kw)
-    reducer = Reducer(tau, settings or SolSettings(evidence_preserving_reducer=True))
+    reducer = Reducer(tau, settings or SolSettings(evidence_preserving_reducer=True, evidence_extractors=False))
     reducer.install()
     return tau, ctx, reducer
 
@@ -89,7 +89,7 @@ def test_a_failing_log_becomes_a_verified_receipt(tmp_path):
     summary = result["details"]["evidencePreservingReducer"]
     assert summary["schema"] == "sol-pi-evidence-receipt/1" and summary["evidenceCount"] == 2
     assert summary["receiptBytes"] == len(receipt.encode()) < summary["sourceBytes"] == len(LOG)
-    assert tau.kinds() == ["candidate", "provider_response", "applied"]
+    assert tau.kinds() == ["candidate", "route", "provider_response", "applied"]
     run_id = sha256(str(tmp_path / "sol" / "session-a"))[:16]
     assert all(
         d["schema"] == "sol-pi-evidence-preserving-reducer/1" and d["runId"] == run_id for d in tau.journal()
@@ -116,7 +116,10 @@ def test_the_configured_route(tmp_path):
     luna = FakeModel("openai-codex", "gpt-5.6-luna")
     registry = FakeRegistry(FakeModel(), luna, replies=[GOOD])
     settings = SolSettings(
-        evidence_preserving_reducer=True, reducer_provider="openai-codex", reducer_model="gpt-5.6-luna"
+        evidence_preserving_reducer=True,
+        evidence_extractors=False,
+        reducer_provider="openai-codex",
+        reducer_model="gpt-5.6-luna",
     )
     _tau, ctx, reducer = make(tmp_path, settings=settings, registry=registry)
     result = run(reducer, bash_event("pytest", INLINE, is_error=True), ctx)
@@ -127,7 +130,7 @@ def test_the_configured_route(tmp_path):
 def test_an_invented_quote_keeps_the_original(tmp_path):
     tau, ctx, reducer = make(tmp_path, reply(("failure", "E   AssertionError: assert 4 == 5")))
     assert run(reducer, bash_event("pytest", INLINE, is_error=True), ctx) is None
-    assert tau.kinds() == ["candidate", "provider_response", "fallback"]
+    assert tau.kinds() == ["candidate", "route", "provider_response", "fallback"]
     assert tau.journal()[-1]["reason"] == "unverifiable-quote" and tau.journal()[-1]["toolCallId"] == "call_1"
 
 
@@ -157,7 +160,7 @@ def test_a_model_that_never_answers_times_out(tmp_path):
 
 
 def test_an_unknown_reducer_model_makes_no_call(tmp_path):
-    settings = SolSettings(evidence_preserving_reducer=True, reducer_model="missing")
+    settings = SolSettings(evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="missing")
     tau, ctx, reducer = make(tmp_path, settings=settings)
     assert run(reducer, bash_event("pytest", INLINE, is_error=True), ctx) is None
     assert tau.journal()[-1]["reason"] == "reducer-model-unavailable" and ctx.model_registry.calls == []
@@ -167,7 +170,7 @@ def test_an_unknown_reducer_model_makes_no_call(tmp_path):
     ("event", "reason"),
     [
         (bash_event("pytest", "3 passed\n"), "source-under-min-bytes"),
-        (bash_event("pytest", LOG + "API_KEY=sk-123\n"), "likely-secret"),
+        (bash_event("pytest", LOG + "API_KEY=sk-123\n", is_error=True), "likely-secret"),
         (bash_event("pytest", INLINE, is_error=False), "exit-state-mismatch"),
         (
             bash_event("pytest", LOG, is_error=True, structured_content={"exit_code": 0}),
@@ -248,7 +251,7 @@ def test_three_identical_logs_make_one_call_and_hits_report_no_usage(tmp_path):
     assert all("reducer_total_tokens=0" in r["content"][0]["text"] for r in results[1:])
     assert (
         tau.kinds()
-        == ["candidate", "provider_response", "applied"] + ["candidate", "cache_hit", "applied"] * 2
+        == ["candidate", "route", "provider_response", "applied"] + ["candidate", "cache_hit", "applied"] * 2
     )
     assert [d["cacheHit"] for d in tau.journal() if d["kind"] == "applied"] == [False, True, True]
     assert tau.journal()[-1]["usage"]["totalTokens"] == 0
@@ -260,7 +263,7 @@ def test_the_cache_key(tmp_path):
     run(reducer, bash_event("pytest -x", INLINE, is_error=True), ctx)  # another command
     assert len(ctx.model_registry.calls) == 2
     reducer.settings = SolSettings(
-        evidence_preserving_reducer=True, reducer_model="faux-1", reducer_provider="faux"
+        evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="faux-1", reducer_provider="faux"
     )
     run(reducer, bash_event("pytest", INLINE, is_error=True), ctx)  # same route: a hit
     assert len(ctx.model_registry.calls) == 2
@@ -336,7 +339,8 @@ def test_savings_are_shown_in_the_interactive_mode_only(tmp_path):
         return plain
 
     plain = asyncio.run(both())
-    ((message, level),) = ctx.ui.notices
+    (route, _level), (message, level) = ctx.ui.notices  # the first call also names the reducer model
+    assert route == "⚡ SoL-Pi · Evidence Reducer\nReducer model · faux/faux-1 (the session's model; set sol.reducerModel to choose)"
     assert message.startswith("⚡ SoL-Pi · Evidence Reducer\nMoney saved · ") and level == "info"
     assert message.endswith("removed from future prompts") and plain.ui.notices == []
 

@@ -12,7 +12,14 @@ import pytest
 from tau.bundled.reducer.archive import Archive, ArchiveIntegrityError, ArchiveObject, line_count
 from tau.bundled.reducer.config import sha256
 from tau.bundled.reducer.prompt import reducer_input, reducer_instructions
-from tau.bundled.reducer.receipt import Evidence, Rejected, ValidReceipt, receipt_text, validate_receipt
+from tau.bundled.reducer.receipt import (
+    Evidence,
+    Rejected,
+    ValidReceipt,
+    model_route_lines,
+    receipt_text,
+    validate_receipt,
+)
 from tau.bundled.sol_common import runtime_root
 
 BODY = "collected 3 items\ntest_a.py::test_x FAILED\nE   AssertionError: assert 1 == 2\n1 failed, 2 passed\n"
@@ -103,7 +110,7 @@ def test_the_receipt_text():
     quote = 'E   "quoted" \\ é'
     evidence = (Evidence("failure", 3, quote, sha256(quote)),)
     text = receipt_text(
-        "pytest -q", ARCHIVED, ValidReceipt("failure", False, evidence), "faux", "faux-1", 321
+        "pytest -q", ARCHIVED, ValidReceipt("failure", False, evidence), model_route_lines("faux", "faux-1", 321)
     )
     assert text.split("\n") == [
         "sol_pi_evidence_receipt_v1",
@@ -122,7 +129,7 @@ def test_the_receipt_text():
         "authority=Sol retains diagnosis, repair, rerun, and pass/fail adjudication",
         "readback=use bash with an explicit byte or line range on source_artifact when exact context is needed",
     ]
-    empty = receipt_text("make", ARCHIVED, ValidReceipt("success", True, ()), "p", "m", 0)
+    empty = receipt_text("make", ARCHIVED, ValidReceipt("success", True, ()), model_route_lines("p", "m", 0))
     assert "verified_evidence:\n- none\nauthority=" in empty and "uncertain=true" in empty
 
 

@@ -1,10 +1,15 @@
 """The bundled ``evidence-reducer`` extension (SoL-Pi's Evidence-Preserving Reducer, extensions.md §5.5).
 
-Opt-in (``"sol": {"evidencePreservingReducer": true}``). A long test or build log (a ``bash`` result,
-or the command output of a fused ``edit``/``write``) is archived under
-``<sessionDir>/sol/<sessionId>/evidence-preserving-reducer/`` and replaced, in the tool result, by a
-receipt of verbatim quotes that a reducer model picked and tau verified against the log. Whenever
-a step cannot be verified the original result is kept, and the reason is journaled.
+A long test or build log (a ``bash`` result, or the command output of a fused ``edit``/``write``) is
+archived under ``<sessionDir>/sol/<sessionId>/evidence-preserving-reducer/`` and replaced, in the
+tool result, by a receipt of verbatim quotes, checked against the log. Two tiers:
+
+- the **extractor tier** (``sol.evidenceExtractors``, on): known log formats get a receipt built by
+  deterministic extractors, with no model call;
+- the **model tier** (``sol.evidencePreservingReducer``, opt-in): a reducer model picks the quotes of
+  other logs, when the call pays.
+
+Whenever a step cannot be verified the original result is kept, and the reason is journaled.
 """
 
 from __future__ import annotations
@@ -17,16 +22,18 @@ __all__ = ["Reducer", "extension"]
 
 
 def extension(tau: Any) -> None:
-    """Read the ``sol`` settings at the first ``session_start`` and install the reducer if on."""
+    """Read the ``sol`` settings at the first ``session_start`` and install the reducer if a tier is on."""
 
     def install(settings: Any, ctx: Any) -> None:
-        if not settings.evidence_preserving_reducer:
+        if not (settings.evidence_preserving_reducer or settings.evidence_extractors):
             return
         from tau.bundled.reducer.reducer import Reducer
-        from tau.bundled.sol_common.reachability import watch_reachability
 
         Reducer(tau, settings).install()
-        watch_reachability(tau, ctx, action_fusion=False, reducer=True)
+        if settings.evidence_preserving_reducer:  # the opt-in tier warns when it cannot be reached
+            from tau.bundled.sol_common.reachability import watch_reachability
+
+            watch_reachability(tau, ctx, action_fusion=False, reducer=True)
 
     on_first_session_start(tau, install)
 

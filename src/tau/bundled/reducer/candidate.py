@@ -190,9 +190,12 @@ def _exact_body(inline: str, details: Any, max_chars: int) -> str | None:
         return inline
 
 
-def _bash_candidate(view: ResultView, max_chars: int) -> Candidate | None:
+Accepts = Callable[[str], Any]
+
+
+def _bash_candidate(view: ResultView, max_chars: int, accepts: Accepts) -> Candidate | None:
     command = view.input.get("command")
-    if not isinstance(command, str) or not command or not DIAGNOSTIC_COMMAND.search(command):
+    if not isinstance(command, str) or not command or not accepts(command):
         return None
     text = _text_of(view.content)
     inline, status = split_status(text, view.is_error)
@@ -212,10 +215,10 @@ def _marker_block(view: ResultView, marker: str) -> tuple[int, str] | None:
     return None
 
 
-def _fused_candidate(view: ResultView, max_chars: int) -> Candidate | None:
+def _fused_candidate(view: ResultView, max_chars: int, accepts: Accepts) -> Candidate | None:
     then_run = view.input.get("then_run")
     command = then_run.get("command") if isinstance(then_run, dict) else None
-    if not isinstance(command, str) or not command or not DIAGNOSTIC_COMMAND.search(command):
+    if not isinstance(command, str) or not command or not accepts(command):
         return None
     marker = FAILED if view.is_error else SUCCEEDED
     found = _marker_block(view, marker)
@@ -239,12 +242,17 @@ def _fused_candidate(view: ResultView, max_chars: int) -> Candidate | None:
     return Candidate(command, body, status, exit_failed(view, _text_of(view.content), fused=True), project)
 
 
-def find_candidate(view: ResultView, max_chars: int = MAX_CHARS) -> Candidate | None:
-    """The reducible log of this result, or ``None`` (no file is touched for other commands)."""
+def find_candidate(
+    view: ResultView, max_chars: int = MAX_CHARS, accepts: Accepts = DIAGNOSTIC_COMMAND.search
+) -> Candidate | None:
+    """The reducible log of this result, or ``None`` (no file is touched for other commands).
+
+    ``accepts`` says which commands are test or build commands (the seed's list by default).
+    """
     if view.parent_tool_call_id or view.tool_name == "codemode":
         return None
     if view.tool_name == "bash":
-        return _bash_candidate(view, max_chars)
+        return _bash_candidate(view, max_chars, accepts)
     if view.tool_name in ("edit", "write"):
-        return _fused_candidate(view, max_chars)
+        return _fused_candidate(view, max_chars, accepts)
     return None

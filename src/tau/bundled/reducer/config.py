@@ -11,6 +11,7 @@ import re
 
 __all__ = [
     "DIAGNOSTIC_COMMAND",
+    "EXTRACTOR_COMMAND",
     "FAILURE_SIGNAL",
     "LIKELY_SECRET",
     "MAX_CHARS",
@@ -45,6 +46,15 @@ DIAGNOSTIC_COMMAND = re.compile(
     r"(?:^|[;&|()\s])(?:lake\s+build|lake\s+env\s+lean|lean|coq|cargo(?:\s+(?:build|test|check))?"
     r"|zig\s+build|pytest|python(?:3)?\s+-m\s+(?:pytest|unittest|py_compile)|ctest|cmake\s+--build"
     r"|ninja|make|npm\s+test|pnpm\s+test|yarn\s+test|go\s+test|bazel\s+test)(?:\s|$)",
+    re.IGNORECASE,
+)
+# The extractor tier also knows linters, type checkers, JavaScript runners and compilers; a command
+# matching neither costs no file access. What is reduced is decided by the log (an extractor must
+# recognise it), so a wide net here is safe.
+EXTRACTOR_COMMAND = re.compile(
+    r"(?:^|[;&|()\s/])(?:mypy|pyright|ruff|flake8|pylint|pycodestyle|tox|nox|eslint|tsc|jest|vitest|npx|pnpm|yarn"
+    r"|npm\s+(?:run|test)|bun\s+test|deno\s+test|go\s+(?:build|vet|test)|gcc|g\+\+|clang|clang\+\+|cc|c\+\+"
+    r"|cargo|make|pytest|python(?:3(?:\.\d+)?)?\s+-m\s+(?:pytest|unittest|mypy|ruff|flake8))(?:\s|$)",
     re.IGNORECASE,
 )
 FAILURE_SIGNAL = re.compile(

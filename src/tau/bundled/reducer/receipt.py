@@ -23,9 +23,20 @@ from tau.bundled.reducer.config import (
 from tau.common import jsjson
 from tau.common.jsstr import js_len
 
-__all__ = ["Evidence", "Rejected", "ValidReceipt", "receipt_text", "validate_receipt"]
+__all__ = [
+    "EXTRACTED_KINDS",
+    "Evidence",
+    "Rejected",
+    "ValidReceipt",
+    "extracted_receipt",
+    "model_route_lines",
+    "receipt_text",
+    "validate_receipt",
+]
 
 KINDS = ("fatal", "failure", "warning", "target", "summary")
+# An extractor also names where a failure was raised (``tests/test_x.py:12: AssertionError``).
+EXTRACTED_KINDS = (*KINDS, "location")
 
 
 @dataclass(frozen=True)
@@ -72,10 +83,10 @@ def _items(parsed: Any, digest: str, status: str) -> list[Any] | None:
     return evidence
 
 
-def _verified(item: Any, body: str) -> Evidence | None:
+def _verified(item: Any, body: str, kinds: tuple[str, ...] = KINDS) -> Evidence | None:
     kind = item.get("kind") if isinstance(item, dict) else None
     quote = item.get("quote") if isinstance(item, dict) else None
-    if kind not in KINDS or not isinstance(quote, str):
+    if kind not in kinds or not isinstance(quote, str):
         return None
     if not 1 <= js_len(quote) <= MAX_QUOTE_CHARS or quote not in body:
         return None
@@ -110,10 +121,38 @@ def validate_receipt(raw: str, archived: ArchiveObject, body: str, is_error: boo
     return ValidReceipt(status, parsed["uncertain"], tuple(evidence))
 
 
+def extracted_receipt(
+    items: tuple[tuple[str, str], ...], body: str, is_error: bool, uncertain: bool
+) -> ValidReceipt | None:
+    """An extractor's quotes checked exactly as a model's are (verbatim in the log, 1–600 code units,
+    line and SHA-256 of the first occurrence); ``None`` if one is not (an extractor bug, never sent)."""
+    evidence = []
+    for kind, quote in items:
+        verified = _verified({"kind": kind, "quote": quote}, body, EXTRACTED_KINDS)
+        if verified is None:
+            return None
+        evidence.append(verified)
+    return ValidReceipt("failure" if is_error else "success", uncertain, tuple(evidence))
+
+
+def model_route_lines(provider: str, model: str, total_tokens: int) -> list[str]:
+    """The receipt lines that name the reducer model and what its call used."""
+    return [f"reducer_provider={provider}", f"reducer_model={model}", f"reducer_total_tokens={total_tokens}"]
+
+
 def receipt_text(
-    command: str, archived: ArchiveObject, receipt: ValidReceipt, provider: str, model: str, total_tokens: int
+    command: str,
+    archived: ArchiveObject,
+    receipt: ValidReceipt,
+    route: list[str],
+    *,
+    unquoted: int = 0,
 ) -> str:
-    """The text the model sees instead of the log."""
+    """The text the model sees instead of the log.
+
+    ``route`` names who chose the quotes: the reducer model (:func:`model_route_lines`) or an
+    extractor (``extractor=pytest``). ``unquoted`` failures that the budget left out are counted.
+    """
     lines = [
         REDUCER_RECEIPT_PREFIX,
         f"status={receipt.status}",
@@ -123,15 +162,15 @@ def receipt_text(
         f"source_bytes={archived.bytes}",
         f"source_lines={archived.lines}",
         f"source_artifact={archived.path}",
-        f"reducer_provider={provider}",
-        f"reducer_model={model}",
-        f"reducer_total_tokens={total_tokens}",
+        *route,
         "verified_evidence:",
     ]
     lines += [
         f"- kind={e.kind} line={e.line} quote_sha256={e.quote_sha256} quote={jsjson.dumps_str(e.quote)}"
         for e in receipt.evidence
     ] or ["- none"]
+    if unquoted:
+        lines.append(f"unquoted_failures={unquoted}")
     lines += [
         "authority=Sol retains diagnosis, repair, rerun, and pass/fail adjudication",
         "readback=use bash with an explicit byte or line range on source_artifact when exact context is needed",

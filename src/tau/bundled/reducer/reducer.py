@@ -1,4 +1,10 @@
-"""The reducer wired to the ``tool_result`` event (extensions.md §5.5, "Pipeline").
+"""The reducer wired to the ``tool_result`` event (extensions.md §5.5, "Pipeline"), in two tiers.
+
+1. **Extractor tier** (on by default): a known log format gets a receipt built by deterministic
+   extractors (:mod:`tau.bundled.reducer.extract`), with no model call.
+2. **Model tier** (opt-in): a reducer model picks the quotes of what no extractor knows, when the
+   call pays (:mod:`tau.bundled.reducer.pays`), with the configured model or the cheapest of the
+   session's provider (:mod:`tau.bundled.reducer.route`).
 
 Every step that cannot prove a smaller, verified receipt journals a ``fallback`` with its reason and
 leaves the result as it is (fail-open). The one exception is archive integrity: an archived log
@@ -8,15 +14,17 @@ whose bytes changed is raised, because a receipt pointing at it would mislead th
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-import tau.extension as api
-from tau.bundled.reducer.archive import Archive, ArchiveObject
+from tau.bundled.reducer.archive import Archive, ArchiveObject, line_count
 from tau.bundled.reducer.candidate import Candidate, ResultView, find_candidate
 from tau.bundled.reducer.config import (
+    DIAGNOSTIC_COMMAND,
+    EXTRACTOR_COMMAND,
     MAX_CHARS,
     MAX_OUTPUT_TOKENS,
     MIN_BYTES,
@@ -27,24 +35,22 @@ from tau.bundled.reducer.config import (
     sha256,
     utf8,
 )
-from tau.bundled.reducer.prompt import reducer_input, reducer_instructions
-from tau.bundled.reducer.receipt import Rejected, ValidReceipt, receipt_text, validate_receipt
+from tau.bundled.reducer.extract import Extraction, extract
+from tau.bundled.reducer.model_call import ZERO_USAGE, Fallback, ask, reducer_context
+from tau.bundled.reducer.pays import extract_decision, horizon, model_decision
+from tau.bundled.reducer.prompt import reducer_instructions
+from tau.bundled.reducer.receipt import ValidReceipt, extracted_receipt, model_route_lines, receipt_text
+from tau.bundled.reducer.route import Route, choose_route, price_ratio
 from tau.bundled.reducer.secret_scan import find_secret
 from tau.bundled.sol_common import SolSettings, format_savings_bytes, runtime_root, show_savings
-from tau.common.jsstr import js_len, ms_now
+from tau.common.jsstr import js_len
 
 __all__ = ["CACHE_SIZE", "MECHANISM", "Reducer"]
 
 MECHANISM = "Evidence Reducer"
 CACHE_SIZE = 64
-_ZERO_USAGE = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
-
-
-class _Fallback(Exception):
-    def __init__(self, reason: str, **data: Any) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.data = data
+# A failing log's receipt must quote a failure; these kinds do (a test id counts: it names what failed).
+_FAILURE_KINDS = ("fatal", "failure", "target")
 
 
 @dataclass(frozen=True)
@@ -55,17 +61,12 @@ class _Cached:
 
 @dataclass
 class _RootState:
-    """Per session (runtime root): the run id, the archive and the receipt cache."""
+    """Per session (runtime root): the run id, the archive, the receipt cache, the route announced."""
 
     run_id: str
     archive: Archive
     cache: OrderedDict[tuple[Any, ...], _Cached] = field(default_factory=OrderedDict)
-
-
-@dataclass(frozen=True)
-class _Route:
-    provider: str
-    model_id: str
+    announced: Route | None = None
 
 
 class Reducer:
@@ -87,8 +88,20 @@ class Reducer:
         self.max_chars = max_chars
         self.roots: dict[str, _RootState] = {}
 
+    @property
+    def model_tier(self) -> bool:
+        return bool(self.settings.evidence_preserving_reducer)
+
+    @property
+    def extractors(self) -> bool:
+        return bool(getattr(self.settings, "evidence_extractors", False))
+
     def install(self) -> None:
         self.tau.on("tool_result", self.on_tool_result)
+
+    def _accepts(self, command: str) -> bool:
+        seed = DIAGNOSTIC_COMMAND.search(command) is not None
+        return seed if not self.extractors else seed or EXTRACTOR_COMMAND.search(command) is not None
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -111,17 +124,11 @@ class Reducer:
         except Exception as exc:  # the journal is evidence about the reducer, never a gate
             sys.stderr.write(f"[evidence-reducer] journal entry not written: {exc}\n")
 
-    def _route(self, ctx: Any) -> _Route | None:
-        current = ctx.model
-        provider = self.settings.reducer_provider or getattr(current, "provider", None)
-        model_id = self.settings.reducer_model or getattr(current, "id", None)
-        return _Route(provider, model_id) if provider and model_id else None
-
     # -- the handler -----------------------------------------------------------------------------
 
     async def on_tool_result(self, event: Any, ctx: Any) -> dict[str, Any] | None:
         view = ResultView.of(event)
-        candidate = find_candidate(view, self.max_chars)
+        candidate = find_candidate(view, self.max_chars, self._accepts)
         if candidate is None:
             return None
         state = self._state(ctx)
@@ -129,50 +136,113 @@ class Reducer:
             return None
         try:
             return await self._reduce(view, candidate, state, ctx)
-        except _Fallback as fallback:
+        except Fallback as fallback:
             data = {"reason": fallback.reason, "toolCallId": view.tool_call_id, **fallback.data}
             self._journal(state, "fallback", data)
             return None
 
-    async def _checked_body(self, view: ResultView, candidate: Candidate) -> str:
-        body = candidate.body
-        if body is None or js_len(body) > self.max_chars:
-            raise _Fallback("source-over-max-chars")
-        known = {"sourceSha256": sha256(body), "sourceBytes": len(utf8(body))}
-        if known["sourceBytes"] < self.min_bytes:
-            raise _Fallback("source-under-min-bytes", **known)
-        finding = await _secret_in(candidate.command, body, known)
-        if finding is not None:
-            raise _Fallback("likely-secret", finding=finding, **known)
-        if candidate.exit_failed is not None and candidate.exit_failed != view.is_error:
-            raise _Fallback("exit-state-mismatch", **known)
-        return body
-
     async def _reduce(
         self, view: ResultView, candidate: Candidate, state: _RootState, ctx: Any
     ) -> dict[str, Any] | None:
-        body = await self._checked_body(view, candidate)
-        archived = _archived(state.archive.store, body, known={"sourceSha256": sha256(body)})
-        self._journal(
+        body = candidate.body
+        if body is None or js_len(body) > self.max_chars:
+            raise Fallback("source-over-max-chars")
+        known = {"sourceSha256": sha256(body), "sourceBytes": len(utf8(body))}
+        if known["sourceBytes"] < self.min_bytes:
+            if self.model_tier:
+                raise Fallback("source-under-min-bytes", **known)
+            return None  # the default profile journals nothing for the many small logs
+        if candidate.exit_failed is not None and candidate.exit_failed != view.is_error:
+            raise Fallback("exit-state-mismatch", **known)
+        reads = horizon(self.settings.observation_pack)
+        passed: tuple[str, dict[str, Any]] | None = None
+        if self.extractors:
+            extraction = await asyncio.to_thread(extract, body) if len(body) > 65_536 else extract(body)
+            outcome = self._extracted(view, candidate, state, ctx, body, extraction, reads, known)
+            if isinstance(outcome, dict):
+                return outcome
+            passed = outcome
+        if not (self.model_tier and DIAGNOSTIC_COMMAND.search(candidate.command)):
+            if passed is not None:
+                raise Fallback(passed[0], **known, **passed[1])
+            return None
+        return await self._by_model(view, candidate, state, ctx, body, reads, known, passed)
+
+    # -- the extractor tier ----------------------------------------------------------------------
+
+    def _extracted(
+        self,
+        view: ResultView,
+        candidate: Candidate,
+        state: _RootState,
+        ctx: Any,
+        body: str,
+        extraction: Extraction | None,
+        reads: int,
+        known: dict[str, Any],
+    ) -> dict[str, Any] | tuple[str, dict[str, Any]]:
+        """The result with an extracted receipt, or why not (``(reason, figures)``)."""
+        if extraction is None:
+            return "unrecognised-format", {}
+        about: dict[str, Any] = {"format": extraction.format}
+        if view.is_error and not any(kind in _FAILURE_KINDS for kind, _ in extraction.items):
+            return "missing-failure-evidence", about
+        receipt = extracted_receipt(extraction.items, body, view.is_error, extraction.uncertain)
+        if receipt is None:  # an extractor quoted something that is not in the log: never sent
+            return "unverifiable-quote", about
+        digest = known["sourceSha256"]
+        planned = ArchiveObject(
+            digest, known["sourceBytes"], line_count(body), os.path.abspath(state.archive.path_of(digest))
+        )
+        route = [f"extractor={extraction.format}"]
+        text = receipt_text(candidate.command, planned, receipt, route, unquoted=extraction.unquoted)
+        decision = extract_decision(planned.bytes, len(utf8(text)), reads)
+        if not decision.pays:
+            return "does-not-pay", {**about, "decision": decision.figures()}
+        archived = self._archive(view, candidate, state, body, known, tier="extract")
+        if archived.path != planned.path:  # the receipt names the file the log is in
+            text = receipt_text(candidate.command, archived, receipt, route, unquoted=extraction.unquoted)
+        return self._apply(
+            view,
+            candidate,
             state,
-            "candidate",
+            ctx,
+            archived,
+            receipt,
+            text,
             {
-                "toolCallId": view.tool_call_id,
-                "commandSha256": sha256(candidate.command),
-                "isError": view.is_error,
-                "sourceSha256": archived.hash,
-                "sourceBytes": archived.bytes,
-                "sourceLines": archived.lines,
-                "sourcePath": archived.path,
+                "tier": "extract",
+                "format": extraction.format,
+                "unquotedFailures": extraction.unquoted,
+                "decision": decision.figures(),
             },
         )
+
+    # -- the model tier --------------------------------------------------------------------------
+
+    async def _by_model(
+        self,
+        view: ResultView,
+        candidate: Candidate,
+        state: _RootState,
+        ctx: Any,
+        body: str,
+        reads: int,
+        known: dict[str, Any],
+        passed: tuple[str, dict[str, Any]] | None,
+    ) -> dict[str, Any] | None:
+        finding = await _secret_in(candidate.command, body, known)
+        if finding is not None:
+            raise Fallback("likely-secret", finding=finding, **known)
+        archived = self._archive(view, candidate, state, body, known, tier="model")
         known = {"sourceSha256": archived.hash}
-        route = self._route(ctx)
+        registry = ctx.model_registry
+        route = choose_route(self.settings, registry, ctx.model)
         if route is None:
-            raise _Fallback("reducer-model-unavailable", **known)
-        model = ctx.model_registry.find(route.provider, route.model_id)
+            raise Fallback("reducer-model-unavailable", **known)
+        model = registry.find(route.provider, route.model_id)
         if model is None:
-            raise _Fallback(
+            raise Fallback(
                 "reducer-model-unavailable", provider=route.provider, model=route.model_id, **known
             )
         max_tokens = min(
@@ -189,118 +259,133 @@ class Reducer:
             instructions,
         )
         cached = state.cache.get(key)
-        if cached is not None:
+        if cached is not None:  # a receipt already paid for costs nothing more
             _archived(state.archive.recheck, cached.archived, body, known=known)
             state.cache.move_to_end(key)
             self._journal(state, "cache_hit", {"toolCallId": view.tool_call_id, **known})
-            return self._apply(
-                view, candidate, state, ctx, route, archived, cached.receipt, _ZERO_USAGE, True
+            text = receipt_text(
+                candidate.command,
+                archived,
+                cached.receipt,
+                model_route_lines(route.provider, route.model_id, 0),
             )
-        usage, receipt = await self._ask(
-            view, candidate, state, ctx, route, model, max_tokens, archived, body
+            return self._apply(
+                view,
+                candidate,
+                state,
+                ctx,
+                archived,
+                cached.receipt,
+                text,
+                {"tier": "model", "route": route.source, "usage": dict(ZERO_USAGE), "cacheHit": True},
+            )
+        decision = model_decision(
+            archived.bytes,
+            len(utf8(instructions)) + 300,  # the identity lines and tags around the log
+            view.is_error,
+            price_ratio(registry, route, ctx.model),
+            reads,
         )
-        applied = self._apply(view, candidate, state, ctx, route, archived, receipt, usage, False)
+        extractor = {"extractor": {"reason": passed[0], **passed[1]}} if passed is not None else {}
+        if not decision.pays:
+            raise Fallback(
+                "does-not-pay", **known, decision=decision.figures(), **route.figures(), **extractor
+            )
+        self._announce(state, ctx, route)
+        applied_data = {"tier": "model", "route": route.source, "decision": decision.figures()}
+        usage, receipt = await ask(
+            ctx,
+            model,
+            reducer_context(candidate.command, view.is_error, archived, body),
+            max_tokens=max_tokens,
+            run_id=state.run_id,
+            timeout_seconds=self.timeout_seconds,
+            known=known,
+            journal=lambda kind, data: self._journal(state, kind, data),
+            journal_data={
+                "toolCallId": view.tool_call_id,
+                "provider": route.provider,
+                "model": route.model_id,
+            },
+            archived=archived,
+            body=body,
+            is_error=view.is_error,
+        )
+        total = usage.get("totalTokens", 0) if isinstance(usage, dict) else 0
+        text = receipt_text(
+            candidate.command, archived, receipt, model_route_lines(route.provider, route.model_id, total)
+        )
+        applied = self._apply(
+            view,
+            candidate,
+            state,
+            ctx,
+            archived,
+            receipt,
+            text,
+            {**applied_data, "usage": usage, "cacheHit": False},
+        )
         state.cache[key] = _Cached(archived, receipt)
         while len(state.cache) > CACHE_SIZE:
             state.cache.popitem(last=False)
         return applied
 
-    async def _ask(
+    def _announce(self, state: _RootState, ctx: Any, route: Route) -> None:
+        """Say once per session which model reduces, and why that one (journal; a notice in the TUI)."""
+        if state.announced == route:
+            return
+        state.announced = route
+        current = ctx.model
+        self._journal(
+            state,
+            "route",
+            {
+                **route.figures(),
+                "sessionProvider": getattr(current, "provider", None),
+                "sessionModel": getattr(current, "id", None),
+            },
+        )
+        if ctx.mode != "tui":
+            return
+        why = {
+            "configured": "set in sol.reducerModel",
+            "cheapest": f"the cheapest {route.provider} model; set sol.reducerModel to choose",
+            "session": "the session's model; set sol.reducerModel to choose",
+        }[route.source]
+        try:
+            ctx.ui.notify(
+                f"⚡ SoL-Pi · {MECHANISM}\nReducer model · {route.provider}/{route.model_id} ({why})", "info"
+            )
+        except Exception:  # presentation is best effort
+            pass
+
+    # -- both tiers ------------------------------------------------------------------------------
+
+    def _archive(
         self,
         view: ResultView,
         candidate: Candidate,
         state: _RootState,
-        ctx: Any,
-        route: _Route,
-        model: Any,
-        max_tokens: int,
-        archived: ArchiveObject,
         body: str,
-    ) -> tuple[dict[str, Any], ValidReceipt]:
-        known = {"sourceSha256": archived.hash}
-        context = {
-            "systemPrompt": reducer_instructions(),
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "text",
-                            "text": reducer_input(candidate.command, view.is_error, archived, body),
-                        }
-                    ],
-                    "timestamp": ms_now(),
-                }
-            ],
-        }
-        response = await self._complete(ctx, model, context, max_tokens, state.run_id, known)
-        stop_reason = response.get("stopReason")
-        usage = response.get("usage") or dict(_ZERO_USAGE)
+        known: dict[str, Any],
+        **more: Any,
+    ) -> ArchiveObject:
+        archived = _archived(state.archive.store, body, known={"sourceSha256": known["sourceSha256"]})
         self._journal(
             state,
-            "provider_response",
+            "candidate",
             {
                 "toolCallId": view.tool_call_id,
-                "provider": route.provider,
-                "model": route.model_id,
-                "stopReason": stop_reason,
-                "errorMessage": response.get("errorMessage"),
-                "usage": usage,
+                "commandSha256": sha256(candidate.command),
+                "isError": view.is_error,
+                "sourceSha256": archived.hash,
+                "sourceBytes": archived.bytes,
+                "sourceLines": archived.lines,
+                "sourcePath": archived.path,
+                **more,
             },
         )
-        if stop_reason == "aborted":
-            raise _Fallback("model-call-timeout", **known)
-        if stop_reason not in ("stop", "length"):
-            raise _Fallback(
-                "model-response-error",
-                stopReason=stop_reason,
-                errorMessage=response.get("errorMessage"),
-                **known,
-            )
-        raw = "".join(b.get("text", "") for b in response.get("content") or [] if b.get("type") == "text")
-        verdict = validate_receipt(raw, archived, body, view.is_error)
-        if isinstance(verdict, Rejected):
-            raise _Fallback(verdict.reason, **known)
-        return usage, verdict
-
-    async def _complete(
-        self,
-        ctx: Any,
-        model: Any,
-        context: dict[str, Any],
-        max_tokens: int,
-        run_id: str,
-        known: dict[str, Any],
-    ) -> dict[str, Any]:
-        signal = api.AbortSignal()
-        parent = ctx.signal
-        remove = parent.add_callback(signal.abort) if parent is not None else None
-        options = _stream_options(signal, max_tokens, run_id, self.timeout_seconds)
-        call = asyncio.ensure_future(
-            ctx.model_registry.complete(model, context, *([options] if options is not None else []))
-        )
-        aborted = asyncio.ensure_future(signal.wait())
-        try:
-            # The run's abort and the timeout end the call even when the provider ignores the signal.
-            await asyncio.wait(
-                {call, aborted}, timeout=self.timeout_seconds, return_when=asyncio.FIRST_COMPLETED
-            )
-            if not call.done():
-                signal.abort("timeout")
-                call.cancel()
-                raise _Fallback("model-call-timeout", **known)
-            try:
-                return call.result()
-            except Exception as exc:  # a provider that raised instead of ending its stream
-                raise _Fallback(
-                    "model-call-exception", error=str(exc) or type(exc).__name__, **known
-                ) from exc
-        finally:
-            aborted.cancel()
-            if not call.done():
-                call.cancel()
-            if remove is not None:
-                remove()
+        return archived
 
     def _apply(
         self,
@@ -308,17 +393,14 @@ class Reducer:
         candidate: Candidate,
         state: _RootState,
         ctx: Any,
-        route: _Route,
         archived: ArchiveObject,
         receipt: ValidReceipt,
-        usage: dict[str, Any],
-        cache_hit: bool,
+        text: str,
+        extra: dict[str, Any],
     ) -> dict[str, Any]:
-        total = usage.get("totalTokens", 0) if isinstance(usage, dict) else 0
-        text = receipt_text(candidate.command, archived, receipt, route.provider, route.model_id, total)
         receipt_bytes = len(utf8(text))
         if receipt_bytes >= archived.bytes:  # more tokens reported than the log is worth: keep the log
-            raise _Fallback("receipt-not-smaller", receiptBytes=receipt_bytes, sourceBytes=archived.bytes)
+            raise Fallback("receipt-not-smaller", receiptBytes=receipt_bytes, sourceBytes=archived.bytes)
         summary = {
             "schema": REDUCER_RECEIPT_SCHEMA,
             "sourceSha256": archived.hash,
@@ -340,8 +422,7 @@ class Reducer:
                 "receiptBytes": receipt_bytes,
                 "evidenceCount": summary["evidenceCount"],
                 "uncertain": receipt.uncertain,
-                "usage": usage,
-                "cacheHit": cache_hit,
+                **extra,
             },
         )
         try:
@@ -365,7 +446,7 @@ async def _secret_in(command: str, body: str, known: dict[str, Any]) -> str | No
     try:
         return await asyncio.to_thread(lambda: find_secret(command) or find_secret(body))
     except ImportError as exc:  # no scanner, no request: the text may hold anything
-        raise _Fallback("secret-scan-unavailable", error=str(exc), **known) from exc
+        raise Fallback("secret-scan-unavailable", error=str(exc), **known) from exc
 
 
 def _archived(step: Any, *args: Any, known: dict[str, Any]) -> Any:
@@ -376,18 +457,4 @@ def _archived(step: Any, *args: Any, known: dict[str, Any]) -> Any:
     try:
         return step(*args)
     except OSError as exc:
-        raise _Fallback("archive-unavailable", error=str(exc), **known) from exc
-
-
-def _stream_options(signal: Any, max_tokens: int, run_id: str, timeout_seconds: float) -> Any:
-    """The call's options, when the API offers ``StreamOptions`` (else the registry's defaults)."""
-    options_type = getattr(api, "StreamOptions", None)
-    if options_type is None:
-        return None
-    return options_type(
-        signal=signal,
-        session_id=run_id,
-        max_tokens=max_tokens,
-        cache_retention="none",
-        timeout_ms=int(timeout_seconds * 1000),
-    )
+        raise Fallback("archive-unavailable", error=str(exc), **known) from exc

@@ -25,6 +25,7 @@ _BOOLEANS = {
     "actionFusion": "action_fusion",
     "observationPack": "observation_pack",
     "evidencePreservingReducer": "evidence_preserving_reducer",
+    "evidenceExtractors": "evidence_extractors",
     "onlineContextCompact": "online_context_compact",
     "stalePacking": "stale_packing",
     "swapBatching": "swap_batching",
@@ -47,7 +48,10 @@ class SolSettings:
     Attributes:
         action_fusion: Register ``edit``/``write`` with ``then_run``.
         observation_pack: Replace large old tool results by placeholders.
-        evidence_preserving_reducer: The reducer (opt-in).
+        evidence_preserving_reducer: The reducer's model tier (opt-in): a reducer model picks the
+            quotes of logs no extractor knows.
+        evidence_extractors: The reducer's model-free tier (on): receipts of known log formats
+            built by deterministic extractors.
         online_context_compact: Online Context Compact (opt-in).
         reducer_provider: The reducer model's provider (``None``: the session's).
         reducer_model: The reducer model id (``None``: the session's).
@@ -65,6 +69,7 @@ class SolSettings:
     action_fusion: bool = True
     observation_pack: bool = True
     evidence_preserving_reducer: bool = False
+    evidence_extractors: bool = True
     online_context_compact: bool = False
     reducer_provider: str | None = None
     reducer_model: str | None = None

@@ -62,7 +62,7 @@ class Cart:
     def find(self, name: str) -> Item:
         return {item.name: item for item in self.items}[name]
 ''',
-    "shop/tax.py": '''RATES = {"DE": 0.19, "FR": 0.2, "US": 0.07}
+    "shop/tax.py": """RATES = {"DE": 0.19, "FR": 0.2, "US": 0.07}
 
 
 def rate(country: str) -> float:
@@ -71,9 +71,9 @@ def rate(country: str) -> float:
 
 def with_tax(amount: float, country: str) -> float:
     return round(amount * (1 + rate(country)), 2)
-''',
+""",
     "tests/__init__.py": "",
-    "tests/test_cart.py": '''import pytest
+    "tests/test_cart.py": """import pytest
 
 from shop.cart import Cart, Item
 
@@ -111,8 +111,8 @@ def test_find_missing_item(cart):
 
 def test_names(cart):
     assert [item.name for item in cart.items] == ["apple", "pear", "banana"]
-''',
-    "tests/test_tax.py": '''import warnings
+""",
+    "tests/test_tax.py": """import warnings
 
 import pytest
 
@@ -154,14 +154,14 @@ def test_known_bad():
 def test_long_dict():
     got = {"country": "DE", "rate": 0.19, "currency": "EUR", "items": [1, 2, 3]}
     assert got == {"country": "DE", "rate": 0.2, "currency": "EUR", "items": [1, 2, 4]}
-''',
-    "tests/test_ok.py": '''import pytest
+""",
+    "tests/test_ok.py": """import pytest
 
 
 @pytest.mark.parametrize("n", range(40))
 def test_square_is_nonnegative(n):
     assert n * n >= 0
-''',
+""",
 }
 
 COLLECT_ERROR = {
@@ -170,7 +170,7 @@ COLLECT_ERROR = {
 }
 
 MANY_FAILURES = {
-    "tests/test_many.py": '''import pytest
+    "tests/test_many.py": """import pytest
 
 from shop.tax import with_tax
 
@@ -178,12 +178,12 @@ from shop.tax import with_tax
 @pytest.mark.parametrize("amount", range(60))
 def test_with_tax_de(amount):
     assert with_tax(float(amount), "DE") == round(amount * 1.19, 2)
-''',
+""",
 }
 
 UNITTEST_FILES = {
     "inventory/__init__.py": "",
-    "inventory/stock.py": '''class Stock:
+    "inventory/stock.py": """class Stock:
     def __init__(self):
         self.counts = {}
 
@@ -195,9 +195,9 @@ UNITTEST_FILES = {
 
     def level(self, sku):
         return self.counts[sku]
-''',
+""",
     "tests/__init__.py": "",
-    "tests/test_stock.py": '''import unittest
+    "tests/test_stock.py": """import unittest
 
 from inventory.stock import Stock
 
@@ -234,12 +234,12 @@ class TestReport(unittest.TestCase):
         for n in range(3):
             with self.subTest(n=n):
                 self.assertLess(n, 2)
-''',
+""",
 }
 
 MYPY_FILES = {
     "typed/__init__.py": "",
-    "typed/models.py": '''from dataclasses import dataclass
+    "typed/models.py": """from dataclasses import dataclass
 
 
 @dataclass
@@ -254,8 +254,8 @@ def make_user(name: str, age: str) -> User:
 
 def greeting(user: User) -> int:
     return "hello " + user.name
-''',
-    "typed/service.py": '''from typed.models import User, make_user
+""",
+    "typed/service.py": """from typed.models import User, make_user
 
 
 def oldest(users: list[User]) -> User:
@@ -266,12 +266,12 @@ def load() -> list[User]:
     users = [make_user("ada", 36)]
     users.append("bob")
     return users
-''',
+""",
 }
 
 LINT_FILES = {
     "lintme/__init__.py": "",
-    "lintme/util.py": '''import os, sys
+    "lintme/util.py": """import os, sys
 import json
 
 
@@ -283,8 +283,8 @@ def unused_arg(a, b):
 def shadow(list):
     l = [i for i in list]
     return l
-''',
-    "lintme/other.py": '''from os.path import *
+""",
+    "lintme/other.py": """from os.path import *
 
 
 def f():
@@ -293,12 +293,12 @@ def f():
     except:
         pass
     return undefined_name
-''',
+""",
 }
 
 JEST_FILES = {
     "package.json": json.dumps({"name": "jsdemo", "version": "1.0.0", "private": True}),
-    "src/math.js": '''function add(a, b) {
+    "src/math.js": """function add(a, b) {
   return a - b; // bug
 }
 function divide(a, b) {
@@ -306,8 +306,8 @@ function divide(a, b) {
   return a / b;
 }
 module.exports = { add, divide };
-''',
-    "src/math.test.js": '''const { add, divide } = require("./math");
+""",
+    "src/math.test.js": """const { add, divide } = require("./math");
 
 describe("add", () => {
   test("adds two numbers", () => {
@@ -329,23 +329,23 @@ describe("divide", () => {
     expect({ a: 1, b: [1, 2] }).toEqual({ a: 1, b: [1, 3] });
   });
 });
-''',
-    "src/other.test.js": '''test("passes", () => {
+""",
+    "src/other.test.js": """test("passes", () => {
   expect(1 + 1).toBe(2);
 });
-''',
+""",
 }
 
 VITEST_FILES = {
     "package.json": json.dumps({"name": "vdemo", "version": "1.0.0", "private": True, "type": "module"}),
-    "src/strings.js": '''export function shout(s) {
+    "src/strings.js": """export function shout(s) {
   return s.toUpperCase() + "!!"; // bug: one ! too many
 }
 export function words(s) {
   return s.split(" ");
 }
-''',
-    "src/strings.test.js": '''import { describe, expect, test } from "vitest";
+""",
+    "src/strings.test.js": """import { describe, expect, test } from "vitest";
 import { shout, words } from "./strings.js";
 
 describe("shout", () => {
@@ -364,21 +364,23 @@ test("splits words", () => {
 test("ok", () => {
   expect(words("a b")).toEqual(["a", "b"]);
 });
-''',
+""",
 }
 
 TSC_FILES = {
     "tsconfig.json": json.dumps(
-        {"compilerOptions": {"strict": True, "noEmit": True, "target": "ES2022", "module": "commonjs"},
-         "include": ["src"]}
+        {
+            "compilerOptions": {"strict": True, "noEmit": True, "target": "ES2022", "module": "commonjs"},
+            "include": ["src"],
+        }
     ),
-    "src/index.ts": '''import { Order, total } from "./order";
+    "src/index.ts": """import { Order, total } from "./order";
 
 const order: Order = { id: 1, lines: [{ sku: "A", qty: "2", price: 3 }] };
 console.log(total(order).toFixed(2));
 const n: number = "five";
-''',
-    "src/order.ts": '''export interface Line { sku: string; qty: number; price: number }
+""",
+    "src/order.ts": """export interface Line { sku: string; qty: number; price: number }
 export interface Order { id: number; lines: Line[] }
 
 export function total(order: Order): number {
@@ -388,15 +390,15 @@ export function total(order: Order): number {
 export function first(order: Order): Line {
   return order.lines[0].sku;
 }
-''',
+""",
 }
 
 ESLINT_FILES = {
     "package.json": json.dumps({"name": "edemo", "version": "1.0.0", "private": True, "type": "module"}),
-    "eslint.config.js": '''import js from "@eslint/js";
+    "eslint.config.js": """import js from "@eslint/js";
 export default [js.configs.recommended, { languageOptions: { globals: { console: "readonly" } } }];
-''',
-    "src/app.js": '''const unused = 1;
+""",
+    "src/app.js": """const unused = 1;
 function greet(name) {
   if (name == undefined) {
     return "hello " + nme;
@@ -404,20 +406,20 @@ function greet(name) {
   return "hello " + name;
 }
 greet("x");
-''',
-    "src/util.js": '''export function loop() {
+""",
+    "src/util.js": """export function loop() {
   for (let i = 0; i < 10; i--) {
     debugger;
   }
   const x = 1;
   x = 2;
 }
-''',
+""",
 }
 
 GO_FILES = {
     "go.mod": "module example.com/bank\n\ngo 1.19\n",
-    "account/account.go": '''package account
+    "account/account.go": """package account
 
 import "errors"
 
@@ -430,8 +432,8 @@ func (a *Account) Withdraw(n int) error {
 	a.Balance -= n
 	return nil
 }
-''',
-    "account/account_test.go": '''package account
+""",
+    "account/account_test.go": """package account
 
 import "testing"
 
@@ -465,8 +467,8 @@ func TestTable(t *testing.T) {
 		})
 	}
 }
-''',
-    "ledger/ledger.go": '''package ledger
+""",
+    "ledger/ledger.go": """package ledger
 
 func Sum(xs []int) int {
 	t := 0
@@ -475,8 +477,8 @@ func Sum(xs []int) int {
 	}
 	return t
 }
-''',
-    "ledger/ledger_test.go": '''package ledger
+""",
+    "ledger/ledger_test.go": """package ledger
 
 import "testing"
 
@@ -490,11 +492,11 @@ func TestPanics(t *testing.T) {
 	var m map[string]int
 	m["x"] = 1
 }
-''',
+""",
 }
 
 GO_BUILD_FAIL = {
-    "report/report.go": '''package report
+    "report/report.go": """package report
 
 import "fmt"
 
@@ -505,12 +507,12 @@ func Line(n int) string {
 func Other() int {
 	return "x"
 }
-''',
+""",
 }
 
 CARGO_FILES = {
     "Cargo.toml": '[package]\nname = "geom"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
-    "src/lib.rs": '''pub fn area(w: u32, h: u32) -> u32 {
+    "src/lib.rs": """pub fn area(w: u32, h: u32) -> u32 {
     w * h + 1 // bug
 }
 
@@ -548,12 +550,12 @@ mod tests {
         assert!(true);
     }
 }
-''',
+""",
 }
 
 CARGO_BUILD_FAIL = {
     "Cargo.toml": '[package]\nname = "broken"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
-    "src/main.rs": '''fn double(x: i32) -> i32 {
+    "src/main.rs": """fn double(x: i32) -> i32 {
     x * 2
 }
 
@@ -562,11 +564,11 @@ fn main() {
     let unused = 3;
     println!("{}", s + undefined_var);
 }
-''',
+""",
 }
 
 C_FILES = {
-    "calc.c": '''#include <stdio.h>
+    "calc.c": """#include <stdio.h>
 
 int add(int a, int b) {
     return a + b
@@ -578,7 +580,7 @@ int main(void) {
     printf("%d\\n", add(1, 2, 3));
     return undefined_fn();
 }
-''',
+""",
     "ok.c": "int ok(void) { return 1; }\n",
     "Makefile": "CC ?= gcc\nCFLAGS = -Wall -Wextra\n\nall: ok.o calc.o\n\n%.o: %.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n",
 }
@@ -613,10 +615,14 @@ def run(cwd: Path, command: str, extra_env: dict[str, str] | None = None) -> tup
     return done.stdout, done.returncode
 
 
-def keep(name: str, command: str, log: str, code: int, fmt: str, failing: list[dict[str, Any]], **more: Any) -> None:
+def keep(
+    name: str, command: str, log: str, code: int, fmt: str, failing: list[dict[str, Any]], **more: Any
+) -> None:
     (HERE / f"{name}.log").write_text(log, encoding="utf-8")
     expect = {"command": command, "exit_code": code, "format": fmt, "failing": failing, **more}
-    (HERE / f"{name}.json").write_text(json.dumps(expect, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (HERE / f"{name}.json").write_text(
+        json.dumps(expect, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     print(f"{name}: exit {code}, {len(log):,} chars, {len(failing)} failing")
 
 
@@ -644,7 +650,9 @@ def junit_failures(path: Path) -> list[dict[str, Any]]:
                 message = setup.group(1)
             if message == "collection failure":  # the module is the id, the exception its last E line
                 node = (case.get("classname") or case.get("name", "")).replace(".", "/") + ".py"
-                message = [line[1:].strip() for line in (child.text or "").splitlines() if line.startswith("E ")][-1]
+                message = [
+                    line[1:].strip() for line in (child.text or "").splitlines() if line.startswith("E ")
+                ][-1]
             failing.append({"id": node, "error": _first_line(message)})
     return failing
 
@@ -721,8 +729,11 @@ def ruff_corpus(python: str) -> None:
     select = "--select E,F,W,B,E741 --no-cache"
     raw, _ = run(root, f"{ruff} check {select} --output-format json .")
     failing = [
-        {"id": f"{item['filename'].replace(str(root) + '/', '')}:{item['location']['row']}", "error": item["message"],
-         "code": item["code"]}
+        {
+            "id": f"{item['filename'].replace(str(root) + '/', '')}:{item['location']['row']}",
+            "error": item["message"],
+            "code": item["code"],
+        }
         for item in json.loads(raw)
     ]
     for name, args in {"ruff": "", "ruff-concise": "--output-format concise"}.items():
@@ -747,7 +758,10 @@ def jest_corpus(node_bin: Path) -> None:
     report = WORK / "jest.json"
     run(root, f"{node_bin / 'jest'} --ci --json --outputFile={report}")
     failing = [
-        {"id": " › ".join(result["ancestorTitles"] + [result["title"]]), "error": _first_line(result["failureMessages"][0])}
+        {
+            "id": " › ".join(result["ancestorTitles"] + [result["title"]]),
+            "error": _first_line(result["failureMessages"][0]),
+        }
         for suite in json.loads(report.read_text())["testResults"]
         for result in suite["assertionResults"]
         if result["status"] == "failed"
@@ -762,7 +776,10 @@ def vitest_corpus(node_bin: Path) -> None:
     report = WORK / "vitest.json"
     run(root, f"{node_bin / 'vitest'} run --reporter=json --outputFile={report}")
     failing = [
-        {"id": " > ".join(result["ancestorTitles"] + [result["title"]]), "error": _first_line(result["failureMessages"][0])}
+        {
+            "id": " > ".join(result["ancestorTitles"] + [result["title"]]),
+            "error": _first_line(result["failureMessages"][0]),
+        }
         for suite in json.loads(report.read_text())["testResults"]
         for result in suite["assertionResults"]
         if result["status"] == "failed"
@@ -806,8 +823,11 @@ def eslint_corpus(node_bin: Path) -> None:
     (root / "node_modules").symlink_to(node_bin.parent)
     raw, _ = run(root, f"{node_bin / 'eslint'} -f json src")
     failing = [
-        {"id": f"{item['filePath'].replace(str(root) + '/', '')}:{message['line']}", "error": message["message"],
-         "severity": message["severity"]}
+        {
+            "id": f"{item['filePath'].replace(str(root) + '/', '')}:{message['line']}",
+            "error": message["message"],
+            "severity": message["severity"],
+        }
         for item in json.loads(raw)
         for message in item["messages"]
     ]
@@ -828,7 +848,9 @@ def go_corpus() -> None:
                 output = [
                     e["Output"].strip()
                     for e in events
-                    if e.get("Test") == event["Test"] and e.get("Action") == "output" and e["Output"].strip()
+                    if e.get("Test") == event["Test"]
+                    and e.get("Action") == "output"
+                    and e["Output"].strip()
                     and not e["Output"].lstrip().startswith(("=== ", "--- "))
                 ]
                 # a test's own message, else the panic that ended it; a parent of failed subtests has none
@@ -841,11 +863,14 @@ def go_corpus() -> None:
         log, code = run(root, f"go test {args}", cache)
         keep(name, f"go test {args}", log, code, "go", failing)
     write(root, GO_BUILD_FAIL)
-    raw, _ = run(root, "go vet ./report 2>&1 | grep -E '^\\S+\\.go:[0-9]+' || true", cache)
     log, code = run(root, "go test ./...", cache)
     build = [
         {"id": m.group(1), "error": m.group(2)}
-        for m in re.finditer(r"^(report/report\.go:\d+):\d+: (.*)$", run(root, "go build ./report", cache)[0].replace("./", ""), re.M)
+        for m in re.finditer(
+            r"^(report/report\.go:\d+):\d+: (.*)$",
+            run(root, "go build ./report", cache)[0].replace("./", ""),
+            re.M,
+        )
     ]
     keep("go-build-fail", "go test ./...", log, code, "go", build)
 
@@ -854,7 +879,11 @@ def cargo_corpus() -> None:
     root = fresh("cargo", CARGO_FILES)
     target = {"CARGO_TARGET_DIR": str(WORK / "cargo-target"), "CARGO_TERM_COLOR": "never"}
     run(root, "cargo build --tests --offline -q", target)
-    raw, _ = run(root, "cargo test --offline -q -- -Z unstable-options --format json", {**target, "RUSTC_BOOTSTRAP": "1"})
+    raw, _ = run(
+        root,
+        "cargo test --offline -q -- -Z unstable-options --format json",
+        {**target, "RUSTC_BOOTSTRAP": "1"},
+    )
     failing = []
     for line in raw.splitlines():
         if not line.startswith("{"):
@@ -863,7 +892,9 @@ def cargo_corpus() -> None:
         if event.get("type") == "test" and event.get("event") == "failed":
             stdout = event.get("stdout", "")
             panic = re.search(r"panicked at [^\n]*:\n(.*)", stdout)
-            error = panic.group(1).strip() if panic else _first_line(stdout) or "test did not panic as expected"
+            error = (
+                panic.group(1).strip() if panic else _first_line(stdout) or "test did not panic as expected"
+            )
             failing.append({"id": event["name"], "error": error})
     log, code = run(root, "cargo test --offline", target)
     keep("cargo-test", "cargo test", log, code, "cargo", failing)
@@ -879,7 +910,13 @@ def cargo_corpus() -> None:
         message = event.get("message") if event.get("reason") == "compiler-message" else None
         if message and message["level"] in ("error", "warning") and message["spans"]:
             span = next(s for s in message["spans"] if s["is_primary"])
-            errors.append({"id": f"{span['file_name']}:{span['line_start']}", "error": message["message"], "level": message["level"]})
+            errors.append(
+                {
+                    "id": f"{span['file_name']}:{span['line_start']}",
+                    "error": message["message"],
+                    "level": message["level"],
+                }
+            )
     log, code = run(root, "cargo build --offline", target)
     keep("cargo-build-error", "cargo build", log, code, "cargo", errors)
 
@@ -889,12 +926,18 @@ def c_corpus() -> None:
     raw, _ = run(root, "gcc -Wall -Wextra -fdiagnostics-format=json -c calc.c -o /dev/null")
     diagnostics = json.loads(raw.splitlines()[0]) if raw.strip().startswith("[") else []
     failing = [
-        {"id": f"{d['locations'][0]['caret']['file']}:{d['locations'][0]['caret']['line']}", "error": d["message"], "level": d["kind"]}
+        {
+            "id": f"{d['locations'][0]['caret']['file']}:{d['locations'][0]['caret']['line']}",
+            "error": d["message"],
+            "level": d["kind"],
+        }
         for d in diagnostics
     ]
     log, code = run(root, "gcc -Wall -Wextra -c calc.c -o calc.o")
     keep("gcc", "gcc -Wall -Wextra -c calc.c -o calc.o", log, code, "gcc", failing)
-    plain, _ = run(root, "clang -Wall -Wextra -fno-caret-diagnostics -fno-color-diagnostics -c calc.c -o /dev/null")
+    plain, _ = run(
+        root, "clang -Wall -Wextra -fno-caret-diagnostics -fno-color-diagnostics -c calc.c -o /dev/null"
+    )
     clang = [
         {"id": m.group(1), "error": m.group(3), "level": m.group(2)}
         for m in re.finditer(r"^(calc\.c:\d+):\d+: (error|warning): (.*)$", plain, re.M)
@@ -907,10 +950,19 @@ def c_corpus() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", required=True, help="a Python with pytest, mypy, ruff and flake8 installed")
-    parser.add_argument("--node-bin", required=True, type=Path, help="node_modules/.bin with jest, vitest, tsc, eslint")
-    parser.add_argument("--ts5-bin", type=Path, help="node_modules/.bin with TypeScript 5 (its API is tsc's oracle)")
-    parser.add_argument("--only", help="comma-separated groups: pytest,unittest,mypy,ruff,flake8,jest,vitest,tsc,eslint,go,cargo,c")
+    parser.add_argument(
+        "--python", required=True, help="a Python with pytest, mypy, ruff and flake8 installed"
+    )
+    parser.add_argument(
+        "--node-bin", required=True, type=Path, help="node_modules/.bin with jest, vitest, tsc, eslint"
+    )
+    parser.add_argument(
+        "--ts5-bin", type=Path, help="node_modules/.bin with TypeScript 5 (its API is tsc's oracle)"
+    )
+    parser.add_argument(
+        "--only",
+        help="comma-separated groups: pytest,unittest,mypy,ruff,flake8,jest,vitest,tsc,eslint,go,cargo,c",
+    )
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     groups = {
