@@ -17,6 +17,7 @@ from tau.llm.types import Model, ModelCost
 __all__ = [
     "BUILTIN_MODELS",
     "BUILTIN_PROVIDERS",
+    "FAUX_MINI_MODEL",
     "FAUX_MODEL",
     "ProviderInfo",
     "builtin_models",
@@ -79,6 +80,23 @@ FAUX_MODEL = Model(
     name="Faux Model",
     base_url="http://localhost:0",
     input=("text", "image"),
+    context_window=128_000,
+    max_tokens=16_384,
+)
+
+# faux-1's cheaper sibling, priced (faux-1 is not, as in pi): what the Evidence-Preserving Reducer
+# takes as "the cheapest model of the session's provider" in faux sessions, so benchmarks and tests
+# see the automatic choice at work. Its prices are a third of claude-sonnet-4-6's, the benchmark's
+# reference (bench/economy prices the session model's calls at those). Its id is dated, so a bare
+# ``--model faux`` still picks faux-1 (aliases before dated ids).
+FAUX_MINI_MODEL = Model(
+    id="faux-mini-20261206",
+    provider="faux",
+    api="faux",
+    name="Faux Model (mini)",
+    base_url="http://localhost:0",
+    input=("text", "image"),
+    cost=ModelCost(1, 5, 0.1, 1.25),
     context_window=128_000,
     max_tokens=16_384,
 )
@@ -518,6 +536,7 @@ BUILTIN_MODELS: tuple[Model, ...] = (
         },
     ),
     FAUX_MODEL,
+    FAUX_MINI_MODEL,
 )
 
 

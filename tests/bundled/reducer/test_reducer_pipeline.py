@@ -53,7 +53,9 @@ def make(tmp_path, *replies, settings=None, **ctx_kw):
     tau = FakeTau()
     registry = ctx_kw.pop("registry", None) or FakeRegistry(replies=list(replies))
     ctx = FakeCtx(str(tmp_path), registry, **ctx_kw)
-    reducer = Reducer(tau, settings or SolSettings(evidence_preserving_reducer=True, evidence_extractors=False))
+    reducer = Reducer(
+        tau, settings or SolSettings(evidence_preserving_reducer=True, evidence_extractors=False)
+    )
     reducer.install()
     return tau, ctx, reducer
 
@@ -160,7 +162,9 @@ def test_a_model_that_never_answers_times_out(tmp_path):
 
 
 def test_an_unknown_reducer_model_makes_no_call(tmp_path):
-    settings = SolSettings(evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="missing")
+    settings = SolSettings(
+        evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="missing"
+    )
     tau, ctx, reducer = make(tmp_path, settings=settings)
     assert run(reducer, bash_event("pytest", INLINE, is_error=True), ctx) is None
     assert tau.journal()[-1]["reason"] == "reducer-model-unavailable" and ctx.model_registry.calls == []
@@ -263,7 +267,10 @@ def test_the_cache_key(tmp_path):
     run(reducer, bash_event("pytest -x", INLINE, is_error=True), ctx)  # another command
     assert len(ctx.model_registry.calls) == 2
     reducer.settings = SolSettings(
-        evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="faux-1", reducer_provider="faux"
+        evidence_preserving_reducer=True,
+        evidence_extractors=False,
+        reducer_model="faux-1",
+        reducer_provider="faux",
     )
     run(reducer, bash_event("pytest", INLINE, is_error=True), ctx)  # same route: a hit
     assert len(ctx.model_registry.calls) == 2
@@ -340,7 +347,10 @@ def test_savings_are_shown_in_the_interactive_mode_only(tmp_path):
 
     plain = asyncio.run(both())
     (route, _level), (message, level) = ctx.ui.notices  # the first call also names the reducer model
-    assert route == "⚡ SoL-Pi · Evidence Reducer\nReducer model · faux/faux-1 (the session's model; set sol.reducerModel to choose)"
+    assert (
+        route
+        == "⚡ SoL-Pi · Evidence Reducer\nReducer model · faux/faux-1 (the session's model; set sol.reducerModel to choose)"
+    )
     assert message.startswith("⚡ SoL-Pi · Evidence Reducer\nMoney saved · ") and level == "info"
     assert message.endswith("removed from future prompts") and plain.ui.notices == []
 

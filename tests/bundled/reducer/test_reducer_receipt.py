@@ -110,7 +110,10 @@ def test_the_receipt_text():
     quote = 'E   "quoted" \\ é'
     evidence = (Evidence("failure", 3, quote, sha256(quote)),)
     text = receipt_text(
-        "pytest -q", ARCHIVED, ValidReceipt("failure", False, evidence), model_route_lines("faux", "faux-1", 321)
+        "pytest -q",
+        ARCHIVED,
+        ValidReceipt("failure", False, evidence),
+        model_route_lines("faux", "faux-1", 321),
     )
     assert text.split("\n") == [
         "sol_pi_evidence_receipt_v1",

@@ -351,7 +351,11 @@ def test_the_faux_bill_is_an_honest_count_of_every_request_it_received(tmp_path)
     a request without caching (the reducer's, the summaries') is all uncached input."""
     harness, tasks = _bench()
     run = harness.run_task(
-        tasks.load("fix-the-tests"), "full", tmp_path, extra_env={"TAU_FAUX_BILL_PROMPTS": "1"}
+        tasks.load("fix-the-tests"),
+        "full",
+        tmp_path,
+        extra_env={"TAU_FAUX_BILL_PROMPTS": "1"},
+        sol={"evidenceExtractors": False},  # the unittest logs go to the reducer model, uncached
     )
     assert run.exit_code == 0, run.stderr
     previous: dict[str, str] = {}
@@ -379,6 +383,8 @@ def test_the_faux_bill_is_an_honest_count_of_every_request_it_received(tmp_path)
     for tool in ("read", "bash", "edit", "write", "todo", "obs_recall"):
         assert f'tool+:{{"name":"{tool}"' in first[0]
     assert side == 3  # the reducer's three receipts
+    reducer_lines = [line for line in run.bill.lines if line["cacheRetention"] == "none"]
+    assert {line["model"] for line in reducer_lines} == {"faux-mini-20261206"}  # the cheapest faux model
 
 
 @pytest.mark.slow

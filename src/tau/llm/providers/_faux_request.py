@@ -188,17 +188,19 @@ def estimate_usage(
 # -- the bill: one line per answered call, for benchmarks ----------------------------------
 
 
-def bill(context: TranscriptContext, options: StreamOptions, usage: Usage) -> None:
+def bill(context: TranscriptContext, options: StreamOptions, usage: Usage, model: str | None = None) -> None:
     """Append this call's usage to ``$TAU_FAUX_BILL`` (a JSON-lines file), when it is set.
 
     The bill is what a provider would charge for the request faux received: ``bench/economy``
-    prices every call of a run from it, side requests (reducer, summaries) included. With
+    prices every call of a run from it, side requests (reducer, summaries) included; ``model`` names
+    the faux model that answered (the reducer's may be another than the session's). With
     ``$TAU_FAUX_BILL_PROMPTS=1`` each line also holds the rendered prompt the usage was counted on.
     """
     path = os.environ.get(BILL_ENV)
     if not path:
         return
     line: dict[str, Any] = {
+        **({"model": model} if model is not None else {}),
         "sessionId": options.session_id,
         "cacheRetention": options.cache_retention,
         "system": (current_system_prompt(context["messages"]) or "")[:80],

@@ -304,7 +304,7 @@ class FauxProvider:
                 prompt_cache=self.prompt_cache,
                 memo=self._memo,
             )
-            bill(context, options, message["usage"])
+            bill(context, options, message["usage"], model.id)
         except Exception as exc:  # boundary: a broken step or factory ends this call with an error
             message = _assistant([], "error", error_message=str(exc) or type(exc).__name__)
             message.update(api=model.api, provider=model.provider, model=model.id, timestamp=ms_now())

@@ -36,9 +36,10 @@ def _pytest_id(name: str) -> str:
 def _section_failure(log: Log, header: int, stop: int, name: str) -> Failure:
     failure = Failure(ident=name, target=Span.at(header))
     errors = list(log.matches(_E_LINE, header + 1, stop))
-    firsts = [index for index, match in errors if not match.group(1).startswith("File ")]
-    if firsts:
-        failure.error = Span.at(firsts[0])
+    if errors and errors[0][1].group(1).startswith("File "):  # a SyntaxError rendered: its last line says it
+        errors = [(index, match) for index, match in errors if _EXCEPTION.match(match.group(1))] or errors
+    if errors:
+        failure.error = Span.at(errors[0][0])
     frames = [index for index, _ in log.matches(_NATIVE_FRAME, header + 1, stop)]
     if failure.error is None:
         after = frames[-1] + 1 if frames else header + 1
