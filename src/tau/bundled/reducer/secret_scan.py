@@ -24,8 +24,12 @@ detect-secrets' backtracks quadratically on long lines full of ``//``), and a ma
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +75,7 @@ class _Rule:
     needles: tuple[str, ...]
     generated_only: bool = False
     at_names: bool = False  # the pattern starts with the name: tried only where one is assigned
+    check: Callable[[str], bool] | None = None  # what the value must also be (decoded, random)
 
 
 # Where a secret-looking name is assigned: one scan for the rules that start with the name.
@@ -110,6 +115,60 @@ _RULES: tuple[_Rule, ...] = (
         ),
         _NAME_NEEDLES,
         True,
+    ),
+    # a secret alone on the line after a line that names one, in prose too ("Your AWS secret access
+    # key (shown once):" then the key): long, letters and digits, and random (detect-secrets' entropy)
+    _Rule(
+        "Secret On The Next Line",
+        re.compile(
+            r"^[^\n]*\b(?:secrets?|passw(?:or)?ds?|passphrase|tokens?|credentials?|api[ _-]?keys?"
+            r"|(?:access|private|secret|signing|encryption)[ _-]?keys?)\b[^\n]*\r?\n"
+            r"[ \t]*[\"']?(?P<value>[A-Za-z0-9+/=_.~-]{20,200})[\"']?,?[ \t]*\r?$",
+            re.I | re.M,
+        ),
+        ("secret", "pass", "token", "credential", "key"),
+        True,
+        check=lambda value: _random(value),
+    ),
+    # DigitalOcean personal access, OAuth and refresh tokens (doctl auth init --access-token dop_v1_…)
+    _Rule("DigitalOcean Token", re.compile(r"(?<![\w-])do[opr]_v1_[a-f0-9]{64}(?![\w-])"), ("_v1_",)),
+    # HashiCorp Vault: service, batch and recovery tokens; a legacy s.… token after vault login, in
+    # VAULT_TOKEN or as the token row of vault login's table
+    _Rule(
+        "Vault Token",
+        re.compile(
+            r"(?<![\w.-])hv[sbr]\.[A-Za-z0-9_-]{20,}"
+            r"|(?:\bvault\s+login\b(?:\s+-\S+)*\s+|\bVAULT_TOKEN\s*[=:]\s*[\"']?|^token[ \t]{2,})"
+            r"(?P<value>s\.[A-Za-z0-9]{20,})",
+            re.I | re.M,
+        ),
+        ("hvs.", "hvb.", "hvr.", "vault", "token"),
+    ),
+    # a .netrc entry: "machine api.heroku.com login me password <key>", on one line or several
+    _Rule(
+        "Netrc Password",
+        re.compile(r"(?:^|[ \t])password[ \t]+(?P<value>[^\s\"'<>]{6,200})[ \t]*\r?$", re.I | re.M),
+        ("password",),
+        True,
+        check=None,
+    ),
+    # a token, password or key passed as the next command-line word: --access-token X, --password X
+    _Rule(
+        "Command-Line Secret",
+        re.compile(
+            r"(?:^|\s)--?[\w-]*(?:token|passw(?:or)?d|secret|api-?key|access-?key)[ \t]+"
+            r"[\"']?(?P<value>[^\s\"'<>|;&]{8,200})",
+            re.I,
+        ),
+        ("token", "pass", "secret", "key"),
+        True,
+    ),
+    # Docker's config.json: "auth": "<base64 of user:password>"
+    _Rule(
+        "Docker Registry Auth",
+        re.compile(r"\\?\"auth\\?\"\s*:\s*\\?\"(?P<value>[A-Za-z0-9+/]{8,}={0,2})\\?\""),
+        ('"auth',),
+        check=lambda value: _basic_credentials(value),
     ),
     # a bare "Bearer <token>" (an Authorization header is a Credential Assignment)
     _Rule(
@@ -182,14 +241,44 @@ def blocks(text: str) -> Iterator[str]:
         yield "\n".join(block)
 
 
-def _real_value(match: re.Match[str], generated_only: bool) -> bool:
+def _real_value(match: re.Match[str], rule: _Rule) -> bool:
     value = match.groupdict().get("value")
     if value is None:
         return True
     value = value.strip()
     if _PLACEHOLDER.match(value):
         return False
-    return not generated_only or _looks_generated(value)
+    if rule.generated_only and not _looks_generated(value):
+        return False
+    return rule.check is None or rule.check(value)
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character: detect-secrets' own measure when it loads."""
+    try:
+        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+        return float(Base64HighEntropyString().calculate_shannon_entropy(value))
+    except ImportError:  # the scan itself needs the library; this keeps the rule testable alone
+        counts = Counter(value)
+        return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _random(value: str) -> bool:
+    """A generated secret, not a word, a path or a repeated pattern: high entropy for its length."""
+    if "/" in value.strip("/") and value.count("/") > 2 and not _DIGIT.search(value):
+        return False  # a path
+    return _entropy(value) >= min(4.0, math.log2(len(value)) - 0.6)
+
+
+def _basic_credentials(value: str) -> bool:
+    """Base64 that decodes to ``user:password`` (Docker's ``auth``)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon and user and password)
 
 
 def _looks_generated(value: str) -> bool:
@@ -217,7 +306,7 @@ def _tau_finding(block: str) -> str | None:
             continue
         if rule.at_names and names is None:
             names = [match.start() for match in _ASSIGNED_NAME.finditer(block)]
-        if any(_real_value(match, rule.generated_only) for match in _matches(rule, block, names or [])):
+        if any(_real_value(match, rule) for match in _matches(rule, block, names or [])):
             return rule.kind
     return None
 
