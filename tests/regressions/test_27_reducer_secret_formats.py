@@ -131,7 +131,16 @@ def test_a_log_that_names_no_secret_still_reaches_the_reducer(tmp_path):
         "The API key below is a placeholder:\n  <your-key-here>",
         "cargo build --max-tokens 2048 --release",
     ],
-    ids=["token-test-id", "token-test-then-sha", "password-prose", "docker-auth-word", "hash", "digits", "placeholder", "flag"],
+    ids=[
+        "token-test-id",
+        "token-test-then-sha",
+        "password-prose",
+        "docker-auth-word",
+        "hash",
+        "digits",
+        "placeholder",
+        "flag",
+    ],
 )
 def test_look_alikes_are_not_secrets(text):
     assert find_secret(text) is None
