@@ -223,6 +223,42 @@ def summarize(session: SessionManager, file: str) -> dict[str, Any]:
         "model": context["model"],
         "problems": len(session.problems),
         "occDecisions": _occ_decisions(session),
+        "reducer": _reducer_summary(session),
+    }
+
+
+def _reducer_summary(session: SessionManager) -> dict[str, Any] | None:
+    """The Evidence-Preserving Reducer's journal on the active branch: receipts by tier, the reducer
+    model(s) and how each was chosen, the logs left in full by reason."""
+    from tau.bundled.reducer.config import REDUCER_EVENT_TYPE
+
+    applied: Counter[str] = Counter()
+    formats: Counter[str] = Counter()
+    fallbacks: Counter[str] = Counter()
+    routes: list[dict[str, Any]] = []
+    for entry in session.get_branch():
+        data = entry.get("data") if entry.get("customType") == REDUCER_EVENT_TYPE else None
+        if entry.get("type") != "custom" or not isinstance(data, dict):
+            continue
+        kind = data.get("kind")
+        if kind == "applied":
+            tier = label(data.get("tier") or "model")
+            applied[tier] += 1
+            if tier == "extract":
+                formats[label(data.get("format"))] += 1
+        elif kind == "fallback":
+            fallbacks[label(data.get("reason"))] += 1
+        elif kind == "route":
+            routes.append(
+                {k: data.get(k) for k in ("provider", "model", "source", "sessionProvider", "sessionModel")}
+            )
+    if not (applied or fallbacks or routes):
+        return None
+    return {
+        "receipts": dict(applied),
+        "formats": dict(formats),
+        "fallbacks": dict(fallbacks),
+        "routes": routes,
     }
 
 
@@ -288,6 +324,9 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         f"problems    {summary['problems'] or 'none'}"
         + (f" (`{PROG} check` lists them)" if summary["problems"] else ""),
     ]
+    reducer = summary.get("reducer")
+    if reducer:
+        lines += _reducer_lines(reducer)
     decisions = summary["occDecisions"]
     if decisions:
         from tau.bundled.occ.decision_record import format_decision
@@ -295,6 +334,38 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
         compacted = sum(1 for data in decisions if data.get("compact"))
         lines.append(f"online compact  {len(decisions)} boundaries, {compacted} compacted")
         lines += [f"  {n}. {format_decision(data)}" for n, data in enumerate(decisions, 1)]
+    return lines
+
+
+_ROUTE_WHY = {
+    "configured": "set in sol.reducerModel",
+    "cheapest": "the cheapest {provider} model, chosen automatically",
+    "session": "the session's model",
+}
+
+
+def _reducer_lines(reducer: dict[str, Any]) -> list[str]:
+    receipts = reducer["receipts"]
+    extracted, by_model = receipts.get("extract", 0), receipts.get("model", 0)
+    formats = ", ".join(f"{name} {count}" for name, count in reducer["formats"].items())
+    left = sum(reducer["fallbacks"].values())
+    lines = [
+        f"evidence reducer  {counted(extracted + by_model, 'receipt')}: {extracted} extracted"
+        + (f" ({formats})" if formats else "")
+        + f", {by_model} by a reducer model; {left} left in full"
+    ]
+    if left:
+        lines.append(
+            "  left in full: " + ", ".join(f"{reason} {n}" for reason, n in reducer["fallbacks"].items())
+        )
+    for route in reducer["routes"]:
+        why = _ROUTE_WHY.get(route.get("source") or "", "{provider}").format(
+            provider=label(route.get("provider"))
+        )
+        lines.append(
+            f"  reducer model {label(route.get('provider'))}/{label(route.get('model'))} ({why}; "
+            f"session model {label(route.get('sessionProvider'))}/{label(route.get('sessionModel'))})"
+        )
     return lines
 
 

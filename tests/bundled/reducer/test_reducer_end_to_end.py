@@ -70,14 +70,19 @@ def script(invent: bool) -> list[dict[str, Any]]:
     return [{"factory": respond}]
 
 
-def run_session(tmp_path: Path, invent: bool) -> tuple[SessionManager, dict[str, Any]]:
+MODEL_TIER = {"sol": {"evidencePreservingReducer": True, "evidenceExtractors": False}}
+
+
+def run_session(
+    tmp_path: Path, invent: bool, settings: dict[str, Any] | None = None
+) -> tuple[SessionManager, dict[str, Any]]:
     (tmp_path / "test_big.py").write_text(TEST_FILE)
     faux.use_script(script(invent))
     registry = ModelRegistry()
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = session_module.AgentSession(
         manager,
-        Settings.in_memory({"sol": {"evidencePreservingReducer": True, "evidenceExtractors": False}}),
+        Settings.in_memory(MODEL_TIER if settings is None else settings),
         registry,
         registry.find("faux", "faux-1"),
         cwd=str(tmp_path),
@@ -124,6 +129,7 @@ def test_a_failing_30_kb_pytest_log_becomes_a_receipt_of_verbatim_quotes(tmp_pat
     assert len(quotes) >= 3 and all(quote in log for quote in quotes)
     assert any("assert 41 == 42" in quote for quote in quotes)
     assert len(receipt.encode()) < 2_000
+    assert "reducer_provider=faux\nreducer_model=faux-mini-20261206\n" in receipt  # the cheapest faux model
     assert [d["kind"] for d in journal(manager)] == ["candidate", "route", "provider_response", "applied"]
     assert result["details"]["evidencePreservingReducer"]["sourceBytes"] == len(log.encode())
     # the session file on disk holds the receipt, not the log
@@ -139,3 +145,35 @@ def test_an_invented_quote_leaves_the_original_output(tmp_path):
     assert "evidencePreservingReducer" not in (result.get("details") or {})
     assert [d["kind"] for d in journal(manager)] == ["candidate", "route", "provider_response", "fallback"]
     assert journal(manager)[-1]["reason"] == "unverifiable-quote"
+
+
+def test_the_default_profile_reduces_the_log_without_a_reducer_request(tmp_path):
+    from tau.modes.inspect import info_lines, summarize
+
+    manager, result = run_session(tmp_path, invent=True, settings={})  # an answer would be rejected
+    receipt = text_of(result)
+    assert (
+        receipt.startswith("sol_pi_evidence_receipt_v1\nstatus=failure\n")
+        and "\nextractor=pytest\n" in receipt
+    )
+    quotes = [json.loads(q) for q in re.findall(r" quote=(\".*\")$", receipt, re.MULTILINE)]
+    assert (
+        "E       assert 41 == 42" in quotes and "FAILED test_big.py::test_big_log - assert 41 == 42" in quotes
+    )
+    assert [d["kind"] for d in journal(manager)] == ["candidate", "applied"]  # no provider_response: no call
+    lines = info_lines(summarize(manager, manager.get_session_file()))
+    assert (
+        "evidence reducer  1 receipt: 1 extracted (pytest 1), 0 by a reducer model; 0 left in full" in lines
+    )
+
+
+def test_session_info_names_the_automatic_reducer_model(tmp_path):
+    from tau.modes.inspect import info_lines, summarize
+
+    manager, result = run_session(tmp_path, invent=False)
+    assert "reducer_model=faux-mini-20261206" in text_of(result)
+    lines = info_lines(summarize(manager, manager.get_session_file()))
+    assert (
+        "  reducer model faux/faux-mini-20261206 (the cheapest faux model, chosen automatically; "
+        "session model faux/faux-1)"
+    ) in lines
