@@ -181,3 +181,17 @@ UNKNOWN = {
 @pytest.mark.parametrize("name", sorted(UNKNOWN))
 def test_an_unknown_format_is_left_alone(name):
     assert extract(UNKNOWN[name]) is None
+
+
+def test_the_same_compiler_error_in_many_files_is_quoted_a_few_times_and_counted():
+    lines = "".join(
+        f"cc -O2 -c src/module_{n}.c\nsrc/module_{n}.c:12:5: error: unknown type name 'cfg_handle_t'\n"
+        for n in range(130)
+    )
+    log = lines + "gen/cfg_handle.h: No such file or directory\nmake: *** [Makefile:2: all] Error 1\n"
+    extraction = extract(log)
+    assert extraction.format == "gcc+make" and extraction.failures == 130
+    targets = [quote for kind, quote in extraction.items if kind == "target"]
+    assert len(targets) == 6 and extraction.unquoted == 124
+    assert ("fatal", "gen/cfg_handle.h: No such file or directory") in extraction.items
+    assert ("fatal", "make: *** [Makefile:2: all] Error 1") in extraction.items

@@ -45,6 +45,9 @@ EXTRACTORS: tuple[Callable[[Log], Found | None], ...] = (
 MAX_ITEMS = 24  # twice a model receipt's 12: an extracted item is cheap to check and cheap to send
 MAX_QUOTE_CHARS = 600  # UTF-16 code units, as a model receipt's quotes
 MAX_TOTAL_CHARS = 6000
+# Compiler and linter diagnostics that differ only in numbers and quoted names (the same error in 130
+# modules): this many of a kind are quoted, the rest counted as unquoted.
+MAX_DIAGNOSTICS_OF_A_KIND = 5
 
 
 @dataclass(frozen=True)
@@ -175,9 +178,16 @@ def extract(text: str) -> Extraction | None:
         for block in f.id_blocks:
             for chunk in _chunks(log, block):
                 picker.add("target", chunk)
+    shown: dict[str, int] = {}
     for _, failure in errors:
-        if not picker.covered(failure.target):
-            picker.add("target", failure.target or failure.error)
+        if picker.covered(failure.target):
+            continue
+        if failure.error is None:  # a diagnostic line (compiler, linter): a few of each kind tell enough
+            kind = _error_text(log, failure)
+            shown[kind] = shown.get(kind, 0) + 1
+            if shown[kind] > MAX_DIAGNOSTICS_OF_A_KIND:
+                continue
+        picker.add("target", failure.target or failure.error)
     # 4. the other failures' first error lines and locations, then warnings
     for _, failure in errors:
         picker.add("failure", failure.error)
