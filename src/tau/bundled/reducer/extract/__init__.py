@@ -77,7 +77,7 @@ class _Picker:
         self.log = log
         self.items: list[tuple[int, str, str]] = []
         self.seen: set[tuple[str, str]] = set()
-        self.spans: set[tuple[int, int]] = set()
+        self.lines: set[int] = set()  # every line some quote holds
         self.chars = 0
 
     def full(self) -> bool:
@@ -93,20 +93,18 @@ class _Picker:
         if not quote:
             return False
         if (kind, quote) in self.seen:
-            self.spans.add((span.first, span.last))
+            self.lines.update(range(span.first, span.last + 1))
             return True
         if self.full():
             return False
         self.seen.add((kind, quote))
-        self.spans.add((span.first, span.last))
+        self.lines.update(range(span.first, span.last + 1))
         self.items.append((span.first, kind, quote))
         self.chars += js_len(quote)
         return True
 
     def covered(self, span: Span | None) -> bool:
-        return span is not None and any(
-            first <= span.first and span.last <= last for first, last in self.spans
-        )
+        return span is not None and all(index in self.lines for index in range(span.first, span.last + 1))
 
 
 def _cut(quote: str) -> str:

@@ -31,6 +31,9 @@ def go(log: Log) -> Found | None:
         return None
     found = Found("go")
     found.summary += [Span.at(index) for index, _ in packages]
+    runs: dict[str, list[int]] = {}  # once: -v logs are long
+    for index, match in log.matches(_GO_RUN):
+        runs.setdefault(match.group(1), []).append(index)
     for index, match in fails:
         name = match.group(2)
         failure = Failure(ident=name, target=Span.at(index))
@@ -46,7 +49,7 @@ def go(log: Log) -> Found | None:
                 failure.error = Span.at(after)
             after += 1
         if failure.error is None:  # -v: they come between === RUN and --- FAIL
-            run = max((i for i, m in log.matches(_GO_RUN, 0, index) if m.group(1) == name), default=None)
+            run = max((i for i in runs.get(name, ()) if i < index), default=None)
             if run is not None:
                 message = next(
                     (
