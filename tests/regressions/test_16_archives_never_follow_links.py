@@ -56,7 +56,9 @@ def _reduce(session_dir: Path) -> tuple[FakeTau, FakeCtx, dict | None]:
     tau = FakeTau()
     ctx = FakeCtx(str(session_dir), FakeRegistry(replies=[]))
     # An unknown reducer model: a log that gets past the archive ends as reducer-model-unavailable.
-    settings = SolSettings(evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="not-configured")
+    settings = SolSettings(
+        evidence_preserving_reducer=True, evidence_extractors=False, reducer_model="not-configured"
+    )
     reducer = Reducer(tau, settings)
     result = asyncio.run(reducer.on_tool_result(bash_event("pytest -q", INLINE, is_error=True), ctx))
     return tau, ctx, result

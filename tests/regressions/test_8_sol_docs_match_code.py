@@ -45,7 +45,11 @@ def test_every_sol_key_is_in_the_table_with_its_default():
         value = getattr(defaults, field.name)
         key = attribute[field.name]
         # a reducer route left unset is the cheapest model of the session's provider (issue 27)
-        shown = "the cheapest model of the session's provider" if value is None else f"`{json.dumps(value).removesuffix('.0')}`"
+        shown = (
+            "the cheapest model of the session's provider"
+            if value is None
+            else f"`{json.dumps(value).removesuffix('.0')}`"
+        )
         assert table[key] == shown, (
             f"sol.md gives {table[key]} as the default of {key}; the code has {value!r}"
         )
