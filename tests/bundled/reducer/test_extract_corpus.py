@@ -195,3 +195,9 @@ def test_the_same_compiler_error_in_many_files_is_quoted_a_few_times_and_counted
     assert len(targets) == 6 and extraction.unquoted == 124
     assert ("fatal", "gen/cfg_handle.h: No such file or directory") in extraction.items
     assert ("fatal", "make: *** [Makefile:2: all] Error 1") in extraction.items
+
+
+def test_mypy_with_columns_is_mypy_only():
+    log = "typed/a.py:3:5: error: Incompatible types in assignment  [assignment]\nFound 1 error in 1 file (checked 2 source files)\n"
+    extraction = extract(log)
+    assert (extraction.format, extraction.failures) == ("mypy", 1)

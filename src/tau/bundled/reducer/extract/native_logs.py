@@ -169,7 +169,8 @@ def rustc(log: Log) -> Found | None:
 
 # -- gcc / clang / the linker --------------------------------------------------------------------
 
-_CC = re.compile(r"^([^\s:][^:]*?):(\d+):(\d+): (fatal error|error|warning): (.*)$")
+# (not a .py file: mypy --show-column-numbers prints the same shape, and mypy reads those)
+_CC = re.compile(r"^([^\s:][^:]*?(?<!\.py)(?<!\.pyi)):(\d+):(\d+): (fatal error|error|warning): (.*)$")
 _CC_SUMMARY = re.compile(r"^\d+ (?:warnings? and \d+ )?errors? generated\.$|^\d+ warnings? generated\.$")
 _LINK = re.compile(
     r"^(?:.*: )?(?:undefined reference to .*|multiple definition of .*)$|^(?:collect2|ld|clang(?:\+\+)?|g?cc): (?:fatal )?error: .*$|^/usr/bin/ld: .*error.*$"
