@@ -90,7 +90,8 @@ def test_an_inactive_tool_is_registered_but_declared_only_once_activated(tmp_pat
         all_names = [t["name"] for t in tau.get_all_tools()]
         assert "shown" in all_names and "hidden" in all_names
         hidden_info = next(t for t in tau.get_all_tools() if t["name"] == "hidden")
-        assert hidden_info["exposure"] == "inactive"
+        # pi's ToolInfo: an inactive tool is a "direct" one registered with defaultActive false
+        assert hidden_info["exposure"] == "direct"
         assert "hidden" not in tau.get_active_tools()
         await harness.session.prompt("first")
         tau.set_active_tools([*tau.get_active_tools(), "hidden"])

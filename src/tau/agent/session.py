@@ -36,7 +36,7 @@ from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
 from tau.agent.session_retry import RetryMixin
 from tau.agent.session_saving import SavingMixin
 from tau.agent.session_switch import SwitchMixin
-from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch
+from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch, unique_guidelines
 from tau.agent.session_tree import TreeMixin
 from tau.agent.settings import Settings
 from tau.common.jsstr import js_trim
@@ -120,7 +120,7 @@ class AgentSession(
         self.agent = self._create_agent(model, thinking_level)
         self._record_initial_selection()
         initial = list(active_tools) if active_tools is not None else self._settings.default_tools()
-        self._tools.set_active(list(self._tools.registry) if initial == ["*"] else initial)
+        self._tools.request(list(self._tools.registry) if initial == ["*"] else initial)
         if restore_tools:
             self._restore_tools_from_transcript(tool_modifiers)
         self._apply_loadout()
@@ -352,12 +352,9 @@ class AgentSession(
         return list(self._tools.registry.values())
 
     def get_callable_tools(self) -> list[ToolDefinition]:
-        """What ``execute_tool`` may run: the active tools, then registered inactive ones (pi's deferred)."""
-        active = self._tools.active_definitions()
-        names = {tool.name for tool in active}
-        return active + [
-            t for t in self._tools.registry.values() if t.exposure != "active" and t.name not in names
-        ]
+        """What ``execute_tool`` may run (pi): the active ``direct`` tools and every ``codemode`` or
+        ``deferred`` tool; ``model-only`` and ``hidden`` tools never."""
+        return self._tools.callable_definitions()
 
     def get_offered_tool_names(self) -> set[str]:
         """The names of every built-in and extension tool, including those ``--tools`` leaves out."""
@@ -382,7 +379,21 @@ class AgentSession(
         self._apply_loadout()
 
     def _apply_loadout(self) -> None:
-        self.agent.state.tools = self._tools.active_definitions()
+        def guidelines(name: str) -> list[str]:
+            tool = self._tools.registry.get(name)
+            return unique_guidelines(tool.prompt_guidelines) if tool is not None else []
+
+        def report(name: str, exc: BaseException) -> None:
+            owner = getattr(self._hooks, "tool_owner", None)
+            extension = getattr(owner(name), "path", None) if owner is not None else None
+            self._hooks.emit_error(extension or f"builtin:{name}", "prepare_loadout", str(exc) or type(exc).__name__)
+
+        self.agent.state.tools = self._tools.declared_definitions(guidelines, report)
+
+    @property
+    def hidden_declarations(self) -> set[str]:
+        """Active tools whose declarations requests leave out (from ``prepare_loadout`` hooks)."""
+        return set(self._tools.hidden)
 
     def _restore_tools_from_transcript(self, modifiers: Sequence[str] = ()) -> None:
         systems = [
@@ -401,6 +412,7 @@ class AgentSession(
         return replace(
             run,
             selected_tools=list(self._tools.active),
+            hidden_tools=sorted(self._tools.hidden),
             tool_snippets={**base.tool_snippets, **run.tool_snippets},
             tool_guidelines={**base.tool_guidelines, **run.tool_guidelines},
         )

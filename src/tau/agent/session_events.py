@@ -344,6 +344,9 @@ class EventsMixin:
         hooks = self._hooks
         if hooks.has_handlers("context") or hooks.has_handlers("context_with_system"):
             messages = await hooks.emit_context(messages)
+        hidden = self._tools.hidden
+        if hidden:
+            messages = _without_declarations(messages, hidden)
         if self._forced_prompt is None:
             return messages
         from tau.llm.transcript import current_system_message
@@ -437,3 +440,23 @@ def _replace_in_place(target: dict[str, Any], replacement: dict[str, Any]) -> No
         replacement = {**replacement, "content": []}
     target.clear()
     target.update(replacement)
+
+
+def _without_declarations(messages: list[dict[str, Any]], hidden: set[str]) -> list[dict[str, Any]]:
+    """The transcript as requests see it when ``prepare_loadout`` hides declarations (pi): every
+    system message loses the hidden tools from ``toolsAdded``/``toolsRemoved``; the stored
+    transcript keeps them."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") != "system" or not (message.get("toolsAdded") or message.get("toolsRemoved")):
+            out.append(message)
+            continue
+        copy = {key: value for key, value in message.items() if key not in ("toolsAdded", "toolsRemoved")}
+        added = [tool for tool in message.get("toolsAdded") or [] if tool.get("name") not in hidden]
+        removed = [tool for tool in message.get("toolsRemoved") or [] if tool.get("name") not in hidden]
+        if added:
+            copy["toolsAdded"] = added
+        if removed:
+            copy["toolsRemoved"] = removed
+        out.append(copy)
+    return out

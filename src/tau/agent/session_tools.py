@@ -21,12 +21,14 @@ from tau.llm.transcript import current_system_message, current_tools
 from tau.tools.base import ToolDefinition
 
 __all__ = [
+    "Loadout",
     "PromptSettings",
     "ToolSet",
     "name_matcher",
     "options_from_json",
     "options_to_json",
     "system_patch",
+    "unique_guidelines",
 ]
 
 _WHITESPACE = lazy_pattern(r"\s+")
@@ -45,7 +47,8 @@ def _snippet(text: str | None) -> str | None:
     return one_line or None
 
 
-def _guidelines(lines: Iterable[str] | None) -> list[str]:
+def unique_guidelines(lines: Iterable[str] | None) -> list[str]:
+    """Prompt guidelines trimmed, without blanks and repeats (pi ``_normalizePromptGuidelines``)."""
     unique: list[str] = []
     for line in lines or []:
         text = line.strip()
@@ -65,6 +68,33 @@ class PromptSettings:
     prompt_guidelines: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Loadout:
+    """What a tool's ``prepare_loadout`` hook sees (pi ``ToolLoadout``).
+
+    Attributes:
+        declared: The active tools, declared to the model, in order.
+        callable: The tools other tools may call (``ctx.execute_tool``) with this active set.
+        registered: Every registered tool.
+    """
+
+    declared: list[ToolDefinition]
+    callable: list[ToolDefinition]
+    registered: list[ToolDefinition]
+    _guidelines: Callable[[str], list[str]] = field(repr=False, default=lambda name: [])
+
+    def get_exposure(self, name: str) -> str:
+        tool = next((t for t in self.registered if t.name == name), None)
+        return tool.exposure if tool is not None else "direct"
+
+    def get_namespace(self, name: str) -> dict[str, Any] | None:
+        tool = next((t for t in self.registered if t.name == name), None)
+        return tool.namespace_info() if tool is not None else None
+
+    def get_prompt_guidelines(self, name: str) -> list[str]:
+        return self._guidelines(name)
+
+
 class ToolSet:
     """Registered tool definitions and the active (declared) ones, in pi's order rules.
 
@@ -80,9 +110,13 @@ class ToolSet:
         self._extension: dict[str, ToolDefinition] = {}
         self._allowed = allowed
         self.active: list[str] = []
-        # From a restored loadout: tools the transcript mentions, and those to activate once registered.
+        # Tools the transcript mentions (a restored loadout), and names to activate once registered:
+        # the restored loadout's, and the initial selection's (``--tools +codemode``, ``defaultTools``).
         self._mentioned: set[str] = set()
         self._pending: set[str] = set()
+        # From the active tools' prepare_loadout hooks: replaced descriptions, hidden declarations.
+        self.descriptions: dict[str, str] = {}
+        self.hidden: set[str] = set()
 
     # -- the registry ------------------------------------------------------------------------
 
@@ -107,19 +141,25 @@ class ToolSet:
         """Add (or replace) an extension tool; True when it should become active now.
 
         A tool the restored transcript mentions is active only if the recorded loadout has it (a
-        removed tool stays inactive); any other new tool with ``exposure="active"`` activates.
+        removed tool stays inactive); a tool the initial selection names (``--tools``,
+        ``defaultTools``) activates whatever its ``default_active``, as one an allowlist names; any
+        other new tool activates when its exposure is declarable and ``default_active`` is true.
         """
         name = definition.name
         known = name in self._extension
         self._extension[name] = definition
-        if not self.is_allowed(name):
+        if not self.is_allowed(name) or definition.exposure == "hidden":
             return False
         if name in self._mentioned:
             return name in self._pending
-        return not known and definition.exposure == "active"
+        if name in self._pending:
+            return True
+        if self._allowed is not None and definition.declarable:
+            return True
+        return not known and definition.activated_on_registration
 
     def clear_pending(self) -> None:
-        """A run starts: restored tools that never registered are dropped (pi)."""
+        """A run starts: requested tools that never registered are dropped (pi)."""
         self._pending.clear()
 
     def unregister(self, name: str) -> None:
@@ -130,16 +170,71 @@ class ToolSet:
     # -- the active set ----------------------------------------------------------------------
 
     def set_active(self, names: Iterable[str]) -> list[str]:
-        """Activate ``names`` (unknown ones ignored): kept tools keep their order, new ones follow."""
+        """Activate ``names`` (unknown and ``hidden`` ones ignored): kept tools keep their order, new
+        ones follow."""
         registry = self.registry
         requested = list(dict.fromkeys(names))
         kept = [name for name in self.active if name in requested]
-        self.active = [name for name in dict.fromkeys([*kept, *requested]) if name in registry]
+        self.active = [
+            name
+            for name in dict.fromkeys([*kept, *requested])
+            if name in registry and registry[name].exposure != "hidden"
+        ]
+        self._pending.difference_update(self.active)
         return list(self.active)
+
+    def request(self, names: Iterable[str]) -> None:
+        """The initial selection: activate the registered names, keep the others until they register."""
+        names = list(names)
+        self.set_active(names)
+        self._pending.update(name for name in names if name not in self.registry and self.is_allowed(name))
 
     def active_definitions(self) -> list[ToolDefinition]:
         registry = self.registry
         return [registry[name] for name in self.active if name in registry]
+
+    def callable_definitions(self, active: Iterable[str] | None = None) -> list[ToolDefinition]:
+        """What other tools may call (pi): the active ``direct`` tools and every ``codemode`` or
+        ``deferred`` tool, in registry order."""
+        names = set(self.active if active is None else active)
+        return [
+            tool
+            for tool in self.registry.values()
+            if tool.exposure in ("codemode", "deferred") or (tool.exposure == "direct" and tool.name in names)
+        ]
+
+    def declared_definitions(
+        self,
+        guidelines: Callable[[str], list[str]] = lambda name: [],
+        on_error: Callable[[str, BaseException], None] | None = None,
+    ) -> list[ToolDefinition]:
+        """The active tools as declared to the model: the ``prepare_loadout`` hooks of active tools
+        may replace descriptions and hide declarations (:attr:`hidden`; requests leave them out)."""
+        active = self.active_definitions()
+        hooks = [tool for tool in active if tool.prepare_loadout is not None]
+        self.descriptions, self.hidden = {}, set()
+        if not hooks:
+            return active
+        loadout = Loadout(
+            declared=list(active),
+            callable=self.callable_definitions([tool.name for tool in active]),
+            registered=list(self.registry.values()),
+            _guidelines=guidelines,
+        )
+        for tool in hooks:
+            try:
+                changes = tool.prepare_loadout(loadout) or {}  # type: ignore[misc]
+                for name, description in (changes.get("descriptions") or {}).items():
+                    if isinstance(description, str):
+                        self.descriptions[name] = description
+                self.hidden.update(n for n in changes.get("hiddenDeclarations") or [] if isinstance(n, str))
+            except Exception as exc:  # a broken hook must not take the loadout down (pi reports it)
+                if on_error is not None:
+                    on_error(tool.name, exc)
+        return [
+            replace(tool, description=self.descriptions[tool.name]) if tool.name in self.descriptions else tool
+            for tool in active
+        ]
 
     def restore_from_transcript(
         self, system_messages: Sequence[dict[str, Any]], modifiers: Sequence[str]
@@ -155,14 +250,17 @@ class ToolSet:
         new_tools = [
             name
             for name, tool in self._extension.items()
-            if name not in mentioned and name not in self._builtins and tool.exposure == "active"
+            if name not in mentioned and name not in self._builtins and tool.activated_on_registration
         ]
         recorded = [tool["name"] for tool in current_tools(system_messages)]
         names = apply_tool_modifiers([*recorded, *new_tools], list(modifiers))
-        self._mentioned = mentioned
-        self._pending = {name for name in names if self.is_allowed(name)}
+        # Extension tools register after the restore: one the branch never mentioned activates as a
+        # new tool, unless a ``-name`` modifier removed it.
+        removed = {entry[1:] for entry in modifiers if entry.startswith("-")}
+        self._mentioned = mentioned | set(names) | removed
         self.active = []
         self.set_active(names)
+        self._pending = {name for name in names if self.is_allowed(name) and name not in self.active}
         return True
 
     # -- the prompt --------------------------------------------------------------------------
@@ -171,11 +269,12 @@ class ToolSet:
         registry = self.registry
         snippets = {name: s for name, tool in registry.items() if (s := _snippet(tool.prompt_snippet))}
         guidelines = {
-            name: g for name, tool in registry.items() if (g := _guidelines(tool.prompt_guidelines))
+            name: g for name, tool in registry.items() if (g := unique_guidelines(tool.prompt_guidelines))
         }
         return PromptOptions(
             cwd=cwd,
             selected_tools=list(self.active),
+            hidden_tools=sorted(self.hidden),
             tool_snippets=snippets,
             tool_guidelines=guidelines,
             prompt_guidelines=list(prompt.prompt_guidelines),

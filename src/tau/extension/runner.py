@@ -183,6 +183,10 @@ class ExtensionRunner(HookDispatch):
         }
         if definition.namespace is not None:
             info["namespace"] = definition.namespace
+        if definition.annotations:
+            info["annotations"] = dict(definition.annotations)
+        if definition.reaches_tools is not None:
+            info["reachesTools"] = definition.reaches_tools
         info["sourceInfo"] = {**source, "scope": scope, "origin": "top-level"}
         return info
 

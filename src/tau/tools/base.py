@@ -18,6 +18,7 @@ from tau.llm.types import ImageContent, TextContent, Tool, Usage
 
 __all__ = [
     "CONSTRAINED_SAMPLING",
+    "EXPOSURES",
     "ExecuteFunction",
     "ToolAborted",
     "ToolContext",
@@ -32,6 +33,11 @@ __all__ = [
 CONSTRAINED_SAMPLING: dict[str, Any] = {"type": "json_schema", "strict": "prefer"}
 
 _UNSET: Any = object()
+
+# pi's tool exposures (extensions.md "Tool Exposure"): how the model and other tools reach a tool.
+EXPOSURES = ("direct", "model-only", "codemode", "deferred", "hidden")
+# tau's earlier names, still accepted: "active" is "direct", "inactive" is "direct" registered inactive.
+_EXPOSURE_ALIASES = {"active": "direct", "inactive": "direct"}
 
 
 class ToolError(Exception):
@@ -174,8 +180,22 @@ class ToolDefinition:
         prompt_snippet: One line for the system prompt's ``<tools>`` list (``None``: not listed).
         prompt_guidelines: Lines for the system prompt's ``<rules>``.
         execution_mode: ``"sequential"`` makes a whole batch containing this tool run one by one.
-        exposure: ``"active"`` tools are sent to the model by default; ``"inactive"`` ones on request.
-        namespace: A grouping name some providers send with the tool.
+        exposure: How the model and other tools reach the tool (pi): ``"direct"`` (declared while
+            active, callable from other tools while active), ``"model-only"`` (declared while active,
+            never callable), ``"codemode"`` (callable whenever registered, listed by codemode, declared
+            only when activated explicitly), ``"deferred"`` (like ``codemode`` but not listed), or
+            ``"hidden"`` (registered but unreachable). ``"active"`` and ``"inactive"`` are accepted
+            as ``"direct"`` with ``default_active`` true or false.
+        default_active: ``False`` registers a ``direct``/``model-only`` tool inactive; ``--tools``,
+            ``defaultTools`` or ``set_active_tools`` activates it.
+        namespace: The group of related tools (an MCP server): a name, or pi's
+            ``{"name", "aliases"?, "description"?, "instructions"?}``.
+        prepare_loadout: ``prepare_loadout(loadout)`` runs while the tool is active, whenever the
+            active tools change; it returns ``{"descriptions": {name: text}, "hiddenDeclarations":
+            [names]}`` (see :class:`tau.extension.Loadout`).
+        reaches_tools: ``reaches_tools(args)``: ``"all"`` or the words of the arguments that may name
+            the tools a call reaches (codemode, tool search).
+        annotations: MCP-style hints (``readOnlyHint``, ``destructiveHint``, ...).
         prepare_arguments: Rewrites raw arguments before validation (legacy shapes).
         render_call, render_result: Interactive-mode renderers of an extension tool.
         constrained_sampling: pi's ``constrainedSampling`` declaration.
@@ -190,17 +210,47 @@ class ToolDefinition:
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(default_factory=list)
     execution_mode: Literal["parallel", "sequential"] = "parallel"
-    exposure: Literal["active", "inactive"] = "active"
-    namespace: str | None = None
+    exposure: str = "direct"
+    default_active: bool = True
+    namespace: str | dict[str, Any] | None = None
     prepare_arguments: Callable[[Any], Any] | None = None
     render_call: Callable[..., Any] | None = None
     render_result: Callable[..., Any] | None = None
     constrained_sampling: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
+    prepare_loadout: Callable[[Any], Any] | None = None
+    reaches_tools: Callable[[Any], Any] | None = None
+    annotations: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.label:
             self.label = self.name
+        if self.exposure in _EXPOSURE_ALIASES:
+            if self.exposure == "inactive":
+                self.default_active = False
+            self.exposure = _EXPOSURE_ALIASES[self.exposure]
+        if self.exposure not in EXPOSURES:
+            raise ValueError(
+                f'Tool "{self.name}": exposure must be one of {", ".join(EXPOSURES)}, got {self.exposure!r}'
+            )
+
+    @property
+    def declarable(self) -> bool:
+        """Whether activating the tool declares it to the model (``direct`` and ``model-only``)."""
+        return self.exposure in ("direct", "model-only")
+
+    @property
+    def activated_on_registration(self) -> bool:
+        """Whether registering the tool activates it."""
+        return self.declarable and self.default_active
+
+    def namespace_info(self) -> dict[str, Any] | None:
+        """The namespace as pi's object ``{"name", ...}`` (a plain name becomes ``{"name": name}``)."""
+        if isinstance(self.namespace, str):
+            return {"name": self.namespace} if self.namespace else None
+        if isinstance(self.namespace, dict) and isinstance(self.namespace.get("name"), str):
+            return self.namespace
+        return None
 
 
 def tool_declaration(definition: ToolDefinition) -> Tool:
