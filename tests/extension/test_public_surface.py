@@ -26,7 +26,7 @@ TOOLS = {
     "ToolDefinition", "ToolResult", "ToolContext", "ToolError", "ToolAborted", "BashOperations",
     "LocalBashOperations", "bash_tool", "edit_tool", "write_tool", "read_tool", "builtin_tool",
     "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "format_size", "truncate_head", "truncate_tail",
-    "expand_path", "resolve_to_cwd", "unchanged_prefix",
+    "expand_path", "resolve_to_cwd", "unchanged_prefix", "create_output_file", "Loadout",
 }  # fmt: skip
 COMPACTION = {
     "CutPoint", "find_cut_point", "estimate_tokens", "estimate_messages_tokens", "prepare_compaction",

@@ -106,6 +106,16 @@ SCHEMA: dict[str, Expect] = {
     "disabledExtensions": _STRINGS,
     "todoLoop": _object(),
     "sol": _object(),
+    "codemode": _object(
+        {
+            "mode": _one_of("on", "only"),
+            "inlineBudget": Expect(
+                "a non-negative number",
+                lambda value: isinstance(value, int | float) and not isinstance(value, bool) and value >= 0,
+            ),
+            "timeoutMs": Expect("a positive integer", _integer(1)),
+        }
+    ),
 }
 
 

@@ -15,6 +15,7 @@ from tau.agent.compaction import (
     find_cut_point,
     prepare_compaction,
 )
+from tau.agent.session_tools import Loadout
 from tau.agent.settings import Settings
 from tau.common.paths import agent_dir, project_config_dir
 from tau.extension.api import ExtensionAPI
@@ -76,6 +77,7 @@ from tau.extension.ui import ExtensionUI, NoUI, PrintUI
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult
 from tau.tools.bash_exec import BashOperations, LocalBashOperations
+from tau.tools.output import create_output_file
 from tau.tools.paths import expand_path, resolve_to_cwd
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, truncate_tail
 
@@ -109,6 +111,7 @@ __all__ = [
     "ExtensionUI",
     "InputEvent",
     "LocalBashOperations",
+    "Loadout",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -150,6 +153,7 @@ __all__ = [
     "agent_dir",
     "bash_tool",
     "builtin_tool",
+    "create_output_file",
     "edit_tool",
     "estimate_messages_tokens",
     "estimate_tokens",

@@ -4,7 +4,8 @@ An extension is a Python module (a ``.py`` file or a package directory with ``__
 defines ``def extension(tau)`` or ``async def extension(tau)``. Load order, which is also handler
 order:
 
-1. ``-e PATH`` in the order given (a file, a package directory, or a directory to scan);
+1. ``-e PATH`` in the order given (a file, a package directory, or a directory to scan;
+   ``builtin:NAME`` or ``bundled:NAME`` for one bundled extension);
 2. ``<cwd>/.tau/extensions/`` when the project is trusted;
 3. ``<agentDir>/extensions/``;
 4. the entry-point group ``tau.extensions`` (installed packages);
@@ -56,7 +57,11 @@ BUNDLED_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "observation-pack": ("tau.bundled.observation_pack", "tau.bundled.obspack"),
     "evidence-reducer": ("tau.bundled.evidence_reducer", "tau.bundled.reducer"),
     "online-compact": ("tau.bundled.online_compact", "tau.bundled.occ"),
+    "codemode": ("tau.bundled.codemode",),
 }
+# ``-e builtin:NAME`` (pi's spelling) or ``-e bundled:NAME`` loads one bundled extension explicitly,
+# also under ``--no-extensions``.
+_EXPLICIT_BUNDLED = ("builtin:", "bundled:")
 
 Factory = Callable[[ExtensionAPI], Any]
 
@@ -156,6 +161,9 @@ def _cli_sources(paths: Iterable[str | os.PathLike[str] | Factory], cwd: Path) -
         if callable(given):
             found.append(_inline_source(given))
             continue
+        if isinstance(given, str) and given.startswith(_EXPLICIT_BUNDLED):
+            found.append(_explicit_bundled(given))
+            continue
         path = Path(given).expanduser()
         path = path if path.is_absolute() else cwd / path
         if path.is_dir() and not (path / "__init__.py").is_file():
@@ -245,6 +253,20 @@ def _bundled_sources(disabled: set[str]) -> list[ExtensionSource]:
                 )
             )
     return found
+
+
+def _explicit_bundled(given: str) -> ExtensionSource:
+    name = given.split(":", 1)[1]
+    candidates = BUNDLED_EXTENSIONS.get(name)
+    module = _bundled_module(candidates) if candidates else None
+
+    def load() -> Factory:
+        if module is None:
+            known = ", ".join(BUNDLED_EXTENSIONS)
+            raise ImportError(f"no bundled extension named {name!r} (known: {known})")
+        return _factory_of(importlib.import_module(module), module)
+
+    return ExtensionSource(f"bundled:{name}", "bundled", name, load)
 
 
 def discover_extensions(
