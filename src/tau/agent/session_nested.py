@@ -143,6 +143,8 @@ class NestedCallRunner:
         scope.next_id += 1
         record = scope.recorder.start(call)
         await self._emit(events.tool_execution_start(call["id"], name, call["arguments"], caller_id))
+        # Updates the caller reported before this call reach listeners before the call's own (pi).
+        await asyncio.sleep(0)
         tool = next((t for t in self._session.get_callable_tools() if t.name == name), None)
         exclusive = not scope.holds_queue and (
             self._session.agent.tool_execution == "sequential"

@@ -149,6 +149,9 @@ async def reserve_worker(signal: AbortSignal | None, timeout_ms: float) -> str:
     if signal is not None and signal.aborted:
         return "aborted"
     slots = _slots()
+    if not slots.waiters and slots.active < max_workers():
+        slots.active += 1
+        return "reserved"
     waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     slots.waiters.append(waiter)
     slots.admit()
