@@ -436,7 +436,7 @@ async def run_script(
                 run._tasks.add(task)
                 task.add_done_callback(run._tasks.discard)
     try:
-        return await asyncio.shield(run.result)
+        result = await asyncio.shield(run.result)
     except asyncio.CancelledError:
         run.finish(ScriptError("aborted", "Execution aborted"))
         raise
@@ -445,6 +445,11 @@ async def run_script(
             timer.cancel()
         if remove_abort is not None:
             remove_abort()
+    # The worker exits after "done" or was killed: reap it, so nothing outlives the caller's loop.
+    if run.process is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(run.process.wait(), 10)
+    return result
 
 
 def _release_on_exit(process: asyncio.subprocess.Process, release: Callable[[], None]) -> None:

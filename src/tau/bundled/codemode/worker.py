@@ -116,10 +116,9 @@ def main() -> int:
         arguments = ", ".join(
             json.dumps(json.dumps(start[key])) for key in ("tools", "globals", "store")
         )
-        control = context.eval(
-            f"{padding}{prelude}(globalThis.__tau_bridge, {arguments}, {script_lines})"
-        )
-        context.eval("delete globalThis.__tau_bridge")
+        # The bridge leaves the global object before the prelude freezes it: only the prelude's closure keeps it.
+        take_bridge = "(() => { const bridge = globalThis.__tau_bridge; delete globalThis.__tau_bridge; return bridge; })()"
+        control = context.eval(f"{padding}{prelude}({take_bridge}, {arguments}, {script_lines})")
         try:
             script = context.eval(wrapped)
         except quickjs.JSException as exc:

@@ -91,6 +91,9 @@ def plan_tool(execute: Callable[..., Any]) -> ToolDefinition:
         prompt_snippet="Keep the working plan current",
         prompt_guidelines=list(GUIDELINES),
         execution_mode="sequential",
+        # A script's call would get a nested id no turn reports as a tool result, so its plan boundary
+        # could never compact: the model calls update_plan itself, in both codemode modes (seed 003).
+        exposure="model-only",
         render_call=render_plan_call,
         render_result=render_plan_result,
     )
