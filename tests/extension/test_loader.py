@@ -194,7 +194,23 @@ def test_the_registry_names_the_bundled_extensions_in_decided_order():
         "observation-pack",
         "evidence-reducer",
         "online-compact",
+        "codemode",
     ]
+
+
+def test_an_explicit_bundled_extension_loads_under_no_extensions(tmp_path):
+    """``-e builtin:codemode`` (pi's spelling) loads that bundled extension even with ``-ne``; an
+    unknown name is a load error naming the known ones."""
+    async def load() -> Any:
+        return await loader_module.load_extensions(
+            cli_paths=["builtin:codemode", "bundled:nothing"], cwd=tmp_path, no_extensions=True
+        )
+
+    runner = asyncio.run(load())
+    assert [ext.path for ext in runner.extensions] == ["bundled:codemode"]
+    assert "codemode" in runner.extensions[0].tools
+    (error,) = runner.load_errors
+    assert error["path"] == "bundled:nothing" and "known: todo, todo-loop" in error["error"]
 
 
 def test_project_trust_is_asked_of_an_untrusted_pass_then_project_extensions_load(tmp_path, no_bundled):

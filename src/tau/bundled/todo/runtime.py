@@ -66,6 +66,9 @@ class TodoExtension:
                 prompt_snippet=schema.SNIPPET,
                 prompt_guidelines=list(schema.GUIDELINES),
                 namespace=schema.NAMESPACE,
+                # The checklist is the plan Online Context Compact watches: a codemode script's call
+                # would get a nested id no turn reports, so its boundary could never compact (seed 003).
+                exposure="model-only",
             )
         )
         self.tau.register_command(
