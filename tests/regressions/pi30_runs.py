@@ -64,53 +64,53 @@ SCENARIOS = {
         # nested calls one after another: read (structured string), bash (structured object), edit (text)
         Scenario(
             "tool-calls",
-            "const a = await tools.read({ path: \"a.txt\" });\n"
+            'const a = await tools.read({ path: "a.txt" });\n'
             "const b = await tools.bash({ command: \"printf 'one\\\\ntwo\\\\n' | wc -l\" });\n"
-            "const e = await tools.edit({ path: \"notes.md\", edits: [{ oldText: \"first\", newText: \"second\" }] });\n"
+            'const e = await tools.edit({ path: "notes.md", edits: [{ oldText: "first", newText: "second" }] });\n'
             "text(a.trim());\ntext({ output: b.output.trim(), exit_code: b.exit_code });\nreturn e;",
             files=_FILES,
         ),
         # a failing call caught by the script, then one that fails the script
         Scenario(
             "failing-tool",
-            "try {\n  await tools.read({ path: \"missing.txt\" });\n} catch (error) {\n  text(\"caught: \" + error.message);\n}\n"
-            "const ok = await tools.read({ path: \"a.txt\" });\ntext(ok);\n"
-            "await tools.edit({ path: \"a.txt\", edits: [{ oldText: \"nowhere\", newText: \"x\" }] });\ntext(\"not reached\");",
+            'try {\n  await tools.read({ path: "missing.txt" });\n} catch (error) {\n  text("caught: " + error.message);\n}\n'
+            'const ok = await tools.read({ path: "a.txt" });\ntext(ok);\n'
+            'await tools.edit({ path: "a.txt", edits: [{ oldText: "nowhere", newText: "x" }] });\ntext("not reached");',
             files=_FILES,
         ),
         # store() writes a codemode-store entry; resume-store loads it in the next call
         Scenario(
             "store",
-            "store(\"cursor\", { page: 2, ids: [1, 2, 3] });\nstore(\"note\", \"kept\");\nstore(\"gone\", 1);\nstore(\"gone\", undefined);\n"
-            "return load(\"cursor\");",
+            'store("cursor", { page: 2, ids: [1, 2, 3] });\nstore("note", "kept");\nstore("gone", 1);\nstore("gone", undefined);\n'
+            'return load("cursor");',
         ),
         Scenario(
             "resume-store",
-            "text(JSON.stringify({ cursor: load(\"cursor\"), note: load(\"note\"), gone: load(\"gone\") ?? null }));\n"
-            "store(\"note\", \"changed\");",
+            'text(JSON.stringify({ cursor: load("cursor"), note: load("note"), gone: load("gone") ?? null }));\n'
+            'store("note", "changed");',
             resumes="store",
         ),
         # a failed script keeps no store writes
-        Scenario("store-failed", "store(\"lost\", 1);\nthrow new Error(\"boom\");"),
+        Scenario("store-failed", 'store("lost", 1);\nthrow new Error("boom");'),
         # console output goes last, in one block
         Scenario(
             "console",
-            "console.log(\"hello\", 42, { a: [1, 2] });\nconsole.error(new TypeError(\"bad\"));\ntext(\"first\");\n"
-            "console.info(null, undefined, true);\ntext(\"second\");\nreturn [1, \"two\"];",
+            'console.log("hello", 42, { a: [1, 2] });\nconsole.error(new TypeError("bad"));\ntext("first");\n'
+            'console.info(null, undefined, true);\ntext("second");\nreturn [1, "two"];',
         ),
         # an image file read through read, and an image shown from a data URL
         Scenario(
             "image",
-            "const img = await tools.read({ path: \"dot.png\" });\ntext(img.type + \" \" + img.mimeType);\nimage(img);\n"
-            f"image(\"data:image/png;base64,{PNG}\");\ntext(\"done\");",
+            'const img = await tools.read({ path: "dot.png" });\ntext(img.type + " " + img.mimeType);\nimage(img);\n'
+            f'image("data:image/png;base64,{PNG}");\ntext("done");',
             files={"dot.png": "base64:" + PNG},
         ),
         # a script that never ends stops at its deadline
-        Scenario("timeout", "// @options: {\"timeout_ms\": 400}\nlet spins = 0;\nwhile (true) { spins++; }"),
+        Scenario("timeout", '// @options: {"timeout_ms": 400}\nlet spins = 0;\nwhile (true) { spins++; }'),
         # codemode.mode "only": the built-in tools are hidden from the model and listed in codemode
         Scenario(
             "only-mode",
-            "const r = await tools.bash({ command: \"echo only\" });\nreturn r.output.trim() + \" \" + r.exit_code;",
+            'const r = await tools.bash({ command: "echo only" });\nreturn r.output.trim() + " " + r.exit_code;',
             settings={"codemode": {"mode": "only"}},
         ),
     ]
@@ -164,7 +164,17 @@ def run_tau(scenario: Scenario, base: Path, resume: list[dict[str, Any]] | None 
     (agent / "settings.json").write_text(json.dumps(_merged(PI_BEHAVIOUR, scenario.settings)))
     script = base / "script.json"
     script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
-    argv = [sys.executable, "-m", "tau", "--offline", "-ne", "-e", "builtin:codemode", "--model", "faux/faux-1"]
+    argv = [
+        sys.executable,
+        "-m",
+        "tau",
+        "--offline",
+        "-ne",
+        "-e",
+        "builtin:codemode",
+        "--model",
+        "faux/faux-1",
+    ]
     argv += ["--faux-script", str(script), "--session-dir", str(sessions)]
     if resume is not None:
         argv += ["--session", str(_place_session(resume, base))]
@@ -180,7 +190,17 @@ def run_pi(scenario: Scenario, base: Path, pi_bin: str, resume: list[dict[str, A
     project, sessions = _prepare(scenario, base)
     if scenario.settings:
         (base / "agent" / "settings.json").write_text(json.dumps(scenario.settings))
-    argv = [pi_bin, "--offline", "-ne", "-e", "builtin:codemode", "-e", str(FAUX_EXT), "--model", "faux/faux-1"]
+    argv = [
+        pi_bin,
+        "--offline",
+        "-ne",
+        "-e",
+        "builtin:codemode",
+        "-e",
+        str(FAUX_EXT),
+        "--model",
+        "faux/faux-1",
+    ]
     argv += ["--session-dir", str(sessions)]
     if resume is not None:
         argv += ["--session", str(_place_session(resume, base))]

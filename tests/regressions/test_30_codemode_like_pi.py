@@ -86,9 +86,10 @@ def test_pi_resumed_a_tau_session():
     expected = comparable(load_golden("resume-store"))
     assert without_system(crossed) == without_system(expected)
     written = json.loads((DATA / "store.tau-session.json").read_text())
-    assert _tau("store")["session"] == comparable(dataclasses.replace(load_golden("store"), session=written))[
-        "session"
-    ]
+    assert (
+        _tau("store")["session"]
+        == comparable(dataclasses.replace(load_golden("store"), session=written))["session"]
+    )
 
 
 def test_the_loaded_values_are_the_stored_ones():

@@ -29,6 +29,7 @@ DOC_OF = {
     "observation-pack": "sol.md",
     "evidence-reducer": "sol-reducer-occ.md",
     "online-compact": "sol-reducer-occ.md",
+    "codemode": "../codemode.md",
 }
 
 

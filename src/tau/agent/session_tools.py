@@ -146,7 +146,8 @@ class ToolSet:
         other new tool activates when its exposure is declarable and ``default_active`` is true.
         """
         name = definition.name
-        known = name in self._extension
+        # A replaced built-in is not new: it stays as active as the built-in was (pi).
+        known = name in self._extension or name in self._builtins
         self._extension[name] = definition
         if not self.is_allowed(name) or definition.exposure == "hidden":
             return False

@@ -84,9 +84,13 @@ def test_deep_recursion_is_a_catchable_range_error():
 
 
 def test_built_ins_are_frozen_so_the_bridge_cannot_be_corrupted():
-    result = run("Array.prototype.toJSON = () => 'patched';\ntext([1, 2]);\nreturn typeof Array.prototype.toJSON")
+    result = run(
+        "Array.prototype.toJSON = () => 'patched';\ntext([1, 2]);\nreturn typeof Array.prototype.toJSON"
+    )
     assert result.ok and result.output == [{"type": "text", "text": "[1,2]"}] and result.value == "undefined"
-    subclass = run('class Oops extends Error { constructor(m) { super(m); this.name = "Oops" } }\nthrow new Oops("x")')
+    subclass = run(
+        'class Oops extends Error { constructor(m) { super(m); this.name = "Oops" } }\nthrow new Oops("x")'
+    )
     assert subclass.error.stack.startswith("Oops: x\n    at Oops (codemode.js:1:")
 
 
@@ -114,7 +118,11 @@ def test_an_abort_stops_the_script_and_its_running_call():
     async def scenario() -> Any:
         signal = AbortSignal()
         task = asyncio.ensure_future(
-            run_script("await tools.wait({});\ntext('never')", tools=[SandboxTool("wait", "", wait_forever)], signal=signal)
+            run_script(
+                "await tools.wait({});\ntext('never')",
+                tools=[SandboxTool("wait", "", wait_forever)],
+                signal=signal,
+            )
         )
         while "signal" not in seen:
             await asyncio.sleep(0.01)

@@ -75,7 +75,10 @@ def test_fused_edit_and_write_are_callable_from_scripts(tmp_path, mode):
     assert "[then_run:failed]" in second and "broken" in second
     assert (tmp_path / "calc.py").read_text().endswith("a + b\n")
     assert (tmp_path / "new.txt").read_text() == "made\n"
-    assert [call["status"] for call in harness.tool_results("codemode")[0]["details"]["calls"]] == ["ok", "error"]
+    assert [call["status"] for call in harness.tool_results("codemode")[0]["details"]["calls"]] == [
+        "ok",
+        "error",
+    ]
 
 
 # -- ObservationPack --------------------------------------------------------------------------------
@@ -86,7 +89,9 @@ BIG_SCRIPT = 'for (let n = 0; n < 600; n++) text("row " + String(n).padStart(4, 
 def recall_step(request: dict[str, Any]) -> dict[str, Any]:
     texts = [text_of(m) for m in request["messages"] if m["role"] == "toolResult"]
     obs_id = re.search(r"^id: (obs_[a-f0-9]{24})$", texts[0], re.MULTILINE).group(1)
-    code = f'const page = await tools.obs_recall({{ id: "{obs_id}", offset: 0 }});\nreturn page.slice(0, 4000);'
+    code = (
+        f'const page = await tools.obs_recall({{ id: "{obs_id}", offset: 0 }});\nreturn page.slice(0, 4000);'
+    )
     return code_call(code)
 
 
@@ -111,7 +116,8 @@ def test_large_codemode_results_are_packed_and_recalled_from_a_script(tmp_path, 
         assert "### `obs_recall`" in declared["codemode"]["description"]
     # the result went in full to two requests, then as a placeholder naming the codemode tool
     carried = [
-        [text_of(m) for m in request["messages"] if m["role"] == "toolResult"][:1] for request in harness.requests[1:]
+        [text_of(m) for m in request["messages"] if m["role"] == "toolResult"][:1]
+        for request in harness.requests[1:]
     ]
     assert "row 0599" in carried[0][0] and "row 0599" in carried[1][0]
     assert "tool: codemode" in carried[2][0] and "row 0300" not in carried[2][0]

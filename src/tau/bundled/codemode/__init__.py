@@ -54,7 +54,12 @@ def _timeout_ms(tau: Any) -> int | None:
 
 
 def extension(tau: Any) -> None:
-    from tau.bundled.codemode.description import TOOL_NAME, codemode_description, prepare_loadout, script_reach
+    from tau.bundled.codemode.description import (
+        TOOL_NAME,
+        codemode_description,
+        prepare_loadout,
+        script_reach,
+    )
     from tau.bundled.codemode.source import SOURCE_GRAMMAR
     from tau.extension import ToolDefinition
 
@@ -73,7 +78,9 @@ def extension(tau: Any) -> None:
 
         options = CodemodeOptions(
             append_entry=tau.append_entry,
-            guidelines=lambda: {tool["name"]: list(tool.get("promptGuidelines") or []) for tool in tools_info()},
+            guidelines=lambda: {
+                tool["name"]: list(tool.get("promptGuidelines") or []) for tool in tools_info()
+            },
             namespace_of=namespace_of,
             default_timeout_ms=lambda: _timeout_ms(tau),
         )

@@ -9,9 +9,7 @@ output is byte-for-byte what pi renders, so a tool's codemode declaration reads 
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.parse
 from typing import Any
 
 from tau.bundled.codemode.source import to_identifier
@@ -99,6 +97,8 @@ def resolve_schema_ref(ref: str, root: Any) -> Any:
     """The subschema a local ``$ref`` names in ``root``; ``None`` for remote or dangling references."""
     if ref != "#" and not ref.startswith("#/"):
         return None
+    import urllib.parse
+
     current = root
     for segment in (part for part in ref[2:].split("/") if part):
         try:

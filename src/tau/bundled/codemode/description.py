@@ -19,11 +19,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tau.bundled.codemode.declarations import (
-    render_tool_output_type,
-    render_tool_sample,
-    resolve_schema_ref,
-)
 from tau.bundled.codemode.source import to_identifier
 
 __all__ = [
@@ -88,6 +83,8 @@ def callable_for_scripts(tools: list[Any]) -> list[Any]:
 
 
 def _section(declaration: dict[str, Any]) -> str:
+    from tau.bundled.codemode.declarations import render_tool_sample
+
     identifier = to_identifier(declaration["name"])
     heading = (
         f"### `{identifier}`"
@@ -143,7 +140,11 @@ def codemode_description(
         group = groups.setdefault(key, {"namespace": namespace, "entries": []})
         section = _section(declaration)
         group["entries"].append(
-            {"name": declaration["name"], "section": section, "cost": math.ceil(_js_len(section) / _CHARS_PER_TOKEN)}
+            {
+                "name": declaration["name"],
+                "section": section,
+                "cost": math.ceil(_js_len(section) / _CHARS_PER_TOKEN),
+            }
         )
     plain = [groups[""]]
     named = sorted((g for k, g in groups.items() if k), key=lambda g: g["namespace"]["name"])
@@ -166,7 +167,9 @@ def codemode_description(
                 else " (some tools not listed)"
             )
             description = (namespace.get("description") or "").strip()
-            tool_sections.append(f"## {namespace['name']}{listing}" + (f"\n{description}" if description else ""))
+            tool_sections.append(
+                f"## {namespace['name']}{listing}" + (f"\n{description}" if description else "")
+            )
         tool_sections.extend(entry["section"] for entry in visible)
     sections.append("\n\n".join(tool_sections))
     return "\n\n".join(sections)
@@ -177,6 +180,8 @@ def _js_len(text: str) -> int:
 
 
 def _follow_ref(schema: Any, root: Any) -> Any:
+    from tau.bundled.codemode.declarations import resolve_schema_ref
+
     seen: set[int] = set()
     current = schema
     while isinstance(current, dict) and id(current) not in seen:
@@ -224,6 +229,7 @@ def _union_fields(schema: Any, root: Any) -> str | None:
 
 
 def _describe_output(name: str, schema: Any) -> str:
+    from tau.bundled.codemode.declarations import render_tool_output_type
     from tau.common import jsjson
 
     rendered = render_tool_output_type(schema)

@@ -26,7 +26,29 @@ _NAMESPACE_WEIGHT = 0.5
 _K1 = 1.2
 _B = 0.75
 _STOP_WORDS = frozenset(
-    "a an and are as at be by for from in is it of on or that the this to with".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "with",
+    ]
 )
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -82,7 +104,11 @@ def search_document(tool: Any, namespace: dict[str, Any] | None) -> dict[str, An
         if namespace
         else ""
     )
-    return {"name": tool.name, "text": " ".join(p for p in parts if p.strip()), "namespaceText": namespace_text}
+    return {
+        "name": tool.name,
+        "text": " ".join(p for p in parts if p.strip()),
+        "namespaceText": namespace_text,
+    }
 
 
 def _normalized_name(name: str) -> str:
@@ -114,7 +140,9 @@ def rank_tools(query: str, documents: list[dict[str, Any]], limit: int) -> list[
     idf = {}
     for term in terms:
         frequency = sum(
-            1 for d in indexed if term in d["name_terms"] or term in d["counts"] or term in d["namespace_terms"]
+            1
+            for d in indexed
+            if term in d["name_terms"] or term in d["counts"] or term in d["namespace_terms"]
         )
         idf[term] = math.log(1 + (len(indexed) - frequency + 0.5) / (frequency + 0.5))
     full_name_bonus = sum(idf.values())
@@ -145,22 +173,26 @@ def rank_tools(query: str, documents: list[dict[str, Any]], limit: int) -> list[
     return [match[-1] for match in matches[:limit]]
 
 
+def _arguments(args: Any, count: int) -> list[Any]:
+    """A spread call's first ``count`` arguments, missing ones as ``None``."""
+    values = list(args or [])
+    return [*values, *([None] * count)][:count]
+
+
 def _is_namespace_name(namespace: dict[str, Any], query: str) -> bool:
     wanted = to_identifier(query)
     names = [namespace["name"], *(namespace.get("aliases") or [])]
     return any(name == query or to_identifier(name) == wanted for name in names)
 
 
-def discovery_globals(
-    tools: list[Any], samples: dict[str, str], namespace_of: Any
-) -> list[SandboxGlobal]:
+def discovery_globals(tools: list[Any], samples: dict[str, str], namespace_of: Any) -> list[SandboxGlobal]:
     """The three lookup globals over the script's callable ``tools``."""
 
     def entry(name: str) -> dict[str, str]:
         return {"name": to_identifier(name), "description": samples.get(name, "")}
 
     def search(args: Any, signal: Any) -> Any:
-        query, options = (list(args or []) + [None, None])[:2]
+        query, options = _arguments(args, 2)
         if not isinstance(query, str):
             raise ScriptCallError("searchTools() expects a query string")
         options = options if isinstance(options, dict) else {}
@@ -181,14 +213,14 @@ def discovery_globals(
         return [entry(name) for name in rank_tools(query, documents, int(limit))]
 
     def describe_tool(args: Any, signal: Any) -> Any:
-        name = (list(args or []) + [None])[0]
+        name = _arguments(args, 1)[0]
         if not isinstance(name, str):
             raise ScriptCallError("describeTool() expects a tool name")
         tool = next((t for t in tools if t.name == name or to_identifier(t.name) == name), None)
         return samples.get(tool.name) if tool is not None else UNDEFINED
 
     def describe_namespace(args: Any, signal: Any) -> Any:
-        name = (list(args or []) + [None])[0]
+        name = _arguments(args, 1)[0]
         if not isinstance(name, str):
             raise ScriptCallError("describeNamespace() expects a namespace name")
         found = None

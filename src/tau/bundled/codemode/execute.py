@@ -191,7 +191,9 @@ async def execute_codemode(
     details = snapshot()
     if full_output_path:
         details["fullOutputPath"] = full_output_path
-    return ToolResult(content=[{"type": "text", "text": header}, *shown], details=details, is_error=not result.ok)
+    return ToolResult(
+        content=[{"type": "text", "text": header}, *shown], details=details, is_error=not result.ok
+    )
 
 
 def _not_started(

@@ -22,10 +22,18 @@ _UNSUPPORTED = {
 }
 
 
+def _arguments(args: Any, count: int) -> list[Any]:
+    """A spread call's first ``count`` arguments, missing ones as ``None``."""
+    values = list(args or [])
+    return [*values, *([None] * count)][:count]
+
+
 def _model_type(value: Any) -> str:
     if isinstance(value, str) and value in MODEL_TYPES:
         return value
-    raise ScriptCallError(f'Unknown model type {jsjson.dumps_str(value)}. Use "chat", "image", or "classifier".')
+    raise ScriptCallError(
+        f'Unknown model type {jsjson.dumps_str(value)}. Use "chat", "image", or "classifier".'
+    )
 
 
 def _provider(value: Any) -> str | None:
@@ -72,16 +80,16 @@ def model_globals(registry: Any) -> list[SandboxGlobal]:
         return [_info(m) for m in models if provider is None or m.provider == provider]
 
     def get_models_of_type(args: Any, signal: Any) -> Any:
-        kind, provider = (list(args or []) + [None, None])[:2]
+        kind, provider = _arguments(args, 2)
         return of_type(_model_type(kind), _provider(provider), False)
 
     def get_available_of_type(args: Any, signal: Any) -> Any:
-        kind, provider = (list(args or []) + [None, None])[:2]
+        kind, provider = _arguments(args, 2)
         return of_type(_model_type(kind), _provider(provider), True)
 
     def get_model_of_type(args: Any, signal: Any) -> Any:
         values = list(args or [])
-        kind, provider, model_id = (values + [None, None, None])[:3]
+        kind, provider, model_id = _arguments(values, 3)
         if not isinstance(provider, str) or not isinstance(model_id, str):
             shown = ", ".join(_describe(v) for v in values)
             raise ScriptCallError(
@@ -95,10 +103,12 @@ def model_globals(registry: Any) -> list[SandboxGlobal]:
 
     def run_model(name: str, kind: str) -> Any:
         def execute(args: Any, signal: Any) -> Any:
-            model = (list(args or []) + [None])[0]
+            model = _arguments(args, 1)[0]
             hint = f'List the {kind} models you can use with models.getAvailableOfType("{kind}").'
-            if not isinstance(model, dict) or not isinstance(model.get("provider"), str) or not isinstance(
-                model.get("id"), str
+            if (
+                not isinstance(model, dict)
+                or not isinstance(model.get("provider"), str)
+                or not isinstance(model.get("id"), str)
             ):
                 undefined_hint = (
                     " models.getModelOfType() returns undefined for an unknown provider or id."
@@ -112,7 +122,9 @@ def model_globals(registry: Any) -> list[SandboxGlobal]:
             ref = f"{model['provider']}/{model['id']}"
             is_chat = registry is not None and registry.find(model["provider"], model["id"]) is not None
             if is_chat:
-                raise ScriptCallError(f'"{ref}" is a chat model, not {_article(kind)} model. {hint} {_UNSUPPORTED[kind]}.')
+                raise ScriptCallError(
+                    f'"{ref}" is a chat model, not {_article(kind)} model. {hint} {_UNSUPPORTED[kind]}.'
+                )
             raise ScriptCallError(f'Unknown {kind} model "{ref}". {hint} {_UNSUPPORTED[kind]}.')
 
         return execute

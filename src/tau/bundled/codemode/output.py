@@ -60,7 +60,9 @@ def format_output(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
             text = f"==> text {index}/{total} <==\n{item['text']}" if total > 1 else item["text"]
             items.append({"type": "text", "text": text})
     if console_lines:
-        items.append({"type": "text", "text": "<console_output>\n" + "\n".join(console_lines) + "\n</console_output>"})
+        items.append(
+            {"type": "text", "text": "<console_output>\n" + "\n".join(console_lines) + "\n</console_output>"}
+        )
     return items
 
 

@@ -19,7 +19,13 @@ valueJson | errorJson, writesJson).
 
 from __future__ import annotations
 
-__all__ = ["MAX_OUTPUT_CHARS", "MAX_OUTPUT_ITEMS", "MAX_STORE_TOTAL_CHARS", "MAX_STORE_VALUE_CHARS", "PRELUDE"]
+__all__ = [
+    "MAX_OUTPUT_CHARS",
+    "MAX_OUTPUT_ITEMS",
+    "MAX_STORE_TOTAL_CHARS",
+    "MAX_STORE_VALUE_CHARS",
+    "PRELUDE",
+]
 
 MAX_STORE_VALUE_CHARS = 256 * 1024
 MAX_STORE_TOTAL_CHARS = 1024 * 1024
@@ -28,7 +34,7 @@ MAX_OUTPUT_CHARS = 16 * 1024 * 1024
 MAX_OUTPUT_ITEMS = 100_000
 
 _IMAGE_EXPECTS = (
-    'image expects a non-empty image URL string, an object with image_url, or an image block '
+    "image expects a non-empty image URL string, an object with image_url, or an image block "
     '{ type: "image", data, mimeType }'
 )
 

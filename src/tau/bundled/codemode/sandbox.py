@@ -31,12 +31,12 @@ from tau.extension import AbortSignal
 
 __all__ = [
     "UNDEFINED",
+    "WORKER_WAIT_MS",
+    "SandboxGlobal",
+    "SandboxTool",
     "ScriptCallError",
     "ScriptError",
     "ScriptResult",
-    "SandboxGlobal",
-    "SandboxTool",
-    "WORKER_WAIT_MS",
     "max_workers",
     "release_worker",
     "reserve_worker",
@@ -157,7 +157,9 @@ async def reserve_worker(signal: AbortSignal | None, timeout_ms: float) -> str:
     slots.admit()
     remove = signal.add_callback(lambda: waiter.done() or waiter.cancel()) if signal is not None else None
     try:
-        await asyncio.wait_for(asyncio.shield(waiter), None if timeout_ms == float("inf") else timeout_ms / 1000)
+        await asyncio.wait_for(
+            asyncio.shield(waiter), None if timeout_ms == float("inf") else timeout_ms / 1000
+        )
         return "reserved"
     except (TimeoutError, asyncio.CancelledError):
         if waiter.done() and not waiter.cancelled():
@@ -257,7 +259,9 @@ class _Run:
             code = await self.process.wait()
             tail = self.stderr.decode("utf-8", "replace").strip()[-_STDERR_TAIL:]
             detail = f": {tail}" if tail else ""
-            self.finish(ScriptError("sandbox", f"The codemode worker exited unexpectedly (code {code}){detail}"))
+            self.finish(
+                ScriptError("sandbox", f"The codemode worker exited unexpectedly (code {code}){detail}")
+            )
 
     async def _collect_stderr(self) -> None:
         task = self.stderr_task
@@ -422,7 +426,8 @@ async def run_script(
                 "code": code,
                 "prelude": PRELUDE,
                 "tools": [
-                    {"name": tool.name, "jsName": tool.js_name, "description": tool.description} for tool in tools
+                    {"name": tool.name, "jsName": tool.js_name, "description": tool.description}
+                    for tool in tools
                 ],
                 "globals": [{"name": item.name, "spread": item.spread} for item in globals_],
                 "store": _serialized_store(store),

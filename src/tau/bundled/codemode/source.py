@@ -91,7 +91,9 @@ def _parse_options(directive: str) -> dict[str, int]:
     if "max_output_tokens" in value:
         tokens = value["max_output_tokens"]
         if not _is_count(tokens):
-            raise CodemodeSourceError("@options field `max_output_tokens` must be a non-negative safe integer")
+            raise CodemodeSourceError(
+                "@options field `max_output_tokens` must be a non-negative safe integer"
+            )
         options["max_output_tokens"] = int(tokens)
     if "timeout_ms" in value:
         timeout = value["timeout_ms"]
@@ -104,8 +106,10 @@ def _parse_options(directive: str) -> dict[str, int]:
 
 
 def _js_trim_start(text: str) -> str:
-    return text.lstrip(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-                       "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+    return text.lstrip(
+        " \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+        "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+    )
 
 
 def parse_source(text: str) -> ScriptSource:
@@ -127,6 +131,8 @@ def parse_source(text: str) -> ScriptSource:
     newline = text.find("\n")
     code = "" if newline == -1 else text[newline:]
     if _js_trim_start(code) == "":
-        raise CodemodeSourceError("The @options line must be followed by JavaScript source on subsequent lines")
+        raise CodemodeSourceError(
+            "The @options line must be followed by JavaScript source on subsequent lines"
+        )
     options = _parse_options(first[len(OPTIONS_PREFIX) :].strip())
     return ScriptSource(code, options.get("max_output_tokens"), options.get("timeout_ms"))

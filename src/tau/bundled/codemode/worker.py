@@ -52,7 +52,7 @@ def _limit_address_space(heap: int | None) -> None:
         import resource
 
         limit = heap + ADDRESS_SPACE_HEADROOM
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
@@ -113,9 +113,7 @@ def main() -> int:
         context.add_callable("__tau_bridge", bridge)
         # Past the script's last line, so the prelude's frames can be told from the script's.
         padding = "\n" * (script_lines + 1)
-        arguments = ", ".join(
-            json.dumps(json.dumps(start[key])) for key in ("tools", "globals", "store")
-        )
+        arguments = ", ".join(json.dumps(json.dumps(start[key])) for key in ("tools", "globals", "store"))
         # The bridge leaves the global object before the prelude freezes it: only the prelude's closure keeps it.
         take_bridge = "(() => { const bridge = globalThis.__tau_bridge; delete globalThis.__tau_bridge; return bridge; })()"
         control = context.eval(f"{padding}{prelude}({take_bridge}, {arguments}, {script_lines})")
@@ -137,7 +135,13 @@ def main() -> int:
             message = _read()
             if message is None:  # the host went away
                 return 1
-            control("settle", message["id"], bool(message["ok"]), message.get("payload"), message.get("properties"))
+            control(
+                "settle",
+                message["id"],
+                bool(message["ok"]),
+                message.get("payload"),
+                message.get("properties"),
+            )
             drain()
     except Exception as exc:  # the VM itself failed: the host reports a sandbox error
         if not finished:
