@@ -1,6 +1,6 @@
 """The host side of one script run: the worker process, the calls it makes, its deadline and abort.
 
-Each run starts ``worker.py`` in a fresh interpreter (``python -I``) and exchanges JSON lines with it
+Each run starts ``worker.py`` in a fresh interpreter (``python -P``) and exchanges JSON lines with it
 (see that module). Tool calls and globals run here, in tau's event loop; the script only ever sees
 their JSON results. The first terminal event wins: the script's ``done``, a crash of the worker,
 the deadline, or an abort; then running calls are aborted through their signals (a running ``bash``
@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal as signal_module
 import sys
 import time
 import weakref
@@ -232,9 +233,11 @@ class _Run:
         self.result.set_result(result)
 
     def _kill(self) -> None:
+        # os.kill, not Process.kill: Popen.send_signal polls first, and a poll that reaps a worker
+        # which just exited on its own leaves asyncio's child watcher an "Unknown child process".
         if self.process is not None and self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.kill()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.process.pid, signal_module.SIGKILL)
 
     # messages from the worker -----------------------------------------------------------------
 
@@ -402,7 +405,9 @@ async def run_script(
     try:
         run.process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-I",
+            # The interpreter tau runs in (so quickjs imports wherever tau's does), without the
+            # worker's own folder on the path: its neighbours would shadow modules of those names.
+            "-P",
             str(WORKER),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""One codemode script in a QuickJS VM, in a process of its own (run as ``python -I worker.py``).
+"""One codemode script in a QuickJS VM, in a process of its own (run as ``python -P worker.py``).
 
 The host (``sandbox.py``) starts this file per script and talks to it in JSON lines: it sends one
 ``start`` message, then a ``result`` for each call the script makes; the worker sends ``call``,
