@@ -8,7 +8,7 @@ limits (heap, stack) make a runaway script fail inside the script; an address-sp
 process is the backstop should the engine itself misbehave.
 
 This file imports only the standard library and ``quickjs`` (the ``quickjs-ng`` distribution), and
-never tau: it starts in a fresh interpreter in a few tens of milliseconds.
+never tau: a fresh interpreter starts it in about a tenth of a second.
 """
 
 from __future__ import annotations
