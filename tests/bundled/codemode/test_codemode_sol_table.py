@@ -166,14 +166,17 @@ def test_the_reducer_skips_script_calls_and_never_reduces_codemode(tmp_path, mod
     # the script got pi's own bash result: a non-zero exit resolves, with the whole log
     output = codemode_result(harness)
     assert "exit 1" in output and "line 0699 " in output and "assert 41 == 42" in output
-    assert "status=" not in output
+    assert "source_sha256=" not in output
     assert reducer_calls == []  # neither the nested bash nor the codemode result reached the reducer
     if mode == "on":
         run_direct = Harness([{"factory": respond}], tmp_path / "direct", settings)
         (tmp_path / "direct").mkdir()
         (tmp_path / "direct" / "test_big.py").write_text(FAILING_TEST)
         run(run_direct, "direct")
-        assert len(reducer_calls) == 1  # a direct bash result is still a candidate
+        # a direct bash result is still a candidate: its log became a receipt (an extractor's, or
+        # the reducer model's)
+        (direct,) = run_direct.tool_results("bash")
+        assert "source_sha256=" in text_of(direct) and "line 0350 " not in text_of(direct)
 
 
 # -- Online Context Compact -------------------------------------------------------------------------
