@@ -11,12 +11,24 @@ import os
 import sys
 from collections.abc import Sequence
 
-# subcommand -> module exposing ``main(argv: list[str]) -> int``
+# A first word that names a subcommand runs it; any other first word is a prompt, as in pi.
+# subcommand -> "module" exposing ``main(argv: list[str]) -> int``, or "module:function" (same shape).
+# pi 1.6's own words are all here, so none of them ever reaches a model: tau's `config`, and for
+# the ones tau has no counterpart of, one line saying what tau offers instead.
 SUBCOMMANDS: dict[str, str] = {
     "session": "tau.modes.inspect",
     "savings": "tau.modes.savings",
     "demo": "tau.modes.demo",
     "batch": "tau.modes.batch",
+    "config": "tau.modes.config_command",
+    "mcp": "tau.modes.mcp_command",  # MCP arrives with issue 29
+    "install": "tau.modes.pi_commands:install",
+    "remove": "tau.modes.pi_commands:remove",
+    "uninstall": "tau.modes.pi_commands:remove",
+    "update": "tau.modes.pi_commands:update",
+    "list": "tau.modes.pi_commands:list_",
+    "auth": "tau.modes.pi_commands:auth",
+    "help": "tau.modes.pi_commands:help",
 }
 
 
@@ -51,8 +63,9 @@ def _dispatch(args: list[str], program: bool = False) -> int:
             import gc
 
             gc.disable()
-        module = importlib.import_module(SUBCOMMANDS[args[0]])
-        return int(module.main(args[1:]) or 0)
+        module_name, _, function = SUBCOMMANDS[args[0]].partition(":")
+        command = getattr(importlib.import_module(module_name), function or "main")
+        return int(command(args[1:]) or 0)
     from tau.modes.run import main as run_main
 
     return int(run_main(args, own_process=program) or 0)

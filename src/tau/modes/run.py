@@ -74,6 +74,16 @@ commands (each has --help):
   tau session list [--all]      the sessions of this directory (ids for --session)
   tau session info|context|check FILE
                                 inspect a session file without changing it
+  tau config                    the settings files in effect and their values
+
+pi's other commands never reach a model; each says what tau offers instead:
+  tau install | tau remove | tau uninstall
+                                extensions are files (-e PATH, ~/.tau/agent/extensions/)
+  tau update                    tau is updated by pip
+  tau list                      where extensions, sessions and models are listed
+  tau auth                      API keys: environment, --api-key, ~/.tau/agent/auth.json
+  tau help                      this help
+  tau mcp                       MCP servers (not yet available in tau)
 
 offline, with the scripted model: tau -p --model faux/faux-1 --faux-script SCRIPT.json 'hello'"""
 
