@@ -52,7 +52,9 @@ def test_help_and_docs_name_every_subcommand(tmp_path):
     shown = tau(["--help"], tmp_path)
     assert shown.returncode == 0
     for name in SUBCOMMANDS:
-        assert re.search(rf"^  (tau \S+ \| )*tau {name}\b", shown.stdout, re.M), f"tau --help does not mention {name}"
+        assert re.search(rf"^  (tau \S+ \| )*tau {name}\b", shown.stdout, re.M), (
+            f"tau --help does not mention {name}"
+        )
         assert f"| `tau {name}" in CLI_DOC, f"docs/cli.md lists no `tau {name}`"
     for command in session_commands():
         assert re.search(rf"\| `tau session {command}\b", CLI_DOC), (

@@ -75,6 +75,7 @@ class AgentSession(
         tool_modifiers: ``+name``/``-name`` entries applied to a restored loadout.
         restore_tools: restore the loadout recorded in the session's system messages.
         allowed_tools: the ``--tools`` allowlist matcher.
+        excluded_tools: the ``--exclude-tools`` matcher: those tools are never usable.
         prompt: the custom prompt, addendum, context files.
         stream_fn: the provider entry point (default: ``model_registry.stream``).
     """
@@ -94,6 +95,7 @@ class AgentSession(
         tool_modifiers: Sequence[str] = (),
         restore_tools: bool = True,
         allowed_tools: Callable[[str], bool] | None = None,
+        excluded_tools: Callable[[str], bool] | None = None,
         prompt: PromptSettings | None = None,
         stream_fn: StreamFunction | None = None,
     ) -> None:
@@ -108,7 +110,7 @@ class AgentSession(
             from tau.tools.registry import builtin_tools
 
             tools = builtin_tools()
-        self._tools = ToolSet(tools, allowed_tools)
+        self._tools = ToolSet(tools, allowed_tools, excluded_tools)
         self._projection = ProjectionCache(session_manager)
         self._nested = NestedCallRunner(self)
         self._listeners: list[SessionListener] = []

@@ -116,19 +116,47 @@ class ToolSelection:
     allowed: Callable[[str], bool] | None
     modifiers: list[str]
     restore: bool
+    excluded: Callable[[str], bool] | None = None  # --exclude-tools: never usable, whatever else says
 
 
-def tool_selection(settings: Settings, tools: Sequence[str] | None, no_tools: bool) -> ToolSelection:
-    """``--tools`` / ``--no-tools`` over ``defaultTools``. Raises ``ValueError`` for a mixed list."""
-    defaults = [] if no_tools else settings.default_tools()
+def tool_selection(
+    settings: Settings,
+    tools: Sequence[str] | None,
+    no_tools: bool,
+    *,
+    no_builtin_tools: bool = False,
+    exclude: Sequence[str] | None = None,
+) -> ToolSelection:
+    """``--tools`` / ``--no-tools`` / ``--no-builtin-tools`` / ``--exclude-tools`` over ``defaultTools``.
+
+    As pi 1.6: ``--no-builtin-tools`` empties the defaults but keeps extension tools; the excluded
+    names and patterns are disabled after everything else. Raises ``ValueError`` for a mixed list.
+    """
+    selection = _selection(settings, tools, no_tools, no_builtin_tools)
+    if not exclude:
+        return selection
+    excluded = name_matcher(list(exclude))
+    selection.active = [name for name in selection.active if name == "*" or not excluded(name)]
+    selection.excluded = excluded
+    return selection
+
+
+def _selection(
+    settings: Settings, tools: Sequence[str] | None, no_tools: bool, no_builtin_tools: bool
+) -> ToolSelection:
+    defaults = [] if no_tools or no_builtin_tools else settings.default_tools()
+    restore = not (no_tools or no_builtin_tools)
     if tools is None:
-        return ToolSelection(defaults, name_matcher([]) if no_tools else None, [], not no_tools)
+        # With --no-builtin-tools, a tool replacing a built-in (Action Fusion's `edit`) stays as
+        # inactive as the built-in (ToolSet.register).
+        return ToolSelection(defaults, name_matcher([]) if no_tools else None, [], restore)
     entries = [entry for entry in tools if entry]
     error = tool_list_error(entries)
     if error:
         raise ValueError(f"Invalid --tools: {error}")
     if entries and all(entry[:1] in "+-" for entry in entries):
-        return ToolSelection(apply_tool_modifiers(defaults, entries), None, entries, not no_tools)
+        active = apply_tool_modifiers(defaults, entries)
+        return ToolSelection(active, name_matcher(active) if no_tools else None, entries, restore)
     # An allowlist activates every registered tool it names or matches.
     return ToolSelection(["*"], name_matcher(entries), [], False)
 

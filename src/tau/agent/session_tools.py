@@ -101,14 +101,19 @@ class ToolSet:
     Args:
         builtins: the built-in definitions (pi's base tools).
         allowed: the ``--tools`` allowlist matcher; ``None`` allows everything.
+        excluded: the ``--exclude-tools`` matcher: never registered usable, whatever else says.
     """
 
     def __init__(
-        self, builtins: Iterable[ToolDefinition], allowed: Callable[[str], bool] | None = None
+        self,
+        builtins: Iterable[ToolDefinition],
+        allowed: Callable[[str], bool] | None = None,
+        excluded: Callable[[str], bool] | None = None,
     ) -> None:
         self._builtins = {tool.name: tool for tool in builtins}
         self._extension: dict[str, ToolDefinition] = {}
         self._allowed = allowed
+        self._excluded = excluded
         self.active: list[str] = []
         # Tools the transcript mentions (a restored loadout), and names to activate once registered:
         # the restored loadout's, and the initial selection's (``--tools +codemode``, ``defaultTools``).
@@ -121,6 +126,8 @@ class ToolSet:
     # -- the registry ------------------------------------------------------------------------
 
     def is_allowed(self, name: str) -> bool:
+        if self._excluded is not None and self._excluded(name):
+            return False
         return self._allowed is None or self._allowed(name)
 
     @property

@@ -317,7 +317,10 @@ async def load_extension(runner: ExtensionRunner, source: ExtensionSource) -> Ex
         # nothing a failed factory registered stays behind (pi discards the extension)
         runner.event_bus.drop_owner(source.path)
         runner.flag_values = flags_before
-        error = f"Failed to load extension: {_describe(exc)}"
+        if isinstance(exc, FileNotFoundError) and source.source == "cli" and not os.path.exists(source.path):
+            error = f"Failed to load extension: Extension path does not exist: {source.path}"
+        else:
+            error = f"Failed to load extension: {_describe(exc)}"
         runner.load_errors.append({"path": source.path, "error": error})
         runner.emit_error(source.path, "load", error)
         return None

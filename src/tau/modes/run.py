@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tau.modes.cli_args import FLAGS, help_text, parse_args
 from tau.modes.runtime import (
     Runtime,
     RuntimeOptions,
@@ -27,9 +27,9 @@ from tau.modes.runtime import (
 )
 
 __all__ = [
+    "FLAGS",
     "NO_PROMPT",
     "Runtime",
-    "build_parser",
     "build_runtime",
     "configured_session_dir",
     "load_settings",
@@ -39,128 +39,13 @@ __all__ = [
 ]
 
 
-def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else stdout's terminal, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter, sized as argparse sizes it but without importing shutil (and with it
-    bz2, lzma, zlib) at every start: ``add_argument`` builds a formatter even when no help is shown."""
-
-    def __init__(
-        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
-    ):
-        super().__init__(
-            prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width
-        )
-
-
-_COMMANDS_HELP = """\
-commands (each has --help):
-  tau demo                      a scripted session offline, then its savings report
-  tau savings FILE_OR_DIR...    what tau saves on existing pi or tau sessions
-  tau batch TASKS.jsonl --out DIR
-                                many headless sessions at once (local processes or Ray)
-  tau session list [--all]      the sessions of this directory (ids for --session)
-  tau session info|context|check FILE
-                                inspect a session file without changing it
-  tau config                    the settings files in effect and their values
-
-pi's other commands never reach a model; each says what tau offers instead:
-  tau install | tau remove | tau uninstall
-                                extensions are files (-e PATH, ~/.tau/agent/extensions/)
-  tau update                    tau is updated by pip
-  tau list                      where extensions, sessions and models are listed
-  tau auth                      API keys: environment, --api-key, ~/.tau/agent/auth.json
-  tau help                      this help
-  tau mcp                       MCP servers (not yet available in tau)
-
-offline, with the scripted model: tau -p --model faux/faux-1 --faux-script SCRIPT.json 'hello'"""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tau",
-        formatter_class=_HelpFormatter,
-        description="tau: a coding agent compatible with pi 1.6.",
-        epilog=_COMMANDS_HELP,
-    )
-    add = parser.add_argument
-    add("--version", "-v", action="store_true", help="print the version and exit")
-    add("--print", "-p", action="store_true", help="run the prompts, print the final answer, exit")
-    add(
-        "--mode", choices=("text", "json", "rpc"), default=None, help="output mode (json: one event per line)"
-    )
-    add("--list-models", nargs="?", const="", metavar="QUERY", help="list known models")
-    add("--model", metavar="PATTERN", help="provider/id[:thinking], an id, or part of one")
-    add("--provider", metavar="NAME", help="provider of --model")
-    add("--api-key", metavar="KEY", help="API key for the selected model's provider (this run only)")
-    add("--thinking", metavar="LEVEL", help="off|minimal|low|medium|high|xhigh|max")
-    add(
-        "--tools",
-        "-t",
-        metavar="LIST",
-        help="comma-separated allowlist, or +name/-name changes to the defaults",
-    )
-    add("--no-tools", "-nt", action="store_true", help="no tools at all")
-    add("--session", metavar="PATH|ID", help="open this session file (or the session with this id)")
-    add("--continue", "-c", dest="continue_", action="store_true", help="continue the most recent session")
-    add("--session-dir", metavar="DIR", help="where session files are kept")
-    add("--no-session", action="store_true", help="keep the session in memory only")
-    add("--session-id", metavar="ID", help="id of the new session")
-    add("--name", "-n", metavar="NAME", help="session display name")
-    add("--system-prompt", metavar="TEXT|FILE", help="replace the default system prompt")
-    add("--append-system-prompt", metavar="TEXT|FILE", help="append to the system prompt")
-    add("--no-context-files", "-nc", action="store_true", help="do not load AGENTS.md / CLAUDE.md")
-    add("--offline", action="store_true", help="no network except the model provider")
-    add("--faux-script", metavar="FILE", help="script of the faux provider (--model faux/faux-1)")
-    add("--approve", "-a", dest="approve", action="store_const", const=True, help="trust this project")
-    add("--no-approve", "-na", dest="approve", action="store_const", const=False, help="do not trust it")
-    add(
-        "--extension",
-        "-e",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="load an extension (repeatable)",
-    )
-    add("--no-extensions", "-ne", action="store_true", help="load no extensions (bundled ones included)")
-    add(
-        "--disable-extension",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="skip an extension (repeatable)",
-    )
-    add("messages", nargs="*", help="prompts to run, in order")
-    return parser
-
-
 NO_PROMPT = (
     "tau: no prompt (no message on the command line, nothing on standard input); "
     'give one: tau -p "fix the failing test" or echo PROMPT | tau -p'
 )
 
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """Parse the command line; ``--tools -edit`` keeps its ``-name`` value (argparse would see an option)."""
-    fixed: list[str] = []
-    for arg in argv:
-        if fixed and fixed[-1] in ("--tools", "-t") and arg.startswith("-"):
-            fixed[-1] = f"--tools={arg}"
-        else:
-            fixed.append(arg)
-    return build_parser().parse_args(fixed)
+HELP_HINT = "tau --help lists the options"
+EXTENSION_HINT = 'Hint: start without extensions using "tau -ne".'
 
 
 # Whether this process is tau's own (the ``tau`` program), so the collector may be tuned for it.
@@ -171,11 +56,19 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
     global _own_process
     _own_process = own_process
     args = parse_args(argv)
+    if _report(args.diagnostics):
+        return 1
     if args.version:
         from tau import __version__
 
         print(__version__)
         return 0
+    if args.help:
+        print(help_text())
+        return 0
+    for flag, feature in args.ignored:
+        if feature:
+            print(f"Warning: {flag}: {feature} are not available in tau yet; ignored", file=sys.stderr)
     if args.list_models is not None:
         from tau.llm.model_list import print_models
 
@@ -191,6 +84,16 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
     if mode == "interactive":
         return _run_interactive(args, initial, messages)
     return asyncio.run(_run_once(args, mode, initial, messages))
+
+
+def _report(diagnostics: list[tuple[str, str]]) -> bool:
+    """Print the parser's problems as pi does (``Error: …`` / ``Warning: …``); True when one is an error."""
+    for kind, message in diagnostics:
+        print(f"{'Error' if kind == 'error' else 'Warning'}: {message}", file=sys.stderr)
+    errors = [message for kind, message in diagnostics if kind == "error"]
+    if any(message.startswith("Unknown option") for message in errors):
+        print(HELP_HINT, file=sys.stderr)
+    return bool(errors)
 
 
 def _resolve_mode(args: argparse.Namespace) -> str:
@@ -231,10 +134,8 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
     try:
         runtime = await build_runtime(args, mode, writer.attach if writer is not None else None)
     except (ValueError, RuntimeError, OSError) as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
-    for warning in runtime.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
+        return start_failed(exc, mode)
+    print_warnings(runtime)
     session = runtime.session
     if session.model is None and (initial is not None or messages):
         from tau.agent.session_setup import NO_MODEL_HELP
@@ -263,14 +164,40 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
     return code
 
 
+def start_failed(exc: BaseException, mode: str) -> int:
+    """A run that could not start: why on stderr, with a hint where one helps; returns 1.
+
+    pi 1.6 stops every mode on an extension that fails to load, with a hint to start without
+    extensions. In print and JSON modes the failure's line is already on stderr (the loader reports
+    it there); the other modes print it here.
+    """
+    from tau.modes.runtime import ExtensionLoadError
+
+    if isinstance(exc, ExtensionLoadError):
+        if mode not in ("print", "json"):
+            print(str(exc), file=sys.stderr)
+        print(EXTENSION_HINT, file=sys.stderr)
+        return 1
+    print(str(exc), file=sys.stderr)
+    if str(exc).startswith("Error: Unknown option"):
+        print(HELP_HINT, file=sys.stderr)
+    return 1
+
+
+def print_warnings(runtime: Runtime) -> None:
+    for warning in runtime.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+
+
 def _observed() -> bool:
     """Whether a profiler or tracer (``python -m cProfile``, coverage, a debugger) watches this process:
     it writes its results as the interpreter ends, so the run then ends normally."""
     return sys.getprofile() is not None or sys.gettrace() is not None
 
 
-# RuntimeOptions fields whose flag has another name (``-e`` appends to ``args.extension``).
-_FLAG_NAMES = {"extensions": "extension", "disable_extensions": "disable_extension"}
+# RuntimeOptions fields whose flag has another name (``-e`` appends to ``args.extension``; an
+# extension's ``--plan`` lands in ``args.unknown_flags``).
+_FLAG_NAMES = {"extensions": "extension", "disable_extensions": "disable_extension", "flags": "unknown_flags"}
 
 
 def options_from_args(args: argparse.Namespace) -> RuntimeOptions:
@@ -281,8 +208,9 @@ def options_from_args(args: argparse.Namespace) -> RuntimeOptions:
         if hasattr(args, _FLAG_NAMES.get(item.name, item.name))
     }
     given["tools"] = tool_names(given.get("tools"))
-    for name in _FLAG_NAMES:
+    for name in ("extensions", "disable_extensions"):
         given[name] = list(given.get(name) or [])
+    given["flags"] = dict(given.get("flags") or {}) or None
     return RuntimeOptions(**given)
 
 
@@ -295,7 +223,7 @@ async def build_runtime(
     ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
     """
     with _loading_heap():
-        return await open_runtime(options_from_args(args), mode, before_start)
+        return await open_runtime(options_from_args(args), mode, before_start, stop_on_load_errors=True)
 
 
 # The collector's thresholds once the session is loaded (CPython's default: 700, 10, 10).

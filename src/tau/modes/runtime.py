@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ExtensionLoadError",
     "Runtime",
     "RuntimeOptions",
+    "apply_extension_flags",
     "configured_session_dir",
     "load_extensions",
     "load_settings",
@@ -39,14 +41,18 @@ class RuntimeOptions:
         thinking: ``--thinking`` level.
         tools: ``--tools`` entries (an allowlist, or ``+name``/``-name`` changes); ``None``: the defaults.
         no_tools: ``--no-tools``.
+        no_builtin_tools: ``--no-builtin-tools``: no built-in tool is active; extension tools are.
+        exclude_tools: ``--exclude-tools`` names or ``*`` patterns, disabled after everything else.
         session: ``--session PATH|ID``.
         continue_: ``-c``: the most recent session of ``cwd``.
         session_dir: ``--session-dir``.
         no_session: ``--no-session``: in memory only.
-        session_id: ``--session-id`` of a new session.
+        session_id: ``--session-id``: this directory's session with the id (created when there is none;
+            with ``fork``, the id of the fork).
+        fork: ``--fork PATH|ID``: a copy of that session, in a new file of ``cwd``.
         name: ``--name``: the session's display name.
         system_prompt: ``--system-prompt TEXT|FILE``.
-        append_system_prompt: ``--append-system-prompt TEXT|FILE``.
+        append_system_prompt: ``--append-system-prompt TEXT|FILE`` (a list: each, joined by a blank line).
         no_context_files: ``--no-context-files``.
         offline: ``--offline``.
         faux_script: ``--faux-script``: a script file, or a list of steps; sets the process's faux script.
@@ -54,6 +60,8 @@ class RuntimeOptions:
         extensions: ``-e``: paths, or extension functions (``def extension(tau)``), loaded first, in order.
         no_extensions: ``--no-extensions``: only :attr:`extensions` load.
         disable_extensions: ``--disable-extension`` names.
+        flags: Extension flags (``--plan``, ``--level high``): name to value (``True`` for a bare flag);
+            a name no loaded extension declares is an error.
         settings: Settings merged over the user's and the project's files for this run (never saved).
     """
 
@@ -64,14 +72,17 @@ class RuntimeOptions:
     thinking: str | None = None
     tools: list[str] | None = None
     no_tools: bool = False
+    no_builtin_tools: bool = False
+    exclude_tools: list[str] | None = None
     session: str | None = None
     continue_: bool = False
     session_dir: str | None = None
     no_session: bool = False
     session_id: str | None = None
+    fork: str | None = None
     name: str | None = None
     system_prompt: str | None = None
-    append_system_prompt: str | None = None
+    append_system_prompt: str | list[str] | None = None
     no_context_files: bool = False
     offline: bool = False
     faux_script: Any = None
@@ -79,6 +90,7 @@ class RuntimeOptions:
     extensions: list[Any] = field(default_factory=list)
     no_extensions: bool = False
     disable_extensions: list[str] = field(default_factory=list)
+    flags: dict[str, Any] | None = None
     settings: dict[str, Any] | None = None
 
 
@@ -91,12 +103,25 @@ class Runtime:
     warnings: list[str] = field(default_factory=list)
 
 
+class ExtensionLoadError(ValueError):
+    """Extensions failed to load, and the run stops before its session starts (the CLI, as pi 1.6).
+
+    Attributes:
+        failures: ``{"path", "error"}`` of each.
+    """
+
+    def __init__(self, failures: list[dict[str, str]]) -> None:
+        self.failures = failures
+        super().__init__("\n".join(f"Extension error ({f['path']}): {f['error']}" for f in failures))
+
+
 async def open_runtime(
     options: RuntimeOptions,
     mode: str,
     before_start: Callable[[Any, Any], None] | None = None,
     *,
     session_class: type | None = None,
+    stop_on_load_errors: bool = False,
 ) -> Runtime:
     """Settings, trust, models, the session file and the session, started.
 
@@ -106,6 +131,8 @@ async def open_runtime(
         before_start: ``before_start(session, runner)`` runs once the extensions are bound and before
             ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
         session_class: The session type to build (an :class:`~tau.agent.session.AgentSession` subclass).
+        stop_on_load_errors: Raise :class:`ExtensionLoadError` when an extension fails to load, before
+            the session starts (the CLI); otherwise the failures are in the runner's ``load_errors``.
 
     Raises:
         ValueError, RuntimeError, OSError: a bad option or an unusable file, with a message for the user.
@@ -137,8 +164,10 @@ async def open_runtime(
         manager.append_session_info(options.name)
     thinking = options.thinking
     if thinking is not None and thinking not in THINKING_LEVELS:
-        warnings.append(f'Invalid thinking level "{thinking}". Valid values: {", ".join(THINKING_LEVELS)}')
-        thinking = None
+        manager.close()
+        raise ValueError(
+            f'Error: Invalid thinking level "{thinking}". Valid values: {", ".join(THINKING_LEVELS)}'
+        )
     selection = select_model(
         registry,
         settings,
@@ -151,7 +180,13 @@ async def open_runtime(
         warnings.append(selection.warning)
     if options.api_key and selection.model is not None:
         registry.set_runtime_api_key(selection.model.provider, options.api_key)
-    tools = tool_selection(settings, options.tools, options.no_tools)
+    tools = tool_selection(
+        settings,
+        options.tools,
+        options.no_tools,
+        no_builtin_tools=options.no_builtin_tools,
+        exclude=options.exclude_tools,
+    )
     session = (session_class or AgentSession)(
         manager,
         settings,
@@ -163,9 +198,19 @@ async def open_runtime(
         tool_modifiers=tools.modifiers,
         restore_tools=tools.restore,
         allowed_tools=tools.allowed,
+        excluded_tools=tools.excluded,
         prompt=_prompt_settings(options, cwd, trusted),
     )
     extensions = await load_extensions(session, options, mode, trusted)
+    failures = list(getattr(extensions, "load_errors", None) or [])
+    if stop_on_load_errors and failures:
+        manager.close()
+        raise ExtensionLoadError(failures)
+    if options.flags:
+        problem = apply_extension_flags(extensions, options.flags)
+        if problem:
+            manager.close()
+            raise ValueError(problem)
     if before_start is not None:
         before_start(session, extensions)
     await session.start()
@@ -173,6 +218,28 @@ async def open_runtime(
         unknown = unknown_tools_warning(options.tools, session.get_offered_tool_names())
         warnings += [unknown] if unknown else []
     return Runtime(session, extensions, warnings)
+
+
+def apply_extension_flags(runner: Any, given: dict[str, Any]) -> str | None:
+    """Give the loaded extensions their flags' values (pi's rules); the error for the rest, or ``None``.
+
+    A boolean flag given a value is just set (pi parses ``--plan x`` as the flag with a value, then
+    keeps ``true``); a string flag given without a value is an error; a name no extension declares is
+    an unknown option.
+    """
+    declared = runner.get_flags() if runner is not None else {}
+    unknown = [name for name in given if name not in declared]
+    if unknown:
+        plural = "s" if len(unknown) > 1 else ""
+        return f"Error: Unknown option{plural}: {', '.join('--' + name for name in unknown)}"
+    for name, value in given.items():
+        if declared[name].get("type") == "boolean":
+            runner.set_flag_value(name, True)
+        elif isinstance(value, str):
+            runner.set_flag_value(name, value)
+        else:
+            return f'Error: Extension flag "--{name}" requires a value'
+    return None
 
 
 def load_settings(cwd: str, approve: bool | None) -> tuple[Any, bool]:
@@ -202,16 +269,18 @@ def _prompt_settings(options: RuntimeOptions, cwd: str, trusted: bool) -> Any:
 
     directory = agent_dir()
     project = project_config_dir(cwd)
+    appended = options.append_system_prompt
+    fallbacks = [project / "APPEND_SYSTEM.md"] * trusted + [directory / "APPEND_SYSTEM.md"]
+    if isinstance(appended, list) and appended:
+        # pi: each --append-system-prompt (text or file), joined by a blank line.
+        append_prompt = "\n\n".join(prompt_file_text(value, cwd, ()) or "" for value in appended)
+    else:
+        append_prompt = prompt_file_text(appended or None, cwd, fallbacks) or ""
     return PromptSettings(
         custom_prompt=prompt_file_text(
             options.system_prompt, cwd, [project / "SYSTEM.md"] * trusted + [directory / "SYSTEM.md"]
         ),
-        append_prompt=prompt_file_text(
-            options.append_system_prompt,
-            cwd,
-            [project / "APPEND_SYSTEM.md"] * trusted + [directory / "APPEND_SYSTEM.md"],
-        )
-        or "",
+        append_prompt=append_prompt,
         context_files=[] if options.no_context_files else context_files(cwd, directory),
     )
 

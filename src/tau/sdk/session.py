@@ -117,6 +117,15 @@ def _runtime_options(given: dict[str, Any]) -> RuntimeOptions:
     elif faux_script is not None and not isinstance(faux_script, str | os.PathLike):
         raise TypeError(f"faux_script must be a path or a list of steps, not {faux_script!r}")
     settings, session_dir = values.pop("settings"), values.pop("session_dir")
+    appended, flags, fork = values.pop("append_system_prompt"), values.pop("flags"), values.pop("fork")
+    exclude = values.pop("exclude_tools")
+    if isinstance(exclude, str):
+        raise TypeError(f"exclude_tools must be a list of tool names, not the string {exclude!r}")
+    if fork is not None:
+        # A fork is written to a new file: a session that is kept, as session="new".
+        if values["session"] is not None and values["session"] != "new":
+            raise ValueError("fork cannot be combined with session (other than 'new')")
+        values["session"] = "new"
     return RuntimeOptions(
         cwd=where,
         tools=list(tools) if tools else None,
@@ -125,6 +134,10 @@ def _runtime_options(given: dict[str, Any]) -> RuntimeOptions:
         settings=dict(settings) if settings is not None else None,
         session_dir=os.fspath(session_dir) if session_dir is not None else None,
         disable_extensions=list(values.pop("disable_extensions")),
+        append_system_prompt=appended if isinstance(appended, str | None) else list(appended),
+        flags=dict(flags) if flags else None,
+        fork=os.fspath(fork) if fork is not None else None,
+        exclude_tools=list(exclude) if exclude is not None else None,
         **_session_options(values.pop("session"), where),
         **_extension_options(values.pop("extensions"), values.pop("no_extensions")),
         **values,
@@ -140,19 +153,23 @@ async def create_agent_session(
     settings: Mapping[str, Any] | None = None,
     extensions: bool | Sequence[Extension] | None = True,
     tools: Sequence[str] | None = None,
+    no_builtin_tools: bool = False,
+    exclude_tools: Sequence[str] | None = None,
     faux_script: PathLike | Sequence[Mapping[str, Any]] | None = None,
     provider: str | None = None,
     api_key: str | None = None,
     session_dir: PathLike | None = None,
     session_id: str | None = None,
+    fork: PathLike | None = None,
     name: str | None = None,
     system_prompt: str | None = None,
-    append_system_prompt: str | None = None,
+    append_system_prompt: str | Sequence[str] | None = None,
     no_context_files: bool = False,
     offline: bool = False,
     approve: bool | None = None,
     no_extensions: bool = False,
     disable_extensions: Sequence[str] = (),
+    flags: Mapping[str, bool | str] | None = None,
 ) -> AgentSession:
     """Start a session, set up as ``tau`` sets one up for the same options.
 
@@ -169,6 +186,12 @@ async def create_agent_session(
             CLI loads them; ``False``: none; a list of paths and ``extension(tau)`` functions: those
             first, then the rest.
         tools: Tool names (``--tools``; ``+name``/``-name`` changes the defaults; ``[]``: no tools).
+        no_builtin_tools: ``--no-builtin-tools``: no built-in tool is active; extension tools are.
+        exclude_tools: ``--exclude-tools``: names or ``*`` patterns disabled after everything else.
+        fork: ``--fork``: a session (path, id or id prefix) copied into a new session of ``cwd``
+            (written to the session directory; ``session_id`` names the copy).
+        flags: Extension flags, as ``--name [value]`` would give them: ``{"plan": True}``; a name no
+            loaded extension declares raises ``ValueError``.
         faux_script: For ``model="faux/faux-1"``: the script (a file or a list of steps), as ``--faux-script``.
             It is the process's script: sessions of one process share it.
         provider, api_key, session_dir, session_id, name, system_prompt, append_system_prompt,

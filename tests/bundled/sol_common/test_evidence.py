@@ -22,8 +22,12 @@ def test_tool_call_tokens_read_every_string_argument():
         "role": "assistant",
         "content": [
             {"type": "text", "text": "looking at parse_header"},
-            {"type": "toolCall", "id": "c1", "name": "edit",
-             "arguments": {"path": "src/calc.py", "edits": [{"oldText": "return 1234", "newText": "x"}]}},
+            {
+                "type": "toolCall",
+                "id": "c1",
+                "name": "edit",
+                "arguments": {"path": "src/calc.py", "edits": [{"oldText": "return 1234", "newText": "x"}]},
+            },
         ],
     }
     assert {"src/calc.py", "1234"} <= tool_call_tokens(message)

@@ -13,7 +13,7 @@ from typing import Any
 
 from tau.llm.providers import faux
 from tau.modes.rpc import RpcMode
-from tau.modes.run import build_parser, build_runtime
+from tau.modes.run import build_runtime, parse_args
 
 
 class _Capture:
@@ -55,7 +55,7 @@ class RpcClient:
         if script is not None:
             faux.use_script(script)
         client = cls()
-        args = build_parser().parse_args(["--mode", "rpc", "-ne", "--model", "faux/faux-1", *cli])
+        args = parse_args(["--mode", "rpc", "-ne", "--model", "faux/faux-1", *cli])
         client.runtime = await build_runtime(args, "rpc")
         for factory in extensions:
             await load_factory(client.runtime.extensions, factory, path=f"<inline:{factory.__name__}>")

@@ -129,13 +129,15 @@ def test_the_minimal_client_of_pis_rpc_docs(tau):
 
 
 def test_an_extension_that_fails_to_load_is_reported_on_stderr(tau, tmp_path):
+    """As pi 1.6 (issue 32): every mode stops on an extension that fails to load, before any command."""
     broken = tmp_path / "broken.py"
     broken.write_text("raise RuntimeError('cannot start')\n")
     proc = tau("-e", str(broken))
     out, err = proc.communicate(b'{"id":"s","type":"get_state"}\n', timeout=60)
-    assert [json.loads(line)["id"] for line in out.splitlines()] == ["s"]
+    assert out == b""
     assert b"broken.py" in err and b"cannot start" in err
-    assert proc.returncode == 0
+    assert err.decode().splitlines()[-1] == 'Hint: start without extensions using "tau -ne".'
+    assert proc.returncode == 1
 
 
 def test_a_prompt_followed_by_end_of_input_is_answered_then_aborted(tau):

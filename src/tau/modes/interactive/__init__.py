@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import copy
 import inspect
-import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -86,7 +85,7 @@ async def _run_once(
     args: argparse.Namespace, initial: str | None, messages: list[str]
 ) -> tuple[int, str | None]:
     from tau.modes.interactive.app import InteractiveMode
-    from tau.modes.run import build_runtime
+    from tau.modes.run import build_runtime, print_warnings, start_failed
 
     holder: dict[str, Any] = {}
 
@@ -99,10 +98,8 @@ async def _run_once(
         else:
             runtime = await build_runtime(args, "tui")
     except (ValueError, RuntimeError, OSError) as exc:
-        print(str(exc), file=sys.stderr)
-        return 1, None
-    for warning in runtime.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
+        return start_failed(exc, "tui"), None
+    print_warnings(runtime)
     mode = holder.get("mode") or InteractiveMode(runtime.session, runtime.extensions, can_switch=True)
     try:
         code = await mode.run(initial, messages)

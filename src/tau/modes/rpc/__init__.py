@@ -50,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from tau.modes.run import build_runtime
+    from tau.modes.run import build_runtime, print_warnings, start_failed
 
     out = sys.stdout.buffer
     # stdout carries the protocol only: stray prints (extensions, libraries) go to stderr.
@@ -67,13 +67,9 @@ async def _main(args: argparse.Namespace) -> int:
         else:
             runtime = await build_runtime(args, "rpc")
     except (ValueError, RuntimeError, OSError) as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
-    for warning in runtime.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
+        return start_failed(exc, "rpc")
     # Diagnostics go to stderr, never stdout (stdout is the protocol), as pi's RPC mode does.
-    for failure in getattr(runtime.extensions, "load_errors", None) or []:
-        print(f"Extension error ({failure['path']}): {failure['error']}", file=sys.stderr)
+    print_warnings(runtime)
     mode = holder.get("mode") or RpcMode(runtime.session, runtime.extensions, out)
     try:
         code = await mode.run(read_stdin_lines())
