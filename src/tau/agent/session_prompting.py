@@ -28,6 +28,31 @@ def _ignore(disposition: str) -> None:
     """The default ``preflight_result``: nobody is asking."""
 
 
+def normalize_prompt_images(images: Any, auto_resize: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    """A prompt's image blocks as pi 1.6 sends them: converted and resized, or left out with a note."""
+    if not images:
+        return [], []
+    import base64
+    import binascii
+
+    from tau.tools.images import prepare_image
+
+    normalized: list[dict[str, Any]] = []
+    hints: list[str] = []
+    for image in images:
+        try:
+            data = base64.b64decode(image.get("data") or "")
+        except (binascii.Error, ValueError):
+            data = b""
+        prepared = prepare_image(data, str(image.get("mimeType") or ""), auto_resize=bool(auto_resize))
+        if prepared.omitted:
+            hints.append(prepared.omitted)
+            continue
+        normalized.append({"type": "image", "data": prepared.data, "mimeType": prepared.mime_type})
+        hints += prepared.hints
+    return normalized, hints
+
+
 class PromptMixin:
     """Prompting, queues and runs of :class:`~tau.agent.session.AgentSession`."""
 
@@ -127,7 +152,9 @@ class PromptMixin:
         return {"messageType": "user", "prompt": text, "images": images}
 
     def _queue(self: Any, text: str, images: Any, behavior: str) -> None:
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}, *(images or [])]
+        sent_images, hints = normalize_prompt_images(images, self._settings.get("images.autoResize", True))
+        sent = f"{text}\n\n" + "\n".join(hints) if hints else text
+        content: list[dict[str, Any]] = [{"type": "text", "text": sent}, *sent_images]
         message = {"role": "user", "content": content, "timestamp": ms_now()}
         if behavior == "followUp":
             self._follow_up_texts.append(text)
@@ -376,7 +403,13 @@ class PromptMixin:
         if trigger["messageType"] == "custom":
             messages.append(trigger["message"])
         else:
-            content = [{"type": "text", "text": trigger["prompt"]}, *(trigger.get("images") or [])]
+            # As pi: images are normalized after before_agent_start (which may switch the model);
+            # what could not be sent is said in the text instead.
+            images, hints = normalize_prompt_images(
+                trigger.get("images"), self._settings.get("images.autoResize", True)
+            )
+            text = f"{trigger['prompt']}\n\n" + "\n".join(hints) if hints else trigger["prompt"]
+            content = [{"type": "text", "text": text}, *images]
             messages.append({"role": "user", "content": content, "timestamp": ms_now()})
         messages.extend(self._pending_next_turn)
         self._pending_next_turn = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -74,16 +75,23 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
 
         return print_models(args.list_models)
     mode = _resolve_mode(args)
+    if mode == "rpc" and args.file_args:
+        print("Error: @file arguments are not supported in RPC mode", file=sys.stderr)
+        return 1
     if mode == "rpc":
         return _run_rpc(args)
-    initial, messages = _initial_messages(args)
-    if mode == "print" and not (initial or "").strip() and not messages:
+    try:
+        initial, images, messages = _initial_messages(args)
+    except ValueError as exc:  # an @file that cannot be read
+        print(str(exc), file=sys.stderr)
+        return 1
+    if mode == "print" and not (initial or "").strip() and not messages and not images:
         # pi 1.6 exits 0 without a word here; tau says why nothing ran (decisions.md).
         print(NO_PROMPT, file=sys.stderr)
         return 2
     if mode == "interactive":
-        return _run_interactive(args, initial, messages)
-    return asyncio.run(_run_once(args, mode, initial, messages))
+        return _run_interactive(args, initial, messages, images)
+    return asyncio.run(_run_once(args, mode, initial, messages, images))
 
 
 def _report(diagnostics: list[tuple[str, str]]) -> bool:
@@ -106,26 +114,35 @@ def _resolve_mode(args: argparse.Namespace) -> str:
     return "interactive"
 
 
-def _initial_messages(args: argparse.Namespace) -> tuple[str | None, list[str]]:
-    messages = list(args.messages)
-    parts = []
+def _initial_messages(args: argparse.Namespace) -> tuple[str | None, list[dict[str, Any]] | None, list[str]]:
+    """The first message (piped stdin, then the ``@`` files, then the first message), its images, the rest.
+
+    Raises ``ValueError`` (:class:`~tau.modes.file_args.FileArgumentError`) for an ``@`` file that
+    cannot be read.
+    """
+    from tau.modes.file_args import FileArguments, build_initial_message, process_file_arguments
+
+    piped = None
     if args.mode != "rpc" and not sys.stdin.isatty():
         from tau.common.jsstr import js_trim
 
         try:
-            piped = sys.stdin.read()
+            text = sys.stdin.read()
         except (OSError, ValueError):  # stdin closed or not readable (embedded runs, test runners)
-            piped = ""
+            text = ""
         # As pi: the piped text trimmed (whitespace only counts as none), then the prompt, no separator.
-        piped = js_trim(piped)
-        if piped:
-            parts.append(piped)
-    if messages:
-        parts.append(messages.pop(0))
-    return ("".join(parts) if parts else None), messages
+        piped = js_trim(text) or None
+    files = process_file_arguments(args.file_args, os.getcwd()) if args.file_args else FileArguments()
+    return build_initial_message(piped, files, list(args.messages))
 
 
-async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, messages: list[str]) -> int:
+async def _run_once(
+    args: argparse.Namespace,
+    mode: str,
+    initial: str | None,
+    messages: list[str],
+    images: list[dict[str, Any]] | None = None,
+) -> int:
     writer = None
     if mode == "json":
         from tau.modes.json_mode import JsonWriter
@@ -149,9 +166,9 @@ async def _run_once(args: argparse.Namespace, mode: str, initial: str | None, me
         if mode == "json":
             from tau.modes.json_mode import run_json
 
-            code = await run_json(session, initial, messages, writer=writer)
+            code = await run_json(session, initial, messages, images=images, writer=writer)
         else:
-            code = await run_text(session, initial, messages)
+            code = await run_text(session, initial, messages, images=images)
     finally:
         await _shutdown(runtime)
         session.session_manager.close()
@@ -275,10 +292,12 @@ def _run_rpc(args: argparse.Namespace) -> int:
     return int(rpc.main(args) or 0)
 
 
-def _run_interactive(args: argparse.Namespace, initial: str | None, messages: list[str]) -> int:
+def _run_interactive(
+    args: argparse.Namespace, initial: str | None, messages: list[str], images: list[dict[str, Any]] | None
+) -> int:
     try:
         from tau.modes import interactive  # type: ignore[attr-defined]
     except ImportError:
         print("tau: the interactive mode is not available yet; use -p or --mode json", file=sys.stderr)
         return 2
-    return int(interactive.main(args, initial, messages) or 0)
+    return int(interactive.main(args, initial, messages, images) or 0)

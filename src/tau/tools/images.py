@@ -1,9 +1,10 @@
-"""Image files for ``read``: content sniffing (pi's ``utils/mime.ts``) and inline preparation.
+"""Image files for ``read``, ``@image`` arguments and prompt images: content sniffing (pi's
+``utils/mime.ts``) and inline preparation (pi's ``utils/image-process.ts``).
 
-pi resizes images over 2000x2000 pixels or 4.5 MB of base64 with Photon (WASM). tau has no image
-library, so it sends an image unchanged when its base64 form is under the 4.5 MB limit (whatever its
-dimensions) and omits it with pi's own message otherwise, as pi does when Photon is unavailable.
-Uncompressed BMP files are converted to PNG here (RLE-compressed ones get pi's conversion message).
+Images over 2000x2000 pixels or 4.5 MB of base64 are resized as pi resizes them
+(:mod:`tau.tools.image_resize`); one that cannot be decoded or made small enough is left out with
+pi's message. Uncompressed BMP files are converted to PNG here (RLE-compressed ones get pi's
+conversion message).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
+from tau.tools.image_resize import MAX_INLINE_BASE64_BYTES, dimension_note, resize_image
+
 __all__ = ["MAX_INLINE_BASE64_BYTES", "PreparedImage", "detect_image_mime_type", "prepare_image"]
 
 SNIFF_BYTES = 4100
-MAX_INLINE_BASE64_BYTES = int(4.5 * 1024 * 1024)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 CONVERSION_FAILED = "[Image omitted: could not be converted to a supported inline image format.]"
@@ -90,18 +92,29 @@ class PreparedImage:
 
 
 def prepare_image(data: bytes, mime_type: str, *, auto_resize: bool = True) -> PreparedImage:
-    """Make ``data`` an inline image block, as far as tau can without an image library."""
-    hints: list[str] = []
+    """Make ``data`` an inline image block: converted to a supported format, resized when asked to."""
+    converted_from = None
     if mime_type not in ("image/png", "image/jpeg", "image/gif", "image/webp"):
         converted = bmp_to_png(data) if mime_type == "image/bmp" else None
         if converted is None:
             return PreparedImage(mime_type, omitted=CONVERSION_FAILED)
-        hints.append(f"[Image converted from {mime_type} to image/png.]")
-        data, mime_type = converted, "image/png"
-    encoded = base64.b64encode(data).decode("ascii")
-    if auto_resize and len(encoded) >= MAX_INLINE_BASE64_BYTES:
+        converted_from, data, mime_type = mime_type, converted, "image/png"
+    if not auto_resize:
+        return PreparedImage(
+            mime_type,
+            data=base64.b64encode(data).decode("ascii"),
+            hints=_converted(converted_from, mime_type),
+        )
+    resized = resize_image(data, mime_type)
+    if resized is None:
         return PreparedImage(mime_type, omitted=RESIZE_FAILED)
-    return PreparedImage(mime_type, data=encoded, hints=hints)
+    hints = _converted(converted_from, resized.mime_type)
+    note = dimension_note(resized)
+    return PreparedImage(resized.mime_type, data=resized.data, hints=[*hints, *([note] if note else [])])
+
+
+def _converted(source: str | None, target: str) -> list[str]:
+    return [f"[Image converted from {source} to {target}.]"] if source and source != target else []
 
 
 def bmp_to_png(data: bytes) -> bytes | None:

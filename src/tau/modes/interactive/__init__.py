@@ -48,25 +48,37 @@ async def run_interactive(
         await session.shutdown()
 
 
-def main(args: argparse.Namespace, initial: str | None = None, messages: Iterable[str] = ()) -> int:
+def main(
+    args: argparse.Namespace,
+    initial: str | None = None,
+    messages: Iterable[str] = (),
+    images: list[dict[str, Any]] | None = None,
+) -> int:
     """``tau`` on a terminal (called by :mod:`tau.modes.run` with the parsed command line)."""
-    return asyncio.run(_main(args, initial, list(messages)))
+    return asyncio.run(_main(args, initial, list(messages), images))
 
 
-async def _main(args: argparse.Namespace, initial: str | None, messages: list[str]) -> int:
+async def _main(
+    args: argparse.Namespace,
+    initial: str | None,
+    messages: list[str],
+    images: list[dict[str, Any]] | None = None,
+) -> int:
     from tau.modes.signal_exit import CountingExecutor, exit_now
 
     workers = CountingExecutor()
     asyncio.get_running_loop().set_default_executor(workers)
-    code = await _sessions(args, initial, messages)
+    code = await _sessions(args, initial, messages, images)
     if workers.busy:  # the screen is restored and the session closed: a stuck tool thread must not hold us
         exit_now(code)
     return code
 
 
-async def _sessions(args: argparse.Namespace, initial: str | None, messages: list[str]) -> int:
+async def _sessions(
+    args: argparse.Namespace, initial: str | None, messages: list[str], images: list[dict[str, Any]] | None
+) -> int:
     while True:
-        code, switch_to = await _run_once(args, initial, messages)
+        code, switch_to = await _run_once(args, initial, messages, images)
         if switch_to is None:
             return code
         # /resume: the same command line, on the chosen session file.
@@ -78,11 +90,14 @@ async def _sessions(args: argparse.Namespace, initial: str | None, messages: lis
             None,
             None,
         )
-        initial, messages = None, []
+        initial, messages, images = None, [], None
 
 
 async def _run_once(
-    args: argparse.Namespace, initial: str | None, messages: list[str]
+    args: argparse.Namespace,
+    initial: str | None,
+    messages: list[str],
+    images: list[dict[str, Any]] | None = None,
 ) -> tuple[int, str | None]:
     from tau.modes.interactive.app import InteractiveMode
     from tau.modes.run import build_runtime, print_warnings, start_failed
@@ -102,7 +117,7 @@ async def _run_once(
     print_warnings(runtime)
     mode = holder.get("mode") or InteractiveMode(runtime.session, runtime.extensions, can_switch=True)
     try:
-        code = await mode.run(initial, messages)
+        code = await mode.run(initial, messages, images)
     finally:
         try:
             await runtime.session.shutdown("resume" if mode.switch_to else "quit")

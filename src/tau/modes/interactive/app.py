@@ -292,7 +292,9 @@ class InteractiveMode:
             return
         self.spawn(self._submit(text, behavior))
 
-    async def _submit(self, text: str, behavior: str = "steer") -> None:
+    async def _submit(
+        self, text: str, behavior: str = "steer", images: list[dict[str, Any]] | None = None
+    ) -> None:
         name, _, args = text[1:].partition(" ") if text.startswith("/") else ("", "", "")
         command = BUILTIN_COMMANDS.get(name.strip()) if name else None
         if command is not None and command.run is not None:
@@ -308,7 +310,7 @@ class InteractiveMode:
             await self.session.prompt(text, streaming_behavior=behavior)
             return
         try:
-            await self.session.prompt(text)
+            await self.session.prompt(text, images=images)
         except Exception as exc:  # boundary: a refused prompt is shown, and the text kept
             self.controller.notice(str(exc), "error")
             if not self.editor.get_text():
@@ -371,15 +373,24 @@ class InteractiveMode:
 
     # -- lifetime -----------------------------------------------------------------------------
 
-    async def run(self, initial: str | None = None, messages: Iterable[str] = ()) -> int:
-        """Run until the user quits; ``initial`` and ``messages`` are sent first, one after another."""
-        prompts = [p for p in ([initial] if initial else []) + list(messages) if p.strip()]
-        self._pending_prompts = prompts[1:]
+    async def run(
+        self,
+        initial: str | None = None,
+        messages: Iterable[str] = (),
+        images: list[dict[str, Any]] | None = None,
+    ) -> int:
+        """Run until the user quits; ``initial`` (with ``images``, the ``@`` files) and ``messages``
+        are sent first, one after another."""
+        first = initial if initial and (initial.strip() or images) else None
+        prompts = [p for p in list(messages) if p.strip()]
+        if first is None and prompts:
+            first, images = prompts.pop(0), None
+        self._pending_prompts = prompts
 
         def started() -> None:
             self.invalidate()
-            if prompts:
-                self.spawn(self._submit(prompts[0]))
+            if first is not None:
+                self.spawn(self._submit(first, images=images))
 
         # The start line and a resumed history are finished: print them before the first frame.
         # Drawn as a live frame first, they left a stale, truncated copy (editor and footer included)
