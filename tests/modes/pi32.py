@@ -31,7 +31,9 @@ def prepare(base: Path) -> Path:
     return base / "proj"
 
 
-def run(program: str, args: list[str], base: Path, *, pi_bin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    program: str, args: list[str], base: Path, *, pi_bin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """One run of ``program`` (``"pi"`` or ``"tau"``) in ``base/proj``, sessions in ``base/sessions``."""
     project = prepare(base)
     common = ["-ne", "--model", "faux/faux-1", "--session-dir", str(base / "sessions")]
@@ -45,7 +47,12 @@ def run(program: str, args: list[str], base: Path, *, pi_bin: str | None = None)
         script = base / "script.json"
         script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
         argv = [sys.executable, "-m", "tau", *common, "--faux-script", str(script), *args]
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(base / "agent"), "HOME": str(base)}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO / "src"),
+            "TAU_AGENT_DIR": str(base / "agent"),
+            "HOME": str(base),
+        }
         env.pop("TAU_FAUX_SCRIPT", None)
     return subprocess.run(
         argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180
@@ -75,7 +82,15 @@ def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             record.pop(key, None)
         message = record.get("message")
         if isinstance(message, dict):
-            for key in ("timestamp", "usage", "responseId", "sections", "toolsAdded", "toolsRemoved"):
+            for key in (
+                "timestamp",
+                "usage",
+                "responseId",
+                "durationMs",
+                "sections",
+                "toolsAdded",
+                "toolsRemoved",
+            ):
                 message.pop(key, None)
             if message.get("role") == "system":
                 message["content"] = "<system prompt>"
@@ -131,7 +146,7 @@ def session_id_run(program: str, base: Path, pi_bin: str | None = None) -> dict[
     return relocated(
         {
             "runs": [[r.returncode, r.stdout, r.stderr] for r in (first, second)],
-            "bad": [bad.returncode, bad.stderr.splitlines()[:1]],
+            "bad": [bad.returncode, bad.stderr.startswith("Error: "), bad.stdout],
             "files": len(sessions),
             "header": {k: v for k, v in sessions[0][0].items() if k != "timestamp"},
             "session": comparable(sessions[0][1:]),
@@ -153,7 +168,9 @@ def make_goldens(pi_bin: str, names: list[str]) -> None:
     for name in names or list(SCENARIOS):
         with tempfile.TemporaryDirectory() as scratch:
             result = SCENARIOS[name]("pi", Path(scratch), pi_bin)
-        (DATA / f"{name}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        (DATA / f"{name}.json").write_text(
+            json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         print(f"wrote {name}.json")
 
 

@@ -21,12 +21,16 @@ def test_files_and_images_make_the_first_message_as_pi_does(tmp_path):
 
 @pytest.mark.skipif(not os.environ.get("PI_BIN"), reason="set PI_BIN to real pi 1.6 to compare live")
 def test_files_and_images_against_real_pi(tmp_path):
-    assert file_args_run("tau", tmp_path / "tau") == file_args_run("pi", tmp_path / "pi", os.environ["PI_BIN"])
+    assert file_args_run("tau", tmp_path / "tau") == file_args_run(
+        "pi", tmp_path / "pi", os.environ["PI_BIN"]
+    )
 
 
 def test_file_text_comes_between_piped_input_and_the_first_message(project, tmp_path, isolated_agent_dir):
     (project / "a.md").write_text("alpha")
-    done = tau(["-p", *faux(tmp_path, [{"text": "ok"}] * 2), "@a.md", "first", "second"], project, stdin="piped")
+    done = tau(
+        ["-p", *faux(tmp_path, [{"text": "ok"}] * 2), "@a.md", "first", "second"], project, stdin="piped"
+    )
     assert done.returncode == 0, done
     [path] = session_files(isolated_agent_dir)
     users = [m["content"][0]["text"] for m in messages(path) if m["role"] == "user"]
@@ -58,7 +62,9 @@ def _png(width: int, height: int) -> bytes:
     from PIL import Image
 
     image = Image.new("RGB", (width, height))
-    image.putdata([((x * 31) % 256, (y * 17) % 256, (x ^ y) % 256) for y in range(height) for x in range(width)])
+    image.putdata(
+        [((x * 31) % 256, (y * 17) % 256, (x ^ y) % 256) for y in range(height) for x in range(width)]
+    )
     out = io.BytesIO()
     image.save(out, "PNG")
     return out.getvalue()

@@ -1,4 +1,8 @@
-"""``tau session context|info|check FILE``: look into a session file without ever writing it.
+"""``tau session context|info|check ID|FILE``: look into a session file without ever writing it.
+
+A session is named by its file, or by its id or a unique start of one, as ``tau --session`` takes it
+(:func:`tau.session.lookup.resolve_session`); a prefix several sessions share is an error that lists
+them.
 
 ``tau session list`` (:mod:`tau.modes.session_list`) lists the sessions of a directory.
 
@@ -51,7 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the model context (the messages a provider is sent) as a JSON array",
         description="Print convert_to_llm(projection) at the leaf as a JSON array, as pi 1.6 builds it.",
     )
-    context.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    context.add_argument(
+        "file", metavar="ID|FILE", help="session id (or a unique start of one) or file (.jsonl)"
+    )
+    context.add_argument("--session-dir", metavar="DIR", help="where session files are kept (for an id)")
     context.add_argument("--leaf", metavar="ID", help="project at this entry instead of the last one")
     context.add_argument("--pretty", action="store_true", help="indent the JSON (JSON.stringify(x, null, 2))")
     context.add_argument(
@@ -59,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     info = commands.add_parser("info", help="header, entry counts, branches, leaf and name")
-    info.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    info.add_argument(
+        "file", metavar="ID|FILE", help="session id (or a unique start of one) or file (.jsonl)"
+    )
+    info.add_argument("--session-dir", metavar="DIR", help="where session files are kept (for an id)")
     info.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
     check = commands.add_parser(
@@ -68,7 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Report malformed lines, repeated ids, missing parents, cycles, broken targets and "
         "unknown entry types (as notes), each with its line number. Exit 1 when there is a problem.",
     )
-    check.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    check.add_argument(
+        "file", metavar="ID|FILE", help="session id (or a unique start of one) or file (.jsonl)"
+    )
+    check.add_argument("--session-dir", metavar="DIR", help="where session files are kept (for an id)")
     return parser
 
 
@@ -77,6 +90,8 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     command = {"list": run_list, "context": run_context, "info": run_info, "check": run_check}[args.command]
     try:
+        if args.command != "list":
+            args.file = session_file(args.file, args.session_dir)
         with recursion_headroom():
             return command(args)
     except InspectError as exc:
@@ -111,6 +126,28 @@ def recursion_headroom() -> Iterator[None]:
 
 
 # --- opening ----------------------------------------------------------------------------------
+
+
+def session_file(value: str, session_dir: str | None) -> str:
+    """``value`` as a file: itself when it exists or looks like a path, else the session with that id."""
+    import os
+
+    from tau.session.lookup import AmbiguousSessionError, NoSessionError, looks_like_path, resolve_session
+
+    if os.path.exists(value) or looks_like_path(value):
+        return value
+    from tau.modes.runtime import configured_session_dir, load_settings
+
+    cwd = os.getcwd()
+    settings, _ = load_settings(cwd, None)
+    try:
+        return resolve_session(value, cwd, configured_session_dir(session_dir, cwd, settings)).path
+    except AmbiguousSessionError as exc:
+        raise InspectError(str(exc)) from exc
+    except NoSessionError:
+        raise InspectError(
+            f"no such file or session id: {value!r}; pass a .jsonl file, or an id from `tau session list`"
+        ) from None
 
 
 def open_session(file: str) -> SessionManager:

@@ -74,6 +74,10 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
         from tau.llm.model_list import print_models
 
         return print_models(args.list_models)
+    conflict = _conflicting_flags(args)
+    if conflict:
+        print(f"Error: {conflict}", file=sys.stderr)
+        return 1
     mode = _resolve_mode(args)
     if mode == "rpc" and args.file_args:
         print("Error: @file arguments are not supported in RPC mode", file=sys.stderr)
@@ -89,6 +93,13 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
         # pi 1.6 exits 0 without a word here; tau says why nothing ran (decisions.md).
         print(NO_PROMPT, file=sys.stderr)
         return 2
+    if args.resume and mode != "interactive":
+        print(
+            "Error: --resume picks a session in the terminal; here, name one with --session ID "
+            "(tau session list shows the ids)",
+            file=sys.stderr,
+        )
+        return 1
     if mode == "interactive":
         return _run_interactive(args, initial, messages, images)
     return asyncio.run(_run_once(args, mode, initial, messages, images))
@@ -102,6 +113,25 @@ def _report(diagnostics: list[tuple[str, str]]) -> bool:
     if any(message.startswith("Unknown option") for message in errors):
         print(HELP_HINT, file=sys.stderr)
     return bool(errors)
+
+
+def _conflicting_flags(args: argparse.Namespace) -> str | None:
+    """pi 1.6's rules for the session flags that exclude each other, or ``None``."""
+    given = {
+        "--session": args.session,
+        "--continue": args.continue_,
+        "--resume": args.resume,
+        "--no-session": args.no_session,
+    }
+    if args.fork:
+        clash = [flag for flag, value in given.items() if value]
+        if clash:
+            return f"--fork cannot be combined with {', '.join(clash)}"
+    if args.session_id is not None:
+        clash = [flag for flag, value in given.items() if value and flag != "--no-session"]
+        if clash:
+            return f"--session-id cannot be combined with {', '.join(clash)}"
+    return None
 
 
 def _resolve_mode(args: argparse.Namespace) -> str:
@@ -195,8 +225,9 @@ def start_failed(exc: BaseException, mode: str) -> int:
             print(str(exc), file=sys.stderr)
         print(EXTENSION_HINT, file=sys.stderr)
         return 1
-    print(str(exc), file=sys.stderr)
-    if str(exc).startswith("Error: Unknown option"):
+    message = str(exc)
+    print(message if message.startswith(("Error", "Warning")) else f"Error: {message}", file=sys.stderr)
+    if message.startswith("Error: Unknown option"):
         print(HELP_HINT, file=sys.stderr)
     return 1
 

@@ -156,7 +156,7 @@ async def open_runtime(
     registry = ModelRegistry()
     if registry.error:
         warnings.append(registry.error)
-    manager = _session_manager(options, cwd, settings)
+    manager = _session_manager(options, cwd, settings, warnings)
     if options.name is not None:
         # pi names the session before the model and thinking level are recorded.
         if not " ".join(options.name.split()).strip():
@@ -296,37 +296,42 @@ def configured_session_dir(flag: str | None, cwd: str, settings: Any) -> str | N
     return str((Path(cwd) / os.path.expanduser(str(configured))).resolve())
 
 
-def _session_manager(options: RuntimeOptions, cwd: str, settings: Any) -> Any:
+def _session_manager(options: RuntimeOptions, cwd: str, settings: Any, warnings: list[str]) -> Any:
+    from tau.session.ids import check_session_id
     from tau.session.manager import SessionManager
 
     session_dir = configured_session_dir(options.session_dir, cwd, settings)
+    if options.session_id is not None:
+        check_session_id(options.session_id)
     if options.no_session:
         return SessionManager.in_memory(cwd, id=options.session_id)
+    if options.fork:
+        if options.session_id and SessionManager.find_by_id(cwd, options.session_id, session_dir):
+            raise ValueError(f"Session already exists with id '{options.session_id}'")
+        source = _resolve_session(options.fork, cwd, session_dir)
+        return SessionManager.fork_from(source, cwd, session_dir, id=options.session_id)
     if options.session:
         path = _resolve_session(options.session, cwd, session_dir)
         # A new file is a session of this run's cwd; an existing one keeps the cwd its header names.
         return SessionManager.open(path, session_dir, cwd_override=None if os.path.exists(path) else cwd)
     if options.continue_:
         return SessionManager.continue_recent(cwd, session_dir)
+    if options.session_id is not None:
+        # pi 1.6: this directory's session with that id is reopened, else created (and said so).
+        existing = SessionManager.find_by_id(cwd, options.session_id, session_dir)
+        if existing:
+            return SessionManager.open(existing, session_dir)
+        warnings.append(
+            f"No project session found with id '{options.session_id}'; creating a new session with that id."
+        )
     return SessionManager.create(cwd, session_dir, id=options.session_id)
 
 
 def _resolve_session(value: str, cwd: str, session_dir: str | None) -> str:
-    """``--session``: a path (has a separator or ends in .jsonl), else an exact id, else an id prefix."""
-    from tau.session.manager import SessionManager
+    """A session path, id or unique id prefix (:func:`tau.session.lookup.resolve_session`) as a path."""
+    from tau.session.lookup import resolve_session
 
-    if "/" in value or "\\" in value or value.endswith(".jsonl"):
-        return str(Path(cwd, value).resolve())
-    exact = SessionManager.find_by_id(cwd, value, session_dir)
-    if exact:
-        return exact
-    for listing in (SessionManager.list(cwd, session_dir), SessionManager.list_all(session_dir)):
-        match = next((info for info in listing if info.id.startswith(value)), None)
-        if match is not None:
-            return str(match.path)
-    raise ValueError(
-        f"No session found matching {value!r} (use a file path, or an id from `tau session list`)"
-    )
+    return resolve_session(value, cwd, session_dir).path
 
 
 # -- extensions ------------------------------------------------------------------------------

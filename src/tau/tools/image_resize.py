@@ -62,7 +62,7 @@ def resize_image(
             if width <= max_width and height <= max_height and encoded_size < max_bytes:
                 return Resized(_b64(data), mime_type, width, height, width, height, False)
             return _shrink(image, width, height, max_width, max_height, max_bytes, jpeg_quality)
-    except Exception:  # noqa: BLE001 - any undecodable or hostile image is "cannot be resized", as in pi
+    except Exception:  # any undecodable or hostile image "cannot be resized", as in pi
         return None
 
 

@@ -90,6 +90,7 @@ async def _sessions(
             None,
             None,
         )
+        args.fork, args.resume = None, False
         initial, messages, images = None, [], None
 
 
@@ -104,8 +105,13 @@ async def _run_once(
 
     holder: dict[str, Any] = {}
 
+    options = {
+        "resume_at_start": bool(getattr(args, "resume", False)),
+        "verbose": bool(getattr(args, "verbose", False)),
+    }
+
     def before_start(session: Any, runner: Any) -> None:
-        holder["mode"] = InteractiveMode(session, runner, can_switch=True)
+        holder["mode"] = InteractiveMode(session, runner, can_switch=True, **options)
 
     try:
         if "before_start" in inspect.signature(build_runtime).parameters:
@@ -115,7 +121,9 @@ async def _run_once(
     except (ValueError, RuntimeError, OSError) as exc:
         return start_failed(exc, "tui"), None
     print_warnings(runtime)
-    mode = holder.get("mode") or InteractiveMode(runtime.session, runtime.extensions, can_switch=True)
+    mode = holder.get("mode") or InteractiveMode(
+        runtime.session, runtime.extensions, can_switch=True, **options
+    )
     try:
         code = await mode.run(initial, messages, images)
     finally:

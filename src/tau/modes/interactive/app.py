@@ -77,11 +77,16 @@ class InteractiveMode:
         input: Input | None = None,
         output: Output | None = None,
         can_switch: bool = False,
+        resume_at_start: bool = False,
+        verbose: bool = False,
     ) -> None:
         self.session = session
+        self.resume_at_start = resume_at_start
+        self.verbose = verbose
         self.runner = runner
         self.can_switch = can_switch
         self.switch_to: str | None = None
+        self.exit_message: str | None = None  # printed after the mode closed (``tau -r`` with no pick)
         self.controller = ChatController(on_change=self.invalidate)
         self.overlays = OverlayHost(self.invalidate, on_error=self._component_failed)
         completer = PromptCompleter(lambda: command_list(self.runner), session.cwd)
@@ -316,6 +321,17 @@ class InteractiveMode:
             if not self.editor.get_text():
                 self.editor.set_text(text)
 
+    async def _resume_first(self, first: str | None, images: list[dict[str, Any]] | None) -> None:
+        """``tau -r``: pick the session first (none picked: leave, as pi), then send the prompts."""
+        from tau.modes.interactive.commands import pick_session
+
+        if not await pick_session(self):
+            self.exit_message = "No session selected"
+            self.exit()
+            return
+        if first is not None:
+            await self._submit(first, images=images)
+
     def restore_queue_to_editor(self) -> int:
         """Empty the queues into the editor (queued texts first, then what was typed)."""
         queued = self.session.clear_queue()
@@ -389,7 +405,9 @@ class InteractiveMode:
 
         def started() -> None:
             self.invalidate()
-            if first is not None:
+            if self.resume_at_start:
+                self.spawn(self._resume_first(first, images))
+            elif first is not None:
                 self.spawn(self._submit(first, images=images))
 
         # The start line and a resumed history are finished: print them before the first frame.
@@ -417,6 +435,8 @@ class InteractiveMode:
         remaining = self.controller.take_committed() + self.controller.live_blocks()
         if remaining:
             self._write_plain(self.renderer.render(remaining, self._width()))
+        if self.exit_message:
+            self._write_plain(f"\x1b[2m{self.exit_message}\x1b[0m")
         return 0
 
     def _write_plain(self, text: str) -> None:

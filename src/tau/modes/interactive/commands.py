@@ -173,36 +173,61 @@ async def _new(mode: InteractiveMode, args: str) -> None:
 
 
 async def _resume(mode: InteractiveMode, args: str) -> None:
+    await pick_session(mode)
+
+
+ALL_DIRECTORIES = "⋯ sessions of every directory"
+
+
+async def pick_session(mode: InteractiveMode) -> bool:
+    """Pick a session and switch to it (``/resume``, ``tau -r``); False when none was picked."""
     from tau.session.manager import SessionManager
 
     manager = mode.session.session_manager
     current = manager.get_session_file()
-    sessions = [
-        s for s in SessionManager.list(mode.session.cwd, manager.get_session_dir()) if s.path != current
-    ]
-    if not sessions:
-        mode.controller.notice("No other sessions in this directory")
-        return
-    labels = [
-        f"{s.modified:%Y-%m-%d %H:%M}  {s.name or s.first_message.splitlines()[0][:80] if s.first_message else s.id}"
-        for s in sessions
-    ]
-    choice = await mode.ui.select("Resume session", labels)
-    if choice is None:
-        return
+    every = False
+    while True:
+        found = (
+            SessionManager.list_all(
+                manager.get_session_dir() if not manager.uses_default_session_dir() else None
+            )
+            if every
+            else SessionManager.list(mode.session.cwd, manager.get_session_dir())
+        )
+        sessions = [s for s in found if s.path != current]
+        if not sessions and every:
+            mode.controller.notice("No other sessions")
+            return False
+        labels = [_session_label(s, every) for s in sessions]
+        options = labels if every else [*labels, ALL_DIRECTORIES]
+        title = "Resume session" + (" (every directory)" if every else "")
+        choice = await mode.ui.select(title, options)
+        if choice is None:
+            return False
+        if choice == ALL_DIRECTORIES:
+            every = True
+            continue
+        break
     path = str(sessions[labels.index(choice)].path)
     switch = getattr(mode.session, "switch_session", None)
     if switch is not None:
         result = await switch(path)
         if (result or {}).get("cancelled"):
             mode.controller.notice("Resume cancelled")
-            return
+            return False
         mode.reload_view()
     elif mode.can_switch:
         mode.controller.notice(f"Resuming {path}")
         mode.switch_session(path)
     else:
         mode.controller.notice(f"Resume with: tau --session {path}", "warning")
+    return True
+
+
+def _session_label(info: Any, with_cwd: bool) -> str:
+    text = info.name or (info.first_message.splitlines()[0][:80] if info.first_message else info.id)
+    where = f"  [{info.cwd}]" if with_cwd and info.cwd else ""
+    return f"{info.modified:%Y-%m-%d %H:%M}  {text}{where}"
 
 
 async def _quit(mode: InteractiveMode, args: str) -> None:
