@@ -155,7 +155,136 @@ def session_id_run(program: str, base: Path, pi_bin: str | None = None) -> dict[
     )
 
 
-SCENARIOS = {"file-args": file_args_run, "session-id": session_id_run}
+EXPORT_SESSION = DATA / "export-session.jsonl"
+
+
+def make_export_session(pi_bin: str, base: Path) -> str:
+    """The session ``export`` pages: made by real pi (a tool call and its result, an image, a name),
+    then a branch from the first reply appended (the session's leaf), as pi writes one."""
+    from tau.session.manager import SessionManager
+
+    project = prepare(base)
+    (project / "dot.png").write_bytes((DATA / "dot.png").read_bytes())
+    first = run("pi", ["-p", "-n", "export demo", "bash: echo hello from the tool"], base, pi_bin=pi_bin)
+    second = run("pi", ["-p", "-c", "@dot.png", "plain words & <markup>"], base, pi_bin=pi_bin)
+    assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
+    [path] = sorted((base / "sessions").glob("*.jsonl"))
+    manager = SessionManager.open(path)
+    reply = next(
+        e["id"]
+        for e in manager.get_entries()
+        if e.get("type") == "message" and e["message"]["role"] == "assistant" and not any(
+            b.get("type") == "toolCall" for b in e["message"]["content"]
+        )
+    )
+    manager.branch(reply)
+    manager.append_message({"role": "user", "content": [{"type": "text", "text": "another way"}], "timestamp": 1})
+    manager.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "echo: another way"}],
+            "api": "faux",
+            "provider": "faux",
+            "model": "faux-1",
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
+    )
+    manager.close()
+    return path.read_text(encoding="utf-8").replace(str(base), PLACE)
+
+
+def page_data(page: str) -> dict[str, Any]:
+    """The session data a pi (or tau) export page embeds."""
+    import base64
+    import re
+
+    match = re.search(r'<script id="session-data" type="application/json">([^<]*)</script>', page)
+    assert match, "no session-data block"
+    return json.loads(base64.b64decode(match.group(1)))
+
+
+def export_run(program: str, base: Path, pi_bin: str | None = None) -> dict[str, Any]:
+    """``--export SESSION.jsonl out.html`` of :data:`EXPORT_SESSION`: what it said, and the page's data."""
+    project = prepare(base)
+    (project / "session.jsonl").write_text(EXPORT_SESSION.read_text(encoding="utf-8"), encoding="utf-8")
+    done = run(program, ["--export", "session.jsonl", "out.html"], base, pi_bin=pi_bin)
+    page = (project / "out.html").read_text(encoding="utf-8")
+    return relocated({"stdout": done.stdout, "code": done.returncode, "data": page_data(page)}, base)
+
+
+def export_texts() -> list[str]:
+    """What the page must show: every message text, tool call and result of the session (all branches)."""
+    records = [json.loads(line) for line in EXPORT_SESSION.read_text(encoding="utf-8").splitlines()]
+    texts = []
+    for record in records:
+        message = record.get("message") or {}
+        for block in message.get("content") or []:
+            if block.get("type") == "text" and message.get("role") in ("user", "assistant", "toolResult"):
+                texts += [line for line in block["text"].splitlines() if line.strip()]
+            elif block.get("type") == "toolCall":
+                texts.append(block["arguments"]["command"])
+    return texts
+
+
+def chromium() -> str | None:
+    """Headless Chromium (Debian's ``chromium``), if installed."""
+    import shutil
+
+    return next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
+
+
+def browser_dom(browser: str, page: Path, timeout: float = 120) -> str:
+    """The DOM a headless Chromium builds from ``page`` (scripts run; no network)."""
+    done = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def visible_text(dom: str) -> str:
+    """The text of a DOM outside ``<script>`` and ``<style>`` (entities decoded)."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.parts: list[str] = []
+            self.hidden = 0
+
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            self.hidden += tag in ("script", "style")
+
+        def handle_endtag(self, tag: str) -> None:
+            self.hidden -= tag in ("script", "style")
+
+        def handle_data(self, data: str) -> None:
+            if not self.hidden:
+                self.parts.append(data)
+
+    parser = Text()
+    parser.feed(dom)
+    return "".join(parser.parts)
+
+
+def export_golden(pi_bin: str, base: Path) -> dict[str, Any]:
+    """The ``export`` golden: pi's run, and which of :func:`export_texts` pi's rendered page shows."""
+    result = export_run("pi", base, pi_bin)
+    browser = chromium()
+    assert browser, "the export golden needs chromium to render pi's page"
+    shown = visible_text(browser_dom(browser, base / "proj" / "out.html"))
+    result["shown"] = [text for text in export_texts() if text in shown]
+    return result
+
+
+SCENARIOS = {"file-args": file_args_run, "session-id": session_id_run, "export": export_run}
+GOLDEN_MAKERS = {"export": export_golden}
 
 
 def golden(name: str) -> Any:
@@ -165,9 +294,19 @@ def golden(name: str) -> Any:
 def make_goldens(pi_bin: str, names: list[str]) -> None:
     import tempfile
 
+    if "export-session" in names:
+        with tempfile.TemporaryDirectory() as scratch:
+            EXPORT_SESSION.write_text(make_export_session(pi_bin, Path(scratch)), encoding="utf-8")
+        print(f"wrote {EXPORT_SESSION.name}")
+        names = [name for name in names if name != "export-session"]
+        if not names:
+            return
     for name in names or list(SCENARIOS):
         with tempfile.TemporaryDirectory() as scratch:
-            result = SCENARIOS[name]("pi", Path(scratch), pi_bin)
+            if name in GOLDEN_MAKERS:
+                result = GOLDEN_MAKERS[name](pi_bin, Path(scratch))
+            else:
+                result = SCENARIOS[name]("pi", Path(scratch), pi_bin)
         (DATA / f"{name}.json").write_text(
             json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
         )

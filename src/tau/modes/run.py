@@ -67,6 +67,8 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
     if args.help:
         print(help_text())
         return 0
+    if args.export:
+        return _export(args.export, args.messages[0] if args.messages else None)
     for flag, feature in args.ignored:
         if feature:
             print(f"Warning: {flag}: {feature} are not available in tau yet; ignored", file=sys.stderr)
@@ -113,6 +115,19 @@ def _report(diagnostics: list[tuple[str, str]]) -> bool:
     if any(message.startswith("Unknown option") for message in errors):
         print(HELP_HINT, file=sys.stderr)
     return bool(errors)
+
+
+def _export(session: str, output: str | None) -> int:
+    """``tau --export FILE [OUT]``: the session as one HTML page (pi 1.6's ``--export``)."""
+    from tau.modes.export_html import export_file
+
+    try:
+        path = export_file(session, output)
+    except (ValueError, OSError) as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    print(f"Exported to: {path}")
+    return 0
 
 
 def _conflicting_flags(args: argparse.Namespace) -> str | None:

@@ -87,8 +87,8 @@ async def test_unknown_unsupported_and_typeless_commands(client):
         "success": False,
         "error": "Unknown command: no_such_command",
     }
-    html = await client.request(id="h", type="export_html")
-    assert html["success"] is False and html["error"] == "not supported by tau: export_html"
+    html = await client.request(id="h", type="export_html")  # issue 32: supported; nothing to export yet
+    assert html["success"] is False and html["error"] == "Nothing to export yet - start a conversation first"
     client.send(id="t")
     typeless = await client.response("t")
     assert typeless == {

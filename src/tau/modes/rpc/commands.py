@@ -22,8 +22,8 @@ __all__ = ["COMMANDS", "UNSUPPORTED"]
 
 Handler = Callable[["RpcMode", dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
-# pi commands outside tau's first version (decisions.md "Scope": no HTML export).
-UNSUPPORTED = frozenset({"export_html"})
+# pi commands outside tau (answered `not supported by tau: <command>`); none at the moment.
+UNSUPPORTED: frozenset[str] = frozenset()
 
 
 def _id(command: dict[str, Any]) -> Any:
@@ -314,7 +314,15 @@ async def _get_commands(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any
     return success(_id(command), "get_commands", {"commands": commands})
 
 
+async def _export_html(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
+    from tau.modes.export_html import export_session
+
+    path = export_session(mode.session, _string(command, "outputPath", optional=True) or None)
+    return success(_id(command), "export_html", {"path": path})
+
+
 COMMANDS: dict[str, Handler] = {
+    "export_html": _export_html,
     "prompt": _prompt,
     "steer": _steer,
     "follow_up": _follow_up,
