@@ -39,6 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     tuned for it once the session is loaded (:func:`tau.modes.run.main`).
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        # pi 1.6's process markers, for the commands tau runs (and their children) to see who
+        # launched them: a generic one, and tau's own (pi's is PI_CODING_AGENT=true). Not set when
+        # tau is embedded (the SDK), as in pi.
+        os.environ["AI_AGENT"] = "tau"
+        os.environ["TAU_CODING_AGENT"] = "true"
     try:
         code = _dispatch(args, program=argv is None)
         sys.stdout.flush()

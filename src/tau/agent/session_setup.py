@@ -177,7 +177,8 @@ def unknown_tools_warning(entries: Sequence[str], offered: set[str]) -> str | No
     return f"--tools: no tool named {quoted}; the tools are {', '.join(sorted(offered))}"
 
 
-_CONTEXT_NAMES = ("AGENTS.md", "CLAUDE.md")
+# pi 1.6's names, in its order: the first that is a file is the directory's context file.
+_CONTEXT_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 
 
 def _context_file(directory: Path) -> Path | None:
@@ -185,24 +186,66 @@ def _context_file(directory: Path) -> Path | None:
 
 
 def context_files(cwd: str | Path, agent_dir: Path) -> list[tuple[str, str]]:
-    """``AGENTS.md`` (or ``CLAUDE.md``) of the agent dir, then of every directory from ``/`` down to ``cwd``."""
+    """The context file (``AGENTS.override.md``, ``AGENTS.md``, ``AGENTS.MD``, ``CLAUDE.md`` or
+    ``CLAUDE.MD``) of the agent dir, then of every directory from ``/`` down to ``cwd``.
+
+    As pi: in a linked git worktree nested inside its main checkout, the main checkout's file is
+    left out when the worktree has its own (both cover the same repository; loading both would give
+    the model the same instructions twice).
+    """
     found: list[Path] = []
     global_file = _context_file(agent_dir)
     if global_file:
         found.append(global_file)
     directory = Path(cwd).resolve()
+    shadowed = _shadowed_context_file(directory)
     chain = [directory, *directory.parents]
     for folder in reversed(chain):
         local = _context_file(folder)
-        if local and local not in found:
+        if local and local not in found and (shadowed is None or _real(folder) / local.name != shadowed):
             found.append(local)
     files = []
     for path in found:
         try:
-            files.append((str(path), path.read_text(encoding="utf-8")))
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            files.append((str(path), text.removeprefix("\ufeff")))
         except OSError:
             continue
     return files
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve(strict=True)
+    except OSError:
+        return path
+
+
+def _shadowed_context_file(cwd: Path) -> Path | None:
+    """The main checkout's context file that a nested linked worktree's own file shadows, if any."""
+    worktree = next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), None)
+    if worktree is None or not (worktree / ".git").is_file():
+        return None  # not a linked worktree (an ordinary repository has a .git directory)
+    try:
+        line = (worktree / ".git").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    git_dir = Path(worktree, line.removeprefix("gitdir:").strip())
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None  # a submodule's git dir has no commondir
+    common_dir = _real(git_dir / common)
+    main_root = common_dir.parent
+    worktree_root = _real(worktree)
+    if main_root == worktree_root or main_root not in worktree_root.parents:
+        return None  # a sibling worktree: its main checkout is no ancestor
+    if _real(main_root / ".git") != common_dir:
+        return None  # a bare layout: the folder holding the git dir tracks nothing
+    own = _context_file(worktree_root)
+    return main_root / own.name if own else None
 
 
 def prompt_file_text(value: str | None, cwd: str | Path, fallbacks: Sequence[Path]) -> str | None:
