@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import re
@@ -13,9 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tau.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[3]
+
+# Ray is an optional extra of its own (decisions.md), not part of [test]; .ci/run installs it.
+NO_RAY = "Ray is not installed: it is the optional extra `ray` (pip install -e '.[ray]'; .ci/run installs it)"
+requires_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason=NO_RAY)
 
 
 def _documented_fields() -> list[str]:

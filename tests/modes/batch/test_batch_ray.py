@@ -22,6 +22,7 @@ from batch_support import (
     faux_task,
     interrupt_when,
     packed_task,
+    requires_ray,
     results,
     write_tasks,
 )
@@ -80,6 +81,7 @@ def test_a_task_environment_carries_credentials_and_local_paths_only_to_a_local_
     assert not {"HOME", "TAU_AGENT_DIR"} & set(remote)
 
 
+@requires_ray
 def test_tau_batch_starts_its_own_loopback_ray_and_ctrl_c_cancels_it(tmp_path, isolated_agent_dir):
     """The command as a user runs it, in a fresh process: ``ray`` is imported by tau itself, so the Ray
     it starts must still be on 127.0.0.1 only (it refuses to start otherwise, exit 2). A Ctrl+C aborts
