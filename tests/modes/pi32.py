@@ -173,12 +173,14 @@ def make_export_session(pi_bin: str, base: Path) -> str:
     reply = next(
         e["id"]
         for e in manager.get_entries()
-        if e.get("type") == "message" and e["message"]["role"] == "assistant" and not any(
-            b.get("type") == "toolCall" for b in e["message"]["content"]
-        )
+        if e.get("type") == "message"
+        and e["message"]["role"] == "assistant"
+        and not any(b.get("type") == "toolCall" for b in e["message"]["content"])
     )
     manager.branch(reply)
-    manager.append_message({"role": "user", "content": [{"type": "text", "text": "another way"}], "timestamp": 1})
+    manager.append_message(
+        {"role": "user", "content": [{"type": "text", "text": "another way"}], "timestamp": 1}
+    )
     manager.append_message(
         {
             "role": "assistant",
@@ -186,8 +188,14 @@ def make_export_session(pi_bin: str, base: Path) -> str:
             "api": "faux",
             "provider": "faux",
             "model": "faux-1",
-            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "usage": {
+                "input": 0,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
             "stopReason": "stop",
             "timestamp": 2,
         }

@@ -108,4 +108,6 @@ def test_session_flags_that_exclude_each_other(project, tmp_path, isolated_agent
 def test_resume_needs_a_terminal(project, tmp_path, isolated_agent_dir):
     done = tau(["-r", *faux(tmp_path, [{"text": "no"}]), "hi"], project)
     assert done.returncode == 1
-    assert done.stderr.startswith("Error: --resume picks a session in the terminal; here, name one with --session ID")
+    assert done.stderr.startswith(
+        "Error: --resume picks a session in the terminal; here, name one with --session ID"
+    )

@@ -419,6 +419,11 @@ class AgentSession(
             tool_guidelines={**base.tool_guidelines, **run.tool_guidelines},
         )
 
+    @property
+    def context_file_paths(self) -> list[str]:
+        """The context files (``AGENTS.md``, …) the system prompt holds, in order."""
+        return [path for path, _ in self._prompt.context_files]
+
     def get_system_prompt(self) -> str:
         """The current system prompt text (changes not yet sent included)."""
         return rendered_prompt(self._prompt_options(), self._forced_prompt)

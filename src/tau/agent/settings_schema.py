@@ -100,6 +100,9 @@ SCHEMA: dict[str, Expect] = {
         }
     ),
     "images": _object({"autoResize": _BOOLEAN, "blockImages": _BOOLEAN}),
+    "quietStartup": Expect(
+        'true, false or "header"', lambda value: isinstance(value, bool) or value == "header"
+    ),
     "shellPath": _STRING,
     "shellCommandPrefix": _STRING,
     "defaultProjectTrust": _one_of("ask", "always", "never"),

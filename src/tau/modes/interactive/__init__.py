@@ -81,8 +81,14 @@ async def _sessions(
         code, switch_to = await _run_once(args, initial, messages, images)
         if switch_to is None:
             return code
-        # /resume: the same command line, on the chosen session file.
+        from tau.modes.interactive.app import RELOAD
+
+        initial, messages, images = None, [], None
         args = copy.copy(args)
+        args.resume = False
+        if switch_to == RELOAD:  # /reload before anything was saved: the same command line again
+            continue
+        # /resume, /reload: the same command line, on the chosen session file.
         args.session, args.continue_, args.no_session, args.session_id, args.name = (
             switch_to,
             False,
@@ -90,8 +96,7 @@ async def _sessions(
             None,
             None,
         )
-        args.fork, args.resume = None, False
-        initial, messages, images = None, [], None
+        args.fork = None
 
 
 async def _run_once(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import signal
 import time
 from collections.abc import Iterable
@@ -30,12 +31,13 @@ from prompt_toolkit.output import Output
 from tau.modes.interactive.bindings import key_bindings
 from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list, unknown_command
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
-from tau.modes.interactive.model import AssistantBlock, ChatController, NoticeBlock, content_text
+from tau.modes.interactive.model import AssistantBlock, ChatController, NoticeBlock, ToolBlock, content_text
 from tau.modes.interactive.overlay import OverlayHost
 from tau.modes.interactive.render import BlockRenderer, footer_lines
 from tau.modes.interactive.sanitize import sanitize_text
 from tau.modes.interactive.terminal import StrayOutput, output_without_cpr
 from tau.modes.interactive.ui import InteractiveUI
+from tau.modes.wording import counted
 
 __all__ = ["InteractiveMode"]
 
@@ -43,6 +45,9 @@ _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 LIVE_TAIL_CHARS = 6000
+REPRINT_ROWS = 5  # Ctrl+O prints again at most this many collapsed rows
+ABORT_GRACE_SECONDS = 10.0
+RELOAD = "\x00reload"  # switch_to for /reload of a session not saved yet: the same command line again
 
 
 def _live_tail(block: Any) -> Any:
@@ -100,6 +105,10 @@ class InteractiveMode:
         self._live_cache: tuple[int, int, int, str] | None = None
         self._version = 0
         self._pending_prompts: list[str] = []
+        self.user_bash_count = 0
+        self._interrupted = False
+        self.user_bash: Any = None  # the running !cmd (Esc cancels it)
+        self._reprinted: set[int] = set()  # printed rows Ctrl+O already printed again in full
         self.app: Application[Any] = self._build_app(input, output)
         self._show_start()
         self._unsubscribe = session.subscribe(self._on_event)
@@ -112,11 +121,26 @@ class InteractiveMode:
         model = self.session.model
         name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
         self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
+        if self.verbose or self.session.settings.get("quietStartup") is False:
+            self._show_loaded()
         for failure in getattr(self.runner, "load_errors", None) or []:
             self.controller.notice(
                 f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
             )
         self.controller.load_messages(self.session.messages)
+
+    def _show_loaded(self) -> None:
+        """pi's startup details (``--verbose``, or ``quietStartup: false``): context files, extensions."""
+        files = list(getattr(self.session, "context_file_paths", []))
+        lines = ["[Context]", *(f"  {relative_cwd(path)}" for path in files)] if files else []
+        extensions = [getattr(e, "path", "?") for e in getattr(self.runner, "extensions", None) or []]
+        if extensions:
+            lines += ["[Extensions]", "  " + ", ".join(sorted(extensions))]
+        tools = list(self.session.get_active_tool_names())
+        if tools:
+            lines += ["[Tools]", "  " + ", ".join(tools)]
+        if lines:
+            self.controller.add(NoticeBlock("\n".join(lines), "dim"))
 
     # -- session data -------------------------------------------------------------------------
 
@@ -300,6 +324,11 @@ class InteractiveMode:
     async def _submit(
         self, text: str, behavior: str = "steer", images: list[dict[str, Any]] | None = None
     ) -> None:
+        if text.startswith("!"):
+            from tau.modes.interactive.more_commands import run_user_bash
+
+            await run_user_bash(self, text)
+            return
         name, _, args = text[1:].partition(" ") if text.startswith("/") else ("", "", "")
         command = BUILTIN_COMMANDS.get(name.strip()) if name else None
         if command is not None and command.run is not None:
@@ -343,6 +372,9 @@ class InteractiveMode:
 
     def escape(self) -> None:
         """Esc: abort a run (queued messages return to the editor), else close the completion menu."""
+        if self.user_bash is not None:
+            self.user_bash.abort()
+            return
         if self.session.is_streaming or not self.session.is_idle():
             self.restore_queue_to_editor()
             self.spawn(self.session.abort())
@@ -375,6 +407,44 @@ class InteractiveMode:
 
         kill_tracked_groups()
         self.exit()
+
+    def write_terminal_control(self, sequence: str) -> None:
+        """Write a control sequence (OSC 52 for /copy) to the terminal as it is."""
+        self.app.output.write_raw(sequence)
+        self.app.output.flush()
+
+    def reload(self) -> None:
+        """``/reload``: start again on this session (the caller rebuilds settings, context, extensions)."""
+        file = self.session.session_manager.get_session_file()
+        self.switch_session(file if file and os.path.exists(file) else RELOAD)
+
+    def toggle_expanded(self) -> None:
+        """Ctrl+O: expand or collapse the tool rows still shown; when expanding, rows already printed
+        with hidden lines are printed again below, in full (the scrollback cannot be redrawn)."""
+        from tau.modes.interactive.tool_rows import tool_row
+
+        self.controller.toggle_tools_expanded()
+        if not self.controller.tools_expanded:
+            return
+        printed = self.controller.blocks[: self.controller.committed]
+        collapsed = []
+        for block in printed:
+            if not isinstance(block, ToolBlock) or id(block) in self._reprinted:
+                continue
+            folded = dataclasses.replace(block, expanded=False)
+            if tool_row(folded, self._tool_definition(block.name)).hidden:
+                collapsed.append(block)
+        if not collapsed:
+            return
+        shown = collapsed[-REPRINT_ROWS:]
+        self._reprinted.update(id(block) for block in collapsed)
+        earlier = len(collapsed) - len(shown)
+        note = f"ctrl+o: {counted(len(shown), 'row')} printed above, in full"
+        if earlier:
+            note += f" ({earlier} earlier: /export shows everything)"
+        self.controller.add(NoticeBlock(note, "dim"))
+        for block in shown:
+            self.controller.add(dataclasses.replace(block, expanded=True))
 
     def switch_session(self, path: str) -> None:
         """Leave this session for ``path`` (the caller restarts the mode on it: ``can_switch``)."""
@@ -429,15 +499,51 @@ class InteractiveMode:
             for number in (signal.SIGTERM, signal.SIGHUP):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(number)
+            not_sent = await self._stop_run()
             self._unsubscribe()
             for task in list(self._tasks):
                 task.cancel()
         remaining = self.controller.take_committed() + self.controller.live_blocks()
         if remaining:
             self._write_plain(self.renderer.render(remaining, self._width()))
+        for text in not_sent:
+            first = " ".join(text.split())
+            self._write_plain(f"\x1b[33mNot sent (queued when you quit): {first[:200]}\x1b[0m")
         if self.exit_message:
             self._write_plain(f"\x1b[2m{self.exit_message}\x1b[0m")
+        elif self._interrupted and self.switch_to is None:
+            self._write_plain(self._resume_line())
         return 0
+
+    async def _stop_run(self) -> list[str]:
+        """Leaving while the agent runs: the run is aborted as Esc aborts it, so the running tool ends
+        with pi's aborted result in the session and no call is left without one. Returns the queued
+        messages, which were never sent."""
+        self._interrupted = (
+            self.session.is_streaming or not self.session.is_idle() or self.user_bash is not None
+        )
+        if not self._interrupted:
+            return []
+        queued = self.session.clear_queue()
+        if self.user_bash is not None:
+            self.user_bash.abort()
+        try:
+            # Bounded: a tool that ignores the abort must not keep tau open (its thread is left).
+            await asyncio.wait_for(self.session.abort(), ABORT_GRACE_SECONDS)
+        except (TimeoutError, asyncio.CancelledError):
+            pass
+        except Exception as exc:  # boundary: leaving must not fail; say what happened
+            self.controller.notice(f"Abort failed: {exc}", "error")
+        return [*queued.get("steering", []), *queued.get("followUp", [])]
+
+    def _resume_line(self) -> str:
+        manager = self.session.session_manager
+        file = manager.get_session_file()
+        if file and os.path.exists(file):
+            return (
+                f"\x1b[2mStopped during a run. Resume with: tau --session {manager.get_session_id()}\x1b[0m"
+            )
+        return "\x1b[2mStopped during a run; nothing was saved (no session file).\x1b[0m"
 
     def _write_plain(self, text: str) -> None:
         with contextlib.suppress(Exception):

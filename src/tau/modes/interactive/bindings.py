@@ -67,7 +67,7 @@ def key_bindings(mode: InteractiveMode, overlay_active: Condition) -> KeyBinding
 
     @kb.add("c-o", filter=editing)
     def _expand(event: KeyPressEvent) -> None:
-        mode.controller.toggle_tools_expanded()
+        mode.toggle_expanded()
 
     # A SIGINT is the terminal's Ctrl+C outside raw mode (while prompt_toolkit prints above the live
     # area) or a `kill -INT`: it counts as a press.

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tau.modes.interactive import more_commands as more
 from tau.modes.interactive.model import NoticeBlock, content_text
 from tau.modes.interactive.tree import TreeSelector
 
@@ -239,6 +240,7 @@ async def _help(mode: InteractiveMode, args: str) -> None:
     width = max(len(command.name) for command in commands) + 1
     lines = ["Commands (never sent to the model):"]
     lines += [f"  /{command.name.ljust(width)} {command.description}" for command in commands]
+    lines.append("!cmd runs a shell command and sends it with its output; !!cmd runs it without sending.")
     lines.append("Other text is sent to the model. /hotkeys lists the keys.")
     mode.controller.notice("\n".join(lines))
 
@@ -257,11 +259,18 @@ BUILTIN_COMMANDS: dict[str, Command] = {
         Command("compact", "Compact the context now (optional: instructions)", _compact),
         Command("tree", "Navigate the session tree (optionally summarizing the branch left)", _tree),
         Command("fork", "Continue from an earlier message in a new session", _fork),
+        Command("clone", "Duplicate the session at its current position in a new one", more.clone),
         Command("model", "Select the model", _model),
+        Command("thinking", "Set the thinking level (optional: the level)", more.thinking),
+        Command("settings", "Change a setting (saved to your settings.json)", more.settings),
         Command("session", "Show session information", _session),
         Command("name", "Set the session name", _name),
         Command("new", "Start a new session", _new),
         Command("resume", "Resume another session", _resume),
+        Command("copy", "Copy the last answer to the clipboard", more.copy),
+        Command("export", "Export the session as HTML (or JSONL: a path ending in .jsonl)", more.export),
+        Command("trust", "Save a trust decision for this project", more.trust),
+        Command("reload", "Reload settings, context files and extensions", more.reload),
         Command("help", "List the commands", _help),
         Command("hotkeys", "Show the keys", _hotkeys),
         Command("quit", "Quit tau", _quit),

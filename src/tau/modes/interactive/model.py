@@ -378,7 +378,18 @@ class ChatController:
     def _retry_start(self, event: dict[str, Any]) -> None:
         attempt, most = event.get("attempt"), event.get("maxAttempts")
         error = sanitize_text(str(event.get("errorMessage", "")))
-        self.blocks.append(NoticeBlock(f"Retrying ({attempt}/{most}): {error}", "warning"))
+        wait = _seconds(event.get("delayMs"))
+        self.blocks.append(NoticeBlock(f"Retrying ({attempt}/{most}) in {wait}: {error}", "warning"))
+        self.footer.working_message = f"Retrying ({attempt}/{most}) in {wait}…"
+
+    def _retry_end(self, event: dict[str, Any]) -> None:
+        self.footer.working_message = None
+        if not event.get("success"):
+            # pi's words: the retries gave up, and why.
+            error = sanitize_text(str(event.get("finalError") or "Unknown error"))
+            self.blocks.append(
+                NoticeBlock(f"Retry failed after {event.get('attempt')} attempts: {error}", "error")
+            )
 
     def _extension_error(self, event: dict[str, Any]) -> None:
         text = f"Extension error ({event.get('extensionPath')}): {event.get('error')}"
@@ -390,6 +401,17 @@ class ChatController:
 
     def _thinking(self, event: dict[str, Any]) -> None:
         self.footer.thinking = str(event.get("level", self.footer.thinking))
+
+
+def _seconds(delay_ms: Any) -> str:
+    """A retry's wait as a person reads it: ``2s``, ``0.5s``, ``1m 30s``."""
+    if not isinstance(delay_ms, int | float) or delay_ms < 0:
+        return "a moment"
+    seconds = delay_ms / 1000
+    if seconds < 10:
+        return f"{seconds:.1f}".rstrip("0").rstrip(".") + "s"
+    whole = round(seconds)
+    return f"{whole // 60}m {whole % 60}s" if whole >= 60 else f"{whole}s"
 
 
 _HANDLERS: dict[str, Callable[[ChatController, dict[str, Any]], None]] = {
@@ -405,6 +427,7 @@ _HANDLERS: dict[str, Callable[[ChatController, dict[str, Any]], None]] = {
     "compaction_start": ChatController._compaction_start,
     "compaction_end": ChatController._compaction_end,
     "auto_retry_start": ChatController._retry_start,
+    "auto_retry_end": ChatController._retry_end,
     "extension_error": ChatController._extension_error,
     "session_info_changed": ChatController._session_info,
     "thinking_level_changed": ChatController._thinking,
