@@ -17,6 +17,7 @@ from tau.agent.session import AgentSession as _RuntimeSession
 from tau.llm.registry import THINKING_LEVELS
 from tau.modes.runtime import RuntimeOptions, open_runtime
 from tau.sdk.usage import Usage, recorded_usage
+from tau.sdk.wording import in_sdk_words
 
 __all__ = ["AgentSession", "create_agent_session", "open_session"]
 
@@ -46,7 +47,13 @@ class AgentSession(_RuntimeSession):
         :meth:`steer` / :meth:`follow_up`). Raises ``RuntimeError`` when the prompt cannot be sent
         (no model is configured, no API key for its provider); a request that fails does not raise.
         """
-        await super().prompt(text, images=images, **options)
+        try:
+            await super().prompt(text, images=images, **options)
+        except RuntimeError as exc:
+            reworded = in_sdk_words(str(exc))
+            if reworded == str(exc):
+                raise
+            raise RuntimeError(reworded) from exc
 
     def last_assistant_text(self) -> str | None:
         """The text of the last reply (replies without text that did not end normally are skipped)."""
@@ -210,11 +217,17 @@ async def create_agent_session(
 
 async def open_session(options: RuntimeOptions) -> AgentSession:
     """A started :class:`AgentSession` for ``options`` (what :func:`create_agent_session` returns)."""
-    runtime = await open_runtime(options, "sdk", session_class=AgentSession)
+    try:
+        runtime = await open_runtime(options, "sdk", session_class=AgentSession)
+    except (ValueError, RuntimeError) as exc:
+        reworded = in_sdk_words(str(exc))
+        if reworded == str(exc):
+            raise
+        raise type(exc)(reworded) from exc
     session: AgentSession = runtime.session
     failures = getattr(runtime.extensions, "load_errors", None) or []
     session.warnings = [
-        *runtime.warnings,
+        *(in_sdk_words(warning) for warning in runtime.warnings),
         *(f"Extension error ({failure['path']}): {failure['error']}" for failure in failures),
     ]
     for warning in session.warnings:

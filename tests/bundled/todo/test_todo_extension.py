@@ -138,7 +138,7 @@ def test_the_model_plans_and_completes_three_dependent_tasks(tmp_path):
         "tasks": [{"id": final[0]["id"][:8], "title": "Write the parser", "status": "pending"}],
     }
     assert all(not r["isError"] for r in results)
-    assert harness.ui.status["pi-todo"] == "todo 3/3"
+    assert harness.ui.status["pi-todo"] == "todo 3/3 done"
 
 
 def test_results_carry_the_list_so_no_block_is_ever_sent(tmp_path):
@@ -226,7 +226,7 @@ def test_volatile_sessions_say_so_to_the_model(tmp_path):
     [result] = harness.todo_results()
     assert result["content"][0]["text"].endswith("\n(in-memory, not persistent after process exit)")
     assert snapshot_blocks(harness.requests[1]) == []  # the result says it
-    assert harness.ui.status["pi-todo"] == "todo 0/1 (in-memory, not persistent after process exit)"
+    assert harness.ui.status["pi-todo"] == "todo 0/1 done (in-memory, not persistent after process exit)"
 
 
 def test_an_inactive_todo_tool_adds_nothing(tmp_path):
@@ -318,12 +318,12 @@ def test_slash_todo_reconcile_lifts_a_quarantine(tmp_path):
         await harness.session.prompt("go")
         ext_store = next(iter(_stores(harness)))
         ext_store._quarantine_for("a test quarantine")
-        assert harness.ui.status["pi-todo"] == "todo 0/1"
+        assert harness.ui.status["pi-todo"] == "todo 0/1 done"
         await harness.runner.execute_command("/todo reconcile")
 
     asyncio.run(scenario())
-    assert harness.ui.notices[-1] == ("info", "todo 0/1")
-    assert harness.ui.status["pi-todo"] == "todo 0/1"
+    assert harness.ui.notices[-1] == ("info", "todo 0/1 done")
+    assert harness.ui.status["pi-todo"] == "todo 0/1 done"
 
 
 def _stores(harness: Harness) -> list[Any]:
@@ -353,7 +353,7 @@ def test_tree_navigation_recovers_the_branch_state(tmp_path):
 
     store = asyncio.run(scenario())
     assert store.state["revision"] == 1 and [t["title"] for t in store.state["tasks"]] == ["one"]
-    assert harness.ui.status["pi-todo"] == "todo 0/1"
+    assert harness.ui.status["pi-todo"] == "todo 0/1 done"
 
 
 def test_fork_recovers_the_checklist_in_the_new_file(tmp_path):

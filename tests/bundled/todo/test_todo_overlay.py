@@ -110,8 +110,8 @@ def test_the_list_shows_tasks_and_the_keys(store):
     overlay, _ = open_overlay(store)
     lines = screen(overlay)
     assert lines[0] == "Todo · revision 2 · 0/2 done (in-memory, not persistent after process exit)"
-    assert "> [ ] write parser" in lines
-    assert "  [ ] test parser  (after 1)" in lines
+    assert "> ☐ write parser" in lines
+    assert "  ☐ test parser  (after 1)" in lines
     assert any(line.startswith("↑↓ PgUp/PgDn Home/End · Enter inspect · a add") for line in lines)
 
 
@@ -126,7 +126,7 @@ def test_navigation_selects_by_stable_id(store):
     assert overlay.selected == ids[1]
     overlay.handle_input("\x1b[F")
     assert overlay.selected == ids[29]
-    assert "> [ ] task 29" in screen(overlay)
+    assert "> ☐ task 29" in screen(overlay)
     overlay.handle_input("\x1b[H")
     assert overlay.selected == ids[0]
     # another edit reorders nothing, but removes the selected task: the selection moves to a live id
@@ -287,7 +287,7 @@ def test_enter_inspects_and_the_navigation_keys_scroll_details(store):
     assert lines[2] == "second" and lines[3].startswith("status: pending   id: ")
     overlay.handle_input("\x1b[F")
     lines = screen(overlay)
-    assert "  [ ] first" in lines and "Dependencies:" in lines
+    assert "  ☐ first" in lines and "Dependencies:" in lines
     overlay.handle_input("\x1b[H")
     assert screen(overlay)[2] == "second"
     overlay.handle_input("\x1b")

@@ -75,7 +75,7 @@ def test_a_file_backed_edit_is_appended_verified_and_silent(manager):
     [line] = state_lines(manager.get_session_file())
     assert line["data"] == store.state == reply.details
     assert store.list().text == jsjson.dumps_str({"revision": 1, "tasks": store.state["tasks"]})
-    assert store.status_text() == "todo 0/1"
+    assert store.status_text() == "todo 0/1 done"
 
 
 def test_conflicts_and_no_ops_append_nothing(manager):
@@ -104,7 +104,7 @@ def test_before_any_conversation_an_edit_is_refused_before_anything_is_appended(
     assert store.mode == "pending"
     listed = store.list()
     assert listed.text == '{"revision":0,"tasks":[]}\n(not yet persisted)'
-    assert store.status_text() == "todo 0/0 (not yet persisted)"
+    assert store.status_text() == "todo 0/0 done (not yet persisted)"
     reply = add(store, "too early")
     assert reply.is_error and reply.details["error"] == "no_conversation"
     assert reply.text == (
@@ -383,7 +383,7 @@ def test_volatile_sessions_edit_and_say_so():
     reply = add(store, "a")
     assert reply.text.endswith("\n(in-memory, not persistent after process exit)")
     assert store.list().text.endswith("\n(in-memory, not persistent after process exit)")
-    assert store.status_text() == "todo 0/1 (in-memory, not persistent after process exit)"
+    assert store.status_text() == "todo 0/1 done (in-memory, not persistent after process exit)"
     fork_point = session.get_leaf_id()
     add(store, "b")
     session.branch(fork_point)

@@ -225,10 +225,10 @@ def test_the_command(loop, tmp_path):
     asyncio.run(loop.on_command("stop", ctx))
     anchor = ctx._view.order[0]
     assert [note for note, _ in ctx.notes] == [
-        f'state: running\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 (source: pi-todo:state)',
-        f'state: paused\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 (source: pi-todo:state)',
-        f'state: running\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 (source: pi-todo:state)',
-        f'state: running\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 (source: pi-todo:state)',
+        f'state: running\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 open (source: pi-todo:state)',
+        f'state: paused\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 open (source: pi-todo:state)',
+        f'state: running\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 open (source: pi-todo:state)',
+        f'state: running\nanchor: {anchor} "build it"\nrounds: 0/25\nstalls: 0/3\ntasks: 1/2 open (source: pi-todo:state)',
         "Unknown /todoloop argument 'stop': use status, pause or resume",
     ]
 

@@ -300,7 +300,7 @@ def test_a_branch_switch_changes_the_list(tmp_path):
     async def scenario():
         await harness.load()
         await harness.session.prompt("go")
-        assert "tasks: 0/2 (source: pi-todo:state)" in (await harness.command("/todoloop"))[0]
+        assert "tasks: 0/2 open (source: pi-todo:state)" in (await harness.command("/todoloop"))[0]
         working = next(
             e
             for e in harness.entries()
@@ -309,7 +309,7 @@ def test_a_branch_switch_changes_the_list(tmp_path):
             and e["message"]["content"][0].get("text") == "working"
         )
         await harness.session.navigate_tree(working["id"])
-        assert "tasks: 2/2 (source: pi-todo:state)" in (await harness.command("/todoloop"))[0]
+        assert "tasks: 2/2 open (source: pi-todo:state)" in (await harness.command("/todoloop"))[0]
         await harness.session.prompt("keep going")
 
     harness.run_more(lambda: scenario())

@@ -66,7 +66,7 @@ def test_the_state_line_never_contradicts_the_list_beside_it():
     state.settle(seen(tasks("completed", "completed", "completed")), Limits())
     reopened = seen(tasks("completed", "pending", "completed"))
     lines = state.status_lines(reopened, Limits(), disabled=False)
-    assert lines[0] == "state: running" and lines[-1] == "tasks: 1/3 (source: pi-todo:state)"
+    assert lines[0] == "state: running" and lines[-1] == "tasks: 1/3 open (source: pi-todo:state)"
     assert state.status_lines(seen(tasks("completed")), Limits(), disabled=False)[0] == (
         "state: stopped: all tasks closed"
     )
@@ -227,7 +227,7 @@ def test_status_lines():
         'anchor: abcd1234 "' + "x" * 50 + ' and then"',
         "rounds: 2/5",
         "stalls: 0/3",
-        "tasks: 2/3 (source: rpiv-todo-state)",
+        "tasks: 2/3 open (source: rpiv-todo-state)",
     ]
 
 

@@ -315,3 +315,22 @@ def test_quitting_during_a_run_aborts_the_tool_and_says_how_to_resume(tmp_path):
         timeout=60,
     )
     assert check.returncode == 0, check.stdout
+
+
+def test_the_footer_and_todoloop_count_the_same_list_in_words(tmp_path, monkeypatch):
+    """A fresh session showed `todo 0/0 (not yet persisted)`; `/todoloop` said `tasks: 0/3` beside `todo 3/3`."""
+    monkeypatch.setenv("TAU_TODO_LOOP_DISABLED", "1")  # no hidden continuations: the script stays short
+    plan = {"action": "add", "baseRevision": 0, "tasks": [{"title": "first step"}, {"title": "second step"}]}
+    tau = start(tmp_path, [{"tool": "todo", "args": plan}, {"text": "planned"}])
+    try:
+        tau.wait_text(FOOTER)
+        assert "todo 0/0" not in tau.text() and "not yet persisted" not in tau.text()
+        tau.send("plan it" + ENTER)
+        tau.wait_text("planned")
+        tau.wait_text("todo 0/2 done")
+        assert "☐ first step" in tau.text() and "[ ]" not in tau.text()
+        tau.send("/todoloop" + ENTER)
+        tau.wait_text("tasks: 2/2 open (source: pi-todo:state)")
+        quit_tau(tau)
+    finally:
+        tau.close()

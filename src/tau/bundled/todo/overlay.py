@@ -27,7 +27,8 @@ from tau.bundled.todo_state import STATUSES, State, Task
 
 __all__ = ["Source", "TodoOverlay"]
 
-_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+# The same marks as the todo rows of the conversation (tau.modes.interactive.todo_rows): one style.
+_MARKS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
 _NAV = ("up", "down", "pageup", "pagedown", "home", "end")
 _PASTE_START, _PASTE_END = "\x1b[200~", "\x1b[201~"
 _HINT = "↑↓ PgUp/PgDn Home/End · Enter inspect · a add · e edit · s status · d remove · D clear · Esc close"
@@ -376,7 +377,7 @@ class TodoOverlay:
         lines.append("Dependencies:" + ("" if form.choices else " (no other tasks)"))
         for index, task in enumerate(form.choices):
             pointer = ">" if form.field == 2 and index == form.cursor else " "
-            box = "[*]" if task["id"] in form.deps else "[ ]"
+            box = "☑" if task["id"] in form.deps else "☐"
             lines.append(f"{pointer} {box} {clean(task['title'])}")
         hints = [
             "Enter next · Esc cancel",

@@ -166,7 +166,10 @@ class TodoExtension:
 
     def _show_status(self, ctx: Any) -> None:
         if self.store is not None:
-            ctx.ui.set_status(STATUS_KEY, self.store.status_text())
+            # No list yet: nothing to show (a fresh session's footer said `todo 0/0 (not yet persisted)`).
+            state = self.store.state
+            empty = state is not None and not state["tasks"]
+            ctx.ui.set_status(STATUS_KEY, None if empty else self.store.status_text())
 
     # ------------------------------------------------------------------------------------- tool
 

@@ -86,7 +86,8 @@ class Store:
         if self.state is None:
             return "todo unavailable"
         done = sum(1 for task in self.state["tasks"] if task["status"] == "completed")
-        text = f"todo {done}/{len(self.state['tasks'])}"
+        # "done", so it is not read as /todoloop's count of open tasks (issue 32).
+        text = f"todo {done}/{len(self.state['tasks'])} done"
         return f"{text} ({self.note})" if self.note else text
 
     # ------------------------------------------------------------------------------ reconciliation

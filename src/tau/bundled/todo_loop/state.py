@@ -315,7 +315,8 @@ class LoopState:
         elif tasks is None:
             tasks_line = "tasks: 0/0 (source: none)"
         else:
-            tasks_line = f"tasks: {tasks.open_count}/{tasks.total} (source: {tasks.source})"
+            # "open", so it is not read as the footer's count of tasks done (issue 32).
+            tasks_line = f"tasks: {tasks.open_count}/{tasks.total} open (source: {tasks.source})"
         return [
             self.state_line(seen, disabled=disabled),
             anchor_line,

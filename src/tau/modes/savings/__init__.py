@@ -97,6 +97,7 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     status = 0
+    reports = []
     for file in files:
         try:
             report = savings_for_file(file, profile=args.profile, override=override, progress=args.progress)
@@ -104,6 +105,7 @@ def main(argv: list[str]) -> int:
             print(f"{PROG}: {exc}", file=sys.stderr)
             status = 2
             continue
+        reports.append(report)
         if args.json:
             from tau.common import jsjson
 
@@ -111,6 +113,10 @@ def main(argv: list[str]) -> int:
         else:
             print(render_table(report) + "\n")
         sys.stdout.flush()
+    if len(reports) > 1 and not args.json:
+        from tau.modes.savings.report import render_total
+
+        print(render_total(reports))
     return status
 
 

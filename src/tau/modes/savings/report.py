@@ -6,7 +6,7 @@ from typing import Any
 
 from tau.modes.wording import counted
 
-__all__ = ["LABELS", "render_table"]
+__all__ = ["LABELS", "render_table", "render_total", "why_more"]
 
 LABELS = {
     "actionFusion": "Action Fusion",
@@ -108,6 +108,7 @@ def render_table(report: dict[str, Any]) -> str:
     if summaries["baseline"]["requests"] or summaries["tau"]["requests"]:
         share = f" ({tau_all / pi_all:.2f}x)" if pi_all > 0 else ""
         lines.append(f"with summary calls: {_money(tau_all)} instead of {_money(pi_all)}{share}")
+    lines += why_more(tau, baseline)
     lines.append("cache write 1.25x, read 0.1x of the input price, 5-minute TTL; tokens = characters / 4")
     recorded = report.get("recorded")
     if recorded and recorded["cost"] > 0:
@@ -178,5 +179,58 @@ def _render_tau(report: dict[str, Any]) -> str:
         f"cost: {_money(tau['cost'])} measured instead of {_money(baseline['cost'])} estimated for stock pi "
         f"({_ratio(tau, baseline)}); summary and reducer calls included on both sides"
     )
+    lines += why_more(tau, baseline)
     lines.append("cache write 1.25x, read 0.1x of the input price; replays count tokens as characters / 4")
     return "\n".join(lines)
+
+
+def _context_per_request(figures: dict[str, Any]) -> float:
+    requests = figures.get("requests") or 0
+    return figures.get("inputTokens", 0) / requests if requests else 0.0  # cached tokens included
+
+
+def why_more(tau: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
+    """When tau cost more than stock pi: why, in figures (a short session's usual case), else nothing."""
+    if not (baseline.get("cost", 0) > 0 and tau.get("cost", 0) > baseline["cost"]):
+        return []
+    reasons = []
+    extra = (tau.get("requests") or 0) - (baseline.get("requests") or 0)
+    if extra > 0:
+        reasons.append(
+            f"{counted(extra, 'more request')} (the todo checklist's calls, todo-loop's continuations)"
+        )
+    per_request = _context_per_request(tau) - _context_per_request(baseline)
+    if per_request >= 1:
+        reasons.append(
+            f"{per_request:,.0f} more context tokens per request (the bundled extensions' tools and instructions)"
+        )
+    if not reasons:
+        reasons.append("the cache was written more often than stock pi writes it")
+    return [
+        f"why tau costs more here: {'; '.join(reasons)}. A session this short has little old output for "
+        "tau to pack, fuse, reduce or compact, so the extensions' fixed costs show and their savings do "
+        "not yet; they grow with the session (docs/savings.md). tau --no-extensions costs what stock pi does."
+    ]
+
+
+def render_total(reports: list[dict[str, Any]]) -> str:
+    """The sum over several files: requests and cost of stock pi and of tau (summary calls included)."""
+    pi_cost = tau_cost = 0.0
+    pi_requests = tau_requests = 0
+    for report in reports:
+        baseline, tau = report["baseline"], report["tau"]
+        pi_requests += baseline.get("requests", 0)
+        tau_requests += tau.get("requests", 0)
+        if report.get("kind") == "tau":  # measured: summary and reducer calls are in both sides already
+            pi_cost += baseline["cost"]
+            tau_cost += tau["cost"]
+        else:
+            summaries = report["summaries"]
+            pi_cost += baseline["cost"] + summaries["baseline"]["cost"]
+            tau_cost += tau["cost"] + summaries["tau"]["cost"]
+    ratio = f" ({tau_cost / pi_cost:.2f}x)" if pi_cost > 0 else ""
+    return (
+        f"total over {counted(len(reports), 'session')}: tau {_money(tau_cost)} "
+        f"({counted(tau_requests, 'request')}) instead of {_money(pi_cost)} for stock pi "
+        f"({counted(pi_requests, 'request')}){ratio}"
+    )
