@@ -21,6 +21,7 @@ from typing import Any
 
 from tau.modes.savings.billed import billed_parts, is_tau_session, total
 from tau.modes.savings.cost_model import PriceBook, Prices, add_figures
+from tau.modes.savings.misses import MissCounter, TokenCache, miss_figures
 from tau.modes.savings.progress import Progress
 from tau.modes.savings.replay import (
     MECHANISMS,
@@ -230,22 +231,29 @@ def savings_for_branch(
     measurable = [m for m in enabled if m not in not_measured]
     runs = 1 + len(measurable) + (1 if len(measurable) > 1 else 0)
     bar = Progress(len(request_positions(branch)) * runs, name, enabled=progress)
+    tokens = TokenCache()
     try:
-        baseline = replay_branch(branch, book, on_request=bar.step)
+        baseline = replay_branch(branch, book, on_request=bar.step, misses=MissCounter(tokens))
         mechanisms: dict[str, Any] = {}
         for mechanism in enabled:
             if mechanism in not_measured:
                 mechanisms[mechanism] = {"measured": False, "reason": not_measured[mechanism]}
                 continue
-            alone = replay_branch(branch, book, (mechanism,), on_request=bar.step)
-            mechanisms[mechanism] = {"measured": True, **alone.figures, **_details(mechanism, alone, book)}
+            alone = replay_branch(branch, book, (mechanism,), on_request=bar.step, misses=MissCounter(tokens))
+            mechanisms[mechanism] = {
+                "measured": True,
+                **_with_misses(alone),
+                **_details(mechanism, alone, book),
+            }
         combined = (
-            replay_branch(branch, book, measurable, on_request=bar.step) if len(measurable) > 1 else None
+            replay_branch(branch, book, measurable, on_request=bar.step, misses=MissCounter(tokens))
+            if len(measurable) > 1
+            else None
         )
     finally:
         bar.close()
     final = combined if combined is not None else (alone if measurable else baseline)
-    tau = final.figures
+    tau = _with_misses(final)
     summaries = summary_figures(branch, book)
     # tau sends the same summaries cache-friendly: the last request of its own replay, read again
     tau_summaries = summary_figures(branch, book, cached_prompts=final.prompts)
@@ -256,13 +264,22 @@ def savings_for_branch(
         "kind": "pi",
         "profile": profile,
         "requests": baseline.figures["requests"],
-        "baseline": baseline.figures,
+        "baseline": _with_misses(baseline),
         "tau": tau,
         "mechanisms": mechanisms,
         "combined": {m: _details(m, final, book) for m in measurable},
         "summaries": {"baseline": summaries, "tau": tau_summaries},
         "prices": _prices_used(branch, book),
         "recorded": recorded_figures(branch),
+    }
+
+
+def _with_misses(result: Any, cost: float | None = None) -> dict[str, Any]:
+    """A replay's figures with its evidence misses (``cost``: the cost they adjust, if not the replay's)."""
+    figures = result.figures
+    return {
+        **figures,
+        **miss_figures(result.misses, figures["requests"], figures["cost"] if cost is None else cost),
     }
 
 
@@ -302,10 +319,23 @@ def _packed_live(archive_root: Path | None) -> bool:
     return archive_root is not None and (archive_root / "observation-pack" / "ledger.jsonl").is_file()
 
 
-def _undone_figures(undone: UndoResult, book: PriceBook, pack: bool) -> dict[str, Any]:
-    requests = replay_branch(undone.branch, book, ("observationPack",) if pack else ())
+def _undone_figures(
+    undone: UndoResult, book: PriceBook, pack: bool, misses: MissCounter | None = None
+) -> dict[str, Any]:
+    requests = replay_branch(undone.branch, book, ("observationPack",) if pack else (), misses=misses)
     parts = {"requests": requests.figures, "summaries": summary_figures(undone.branch, book, as_pi=True)}
     return {**total(parts), "parts": parts, "placeholders": requests.placeholders}
+
+
+def _receipt_logs(branch: list[dict[str, Any]], archive_root: Path | None) -> dict[str, dict[str, Any]]:
+    """The tool results whose receipt replaced their log, with the log back (by entry id): what the
+    model saw when the result was made, before the receipt hid it."""
+    restored = undo_branch(branch, ("evidencePreservingReducer",), archive_root=archive_root).branch
+    return {
+        str(after.get("id")): after["message"]
+        for before, after in zip(branch, restored, strict=True)
+        if after is not before and isinstance(after.get("message"), dict)
+    }
 
 
 def _tau_report(
@@ -321,7 +351,9 @@ def _tau_report(
     used = set(found) | ({"observationPack"} if packed else set())
     everything = set(MECHANISMS)
     undone = undo_branch(branch, everything, archive_root=archive_root)
-    baseline = _undone_figures(undone, book, pack=False)
+    tokens = TokenCache()
+    baseline_misses = MissCounter(tokens)
+    baseline = _undone_figures(undone, book, pack=False, misses=baseline_misses)
     mechanisms: dict[str, Any] = {}
     for mechanism in MECHANISMS:
         if mechanism not in used:
@@ -341,9 +373,15 @@ def _tau_report(
             **_undo_details(mechanism, found, undone),
         }
     replayed_branch = undo_branch(branch, (), archive_root=archive_root)
-    replayed = _undone_figures(replayed_branch, book, pack=packed)
+    tau_misses = MissCounter(tokens, originals=_receipt_logs(branch, archive_root))
+    replayed = _undone_figures(replayed_branch, book, pack=packed, misses=tau_misses)
     replayed = add_figures(dict(replayed), parts["reducer"])
     measured = total(parts)
+    # per 100 agent requests; the adjusted cost is everything billed (or estimated) plus the misses
+    baseline.update(
+        miss_figures(baseline_misses, baseline["parts"]["requests"]["requests"], baseline["cost"])
+    )
+    measured.update(miss_figures(tau_misses, parts["requests"]["requests"], measured["cost"]))
     return {
         "file": name,
         "kind": "tau",

@@ -26,6 +26,7 @@ from tau.modes.savings.cost_model import (
     empty_figures,
 )
 from tau.modes.savings.mechanisms import PackState, count_fused, fuse_branch
+from tau.modes.savings.misses import MissCounter
 from tau.session import projection
 from tau.session.messages import convert_to_llm
 
@@ -88,6 +89,7 @@ class ReplayResult:
     recallable: int = 0
     occ: Any = None
     prompts: dict[str, int] = field(default_factory=dict)  # request entry id -> its prompt tokens
+    misses: MissCounter | None = None
 
 
 def replay_branch(
@@ -98,10 +100,12 @@ def replay_branch(
     head_bytes: int = 512,
     tail_bytes: int = 512,
     on_request: Callable[[], None] | None = None,
+    misses: MissCounter | None = None,
 ) -> ReplayResult:
-    """Replay every request of ``branch`` with the given mechanisms (none: stock pi)."""
+    """Replay every request of ``branch`` with the given mechanisms (none: stock pi); ``misses``
+    counts the evidence misses of the requests as replayed (:mod:`tau.modes.savings.misses`)."""
     enabled = set(mechanisms)
-    result = ReplayResult(empty_figures())
+    result = ReplayResult(empty_figures(), misses=misses)
     if "actionFusion" in enabled:
         result.already_fused = count_fused(branch)
         fusion = fuse_branch(branch)
@@ -120,7 +124,9 @@ def replay_branch(
         message = _assistant(work[index])
         if message is not None:
             model = model_of(message)
-            last, prompt = _request(result.figures, work, index, pack, cache, prices, projector, breaks)
+            last, prompt = _request(
+                result.figures, work, index, pack, cache, prices, projector, breaks, misses
+            )
             result.prompts[str(work[index].get("id"))] = prompt
             last_at = index
             if occ is not None:
@@ -164,6 +170,7 @@ def _request(
     prices: PriceBook,
     projector: Projector,
     breaks: CacheBreaks,
+    misses: MissCounter | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """Count the request made for ``work[index]``; returns its messages as sent and their tokens."""
     message = work[index]["message"]
@@ -175,6 +182,8 @@ def _request(
     read, write = cache.request(convert_to_llm(messages), at, model)
     breaks.request(figures, read, read + write, at, model)
     count_request(figures, prices.prices(*model), read=read, write=write, output=output_tokens(message))
+    if misses is not None:
+        misses.request(work, index, messages, read + write, prices.prices(*model))
     return messages, read + write
 
 

@@ -103,6 +103,7 @@ def render_table(report: dict[str, Any]) -> str:
         f"({_ratio(tau, baseline, 'inputCost')} of stock pi); with output "
         f"{_money(tau['cost'])} instead of {_money(baseline['cost'])} ({_ratio(tau, baseline, 'cost')})"
     )
+    lines.extend(_miss_lines(report))
     pi_all = baseline["cost"] + summaries["baseline"]["cost"]
     tau_all = tau["cost"] + summaries["tau"]["cost"]
     if summaries["baseline"]["requests"] or summaries["tau"]["requests"]:
@@ -117,6 +118,31 @@ def render_table(report: dict[str, Any]) -> str:
             f"{recorded['inputTokens']:,} input tokens, {_money(recorded['cost'])}"
         )
     return "\n".join(lines)
+
+
+def _misses(figures: dict[str, Any]) -> str:
+    return f"{figures['misses']} ({figures['misses_per_100']:.1f} per 100 requests)"
+
+
+def _miss_lines(report: dict[str, Any]) -> list[str]:
+    """Evidence misses (requests whose tool calls use what only hidden content held) and the cost
+    with each priced as one more request."""
+    baseline, tau = report["baseline"], report["tau"]
+    if "misses" not in tau or "misses" not in baseline:
+        return []
+    lines = [
+        f"evidence misses: {_misses(tau)} instead of {_misses(baseline)}; miss-adjusted cost with output "
+        f"{_money(tau['miss_adjusted_cost'])} instead of {_money(baseline['miss_adjusted_cost'])} "
+        f"({_ratio(tau, baseline, 'miss_adjusted_cost')})"
+    ]
+    alone = [
+        f"{LABELS[name]} {data['misses_per_100']:.1f}"
+        for name, data in report.get("mechanisms", {}).items()
+        if "misses_per_100" in data
+    ]
+    if len(alone) > 1:
+        lines.append(f"  misses per 100 requests, each mechanism alone: {', '.join(alone)}")
+    return lines
 
 
 def _ratio(figures: dict[str, Any], baseline: dict[str, Any], key: str = "cost") -> str:
@@ -180,6 +206,7 @@ def _render_tau(report: dict[str, Any]) -> str:
         f"({_ratio(tau, baseline)}); summary and reducer calls included on both sides"
     )
     lines += why_more(tau, baseline)
+    lines.extend(_miss_lines({"baseline": baseline, "tau": tau}))
     lines.append("cache write 1.25x, read 0.1x of the input price; replays count tokens as characters / 4")
     return "\n".join(lines)
 
