@@ -104,6 +104,14 @@ class Bill:
             ),
         }
 
+    def first_prompt_tokens(self) -> int:
+        """The prompt of the run's first request (system prompt, tool declarations, the first
+        prompt): what a profile adds to it is what it adds to every request."""
+        if not self.lines:
+            return 0
+        usage = self.lines[0]["usage"]
+        return usage.get("input", 0) + usage.get("cacheRead", 0) + usage.get("cacheWrite", 0)
+
     def cache_breaks(self, agent_usages: list[dict[str, Any]]) -> tuple[int, int]:
         """Agent requests whose cached prefix is shorter than the previous agent request's prompt, and
         the tokens written again because of it (side requests are left out)."""
@@ -125,6 +133,7 @@ class Bill:
 class Run:
     task: str
     profile: str
+    persona: str
     exit_code: int
     seconds: float
     session: Path | None
@@ -132,6 +141,12 @@ class Run:
     stdout: str
     stderr: str
     workdir: Path
+    unfinished: str | None = None  # why the task is not done (the task's check), None when it is
+
+    @property
+    def final(self) -> str:
+        """The run's last answer (the last line it printed)."""
+        return self.stdout.strip().splitlines()[-1] if self.stdout.strip() else ""
 
     def result(self) -> dict[str, Any]:
         assistants = _assistant_usages(self.session)
@@ -140,12 +155,16 @@ class Run:
         return {
             "task": self.task,
             "profile": self.profile,
+            "persona": self.persona,
             **figures,
+            "first_prompt_tokens": self.bill.first_prompt_tokens(),
             "cache_breaks": breaks,
             "rewritten_tokens": rewritten,
+            "finished": self.unfinished is None,
+            **({"unfinished": self.unfinished} if self.unfinished is not None else {}),
             "exit_code": self.exit_code,
             "seconds": round(self.seconds, 2),
-            "final": self.stdout.strip().splitlines()[-1][:120] if self.stdout.strip() else "",
+            "final": self.final[:120],
         }
 
 
@@ -197,9 +216,11 @@ def run_task(
     timeout: float = 300,
     extra_env: dict[str, str] | None = None,
     sol: dict[str, Any] | None = None,
+    persona: str = "recall",
 ) -> Run:
-    """Run ``task`` with ``profile`` in ``workdir`` (a new temporary directory by default); ``sol``
-    is merged over the profile's ``sol`` settings (profiles other than ``none`` and ``todo``)."""
+    """Run ``task`` with ``profile`` in ``workdir`` (a new temporary directory by default), its model
+    played by ``persona``, and check whether the run finished the task; ``sol`` is merged over the
+    profile's ``sol`` settings (profiles other than ``none`` and ``todo``)."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix=f"tau-economy-{task.name}-{profile}-"))
     if workdir.exists() and any(workdir.iterdir()):
         shutil.rmtree(workdir)
@@ -219,6 +240,7 @@ def run_task(
         "TAU_AGENT_DIR": str(agent),
         "TAU_FAUX_BILL": str(bill),
         "TAU_ECONOMY_TASK": task.name,
+        "TAU_ECONOMY_PERSONA": persona,
         "PYTHONDONTWRITEBYTECODE": "1",
         **(extra_env or {}),
     }
@@ -239,9 +261,10 @@ def run_task(
     seconds = time.monotonic() - started
     sessions = sorted((agent / "sessions").rglob("*.jsonl")) if (agent / "sessions").exists() else []
     sessions = [s for s in sessions if s.read_bytes().startswith(b'{"type":"session"')]
-    return Run(
+    run = Run(
         task.name,
         profile,
+        persona,
         done.returncode,
         seconds,
         sessions[-1] if sessions else None,
@@ -250,6 +273,8 @@ def run_task(
         done.stderr,
         workdir,
     )
+    run.unfinished = task.check(repo, run.final) if done.returncode == 0 else f"tau exited {done.returncode}"
+    return run
 
 
 def savings_units(session: Path) -> tuple[float, dict[str, Any]]:

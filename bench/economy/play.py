@@ -1,5 +1,6 @@
 """The faux ``factory`` of every benchmark run: ``play.py:respond`` plays the task named by
-``$TAU_ECONOMY_TASK`` (faux loads this file by path, so it makes ``bench/economy`` importable)."""
+``$TAU_ECONOMY_TASK`` as the persona named by ``$TAU_ECONOMY_PERSONA`` (default ``recall``; faux
+loads this file by path, so it makes ``bench/economy`` importable)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
     task = tasks.load(os.environ[TASK_ENV])
     answer = policy.side_answer(request, task.facts)
     if answer is None:
-        view = policy.View(request)
+        view = policy.View(request, os.environ.get(policy.PERSONA_ENV) or "recall")
         asked = sum(1 for message in view.messages if message.get("role") == "assistant")
         answer = {"text": "Giving up: too many requests."} if asked >= MAX_REQUESTS else task.decide(view)
     return [answer, {"factory": SPEC}]

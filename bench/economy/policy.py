@@ -20,11 +20,23 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "PERSONAS",
+    "PERSONA_ENV",
     "Call",
     "Shown",
     "View",
     "side_answer",
 ]
+
+# How a scripted model behaves when what it needs is no longer in view (bench/README.md, "Personas"):
+# - ``recall``: recalls a packed result with ``obs_recall`` (once), else reads or runs again;
+# - ``rerun``: never calls ``obs_recall``: it reads the file again or re-runs the command, as
+#   mini-SWE-agent-like models do;
+# - ``early-facts``: explores first and acts late on what it saw early (line numbers, values, names),
+#   writing none of it into its own text; it finds those facts in the context or fetches them again
+#   (a recall when a placeholder offers one).
+PERSONAS = ("recall", "rerun", "early-facts")
+PERSONA_ENV = "TAU_ECONOMY_PERSONA"
 
 PLACEHOLDER_ID = re.compile(r"(obs_[0-9a-f]{24})")
 PLACEHOLDER_STARTS = ("[large tool result replaced", "[tool result packed")
@@ -51,6 +63,21 @@ def text_of(message: dict[str, Any]) -> str:
         for block in content or []
         if isinstance(block, dict) and block.get("type") == "text"
     )
+
+
+def readable(text: str) -> str:
+    """A recall's text as the model reads it: a search's matches (JSON) as their context lines,
+    a page as it is."""
+    if not text.startswith("{"):
+        return text
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return text
+    matches = found.get("matches") if isinstance(found, dict) else None
+    if not isinstance(matches, list):
+        return text
+    return "\n".join(str(m.get("context", "")) for m in matches if isinstance(m, dict))
 
 
 @dataclass
@@ -112,14 +139,62 @@ class Call:
 
 
 class View:
-    """One request as the model reads it."""
+    """One request as the model reads it, by a model of the given persona."""
 
-    def __init__(self, request: dict[str, Any]) -> None:
+    def __init__(self, request: dict[str, Any], persona: str = "recall") -> None:
+        if persona not in PERSONAS:
+            raise ValueError(f"unknown persona {persona!r}; known: {', '.join(PERSONAS)}")
+        self.persona = persona
         self.system: str = request.get("systemPrompt") or ""
         self.messages: list[dict[str, Any]] = request.get("messages") or []
         self.tools: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in request.get("tools") or []}
         self.calls: list[Call] = list(self._calls())
         self.all_text = "\n".join(self._texts())
+
+    # -- the persona ---------------------------------------------------------------------------
+
+    @property
+    def recalls(self) -> bool:
+        """Whether this model calls ``obs_recall`` at all (the ``rerun`` persona never does)."""
+        return self.persona != "rerun"
+
+    @property
+    def early(self) -> bool:
+        """Whether this model explores first and acts late on what it saw early."""
+        return self.persona == "early-facts"
+
+    def bring_back(self, call: Call | None, query: str | None, refetch: dict[str, Any]) -> dict[str, Any]:
+        """The step that brings back what ``call``'s result showed, now that it is needed and hidden:
+        a recall of its placeholder (once, by a persona that recalls), else ``refetch`` (the same
+        read or command again)."""
+        shown = call.shown() if call is not None else None
+        if (
+            self.recalls
+            and shown is not None
+            and shown.kind == "placeholder"
+            and not self.recalls_of(shown.obs_id)
+        ):
+            return recall_step(shown.obs_id, query=query)
+        return refetch
+
+    def recalled_text(self, call: Call | None) -> str:
+        """What the recalls of ``call``'s placeholder returned (visible in full), joined."""
+        shown = call.shown() if call is not None else None
+        if shown is None or shown.kind != "placeholder":
+            return ""
+        return "\n".join(
+            readable(r.shown().text)
+            for r in self.recalls_of(shown.obs_id)
+            if r.shown() is not None and not r.failed
+        )
+
+    def sees(self, call: Call | None) -> str:
+        """Everything of ``call``'s output the model can read now: the output (in full, or a
+        placeholder's excerpt, or a receipt's quotes) and what its recalls returned."""
+        shown = call.shown() if call is not None else None
+        if shown is None:
+            return ""
+        return shown.excerpts() + "\n" + self.recalled_text(call)
 
     # -- what is in the context --------------------------------------------------------------
 
@@ -189,6 +264,28 @@ class View:
     def latest_after(self, calls: list[Call], position: int) -> Call | None:
         later = [call for call in calls if call.position > position]
         return later[-1] if later else None
+
+    def edit_state(self, path: str, old: str) -> bool | None:
+        """Whether the model can tell that its edit replacing ``old`` in ``path`` went in: an edit of
+        the file whose result did not fail (a packed result does not say it failed), or a full read
+        after the last edit without ``old``. ``None`` when the last edit failed and nothing read the
+        file since (the model reads it again), ``False`` when it never edited the file."""
+        edits = [call for call in self.calls if call.name == "edit" and call.args.get("path") == path]
+        read = self.latest_read(path)
+        if edits and read is not None and read.position > edits[-1].position:
+            shown = read.shown()
+            if shown is not None and shown.kind == "full":
+                return old not in shown.text
+        for call in edits:
+            shown = call.shown()
+            if shown is not None and (not call.failed or shown.kind != "full" or "[then_run:" in shown.text):
+                return True
+        return None if edits else False
+
+    def own_text(self) -> str:
+        """What the model wrote itself (its text, not its calls), in the context or in a summary."""
+        mine = [text_of(m) for m in self.messages if m.get("role") == "assistant"]
+        return "\n".join([*mine, self.summaries()])
 
     def recalls_of(self, obs_id: str) -> list[Call]:
         return [call for call in self.calls if call.name == "obs_recall" and call.args.get("id") == obs_id]

@@ -15,6 +15,8 @@ NAMES = (
     "bash-explorer",
     "three-prompts",
     "failing-build",
+    "debug-library",
+    "six-prompts",
 )
 
 

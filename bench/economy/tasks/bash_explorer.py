@@ -3,6 +3,11 @@
 Like a mini-SWE-agent trajectory: ``ls``, ``grep``, ``sed -n`` ranges, ``git log``. The answer
 quotes two values found early on (step 5 and step 12); when those outputs are no longer visible in
 full, the model recalls them (a placeholder) or greps again.
+
+Personas: ``rerun`` runs the command that showed a value again instead of recalling it;
+``early-facts`` also uses a line number from its fifth command (where ``read_24`` is defined, from
+``grep -rn 'def '``): it prints that function with ``sed -n`` before answering and names the line in
+its answer. Finished: the answer gives the right values (and the right line).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from policy import View, recall_step
+from policy import View
 
 from tasks.base import Task, write_files
 
@@ -37,6 +42,9 @@ COMMANDS: tuple[str, ...] = (
     "ls -la config",
 )
 FACTS = (("DEFAULT_TIMEOUT", 4, r"DEFAULT_TIMEOUT = (\d+)"), ("ENV_PREFIX", 11, r"ENV_PREFIX = '(\w+)'"))
+LAST_READER = re.compile(r"config/env\.py:(\d+):def read_24\(")
+LAST_READER_STEP = 5
+EXPECTED = {"DEFAULT_TIMEOUT": "37", "ENV_PREFIX": "SHOPAPP_", "read_24": "config/env.py:103"}
 
 
 def _module(name: str) -> str:
@@ -88,29 +96,57 @@ def _value(view: View, name: str, step: int, pattern: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _last_reader(view: View) -> tuple[int | None, dict[str, Any] | None]:
+    """The line of ``read_24`` as the early ``grep -rn 'def '`` showed it, or the step that finds it again."""
+    run = view.runs_of(COMMANDS[LAST_READER_STEP])[-1]
+    found = LAST_READER.search(view.sees(run))
+    if found is not None:
+        return int(found.group(1)), None
+    return None, view.bring_back(
+        run, "def read_24", {"text": "Looking further.", "bash": COMMANDS[LAST_READER_STEP]}
+    )
+
+
 def decide(view: View) -> dict[str, Any]:
     for command in COMMANDS:
         if not view.runs_of(command):
             return {"text": "Looking further.", "bash": command}
+    line = None
+    if view.early:
+        line, step = _last_reader(view)
+        if step is not None:
+            return step
+        command = f"sed -n '{line},{line + 1}p' config/env.py"
+        if not view.runs_of(command):
+            return {"text": "Looking at the last reader.", "bash": command}
     values, lookups = [], []
     for name, step, pattern in FACTS:
         value = _value(view, name, step, pattern)
         if value is not None:
             values.append(f"{name} is {value}")
             continue
-        shown = view.runs_of(COMMANDS[step])[-1].shown()
-        if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
-            lookups.append(recall_step(shown.obs_id, query=name)["args"] | {"tool": "obs_recall"})
-        else:
-            lookups.append({"tool": "bash", "command": f"grep -rn {name} config"})
+        again = COMMANDS[step] if view.persona == "rerun" else f"grep -rn {name} config"
+        lookup = view.bring_back(view.runs_of(COMMANDS[step])[-1], name, {"tool": "bash", "command": again})
+        lookups.append(lookup["args"] | {"tool": "obs_recall"} if "args" in lookup else lookup)
     if lookups:  # every value still missing is looked up in one request, as parallel calls
         calls = [{"type": "toolCall", "name": lookup.pop("tool"), "arguments": lookup} for lookup in lookups]
         return {"content": [{"type": "text", "text": "Looking the values up again."}, *calls]}
+    if line is not None:
+        values.append(f"the last reader, read_24, is at config/env.py:{line}")
     return {"text": "Environment overrides are applied by config/env.py (" + "; ".join(values) + ")."}
 
 
 def facts(text: str) -> list[str]:
     return [found.group(0) for _, _, pattern in FACTS if (found := re.search(pattern, text))]
+
+
+def check(repo: Path, answer: str) -> str | None:
+    for name in ("DEFAULT_TIMEOUT", "ENV_PREFIX"):
+        if f"{name} is {EXPECTED[name]}" not in answer:
+            return f"the answer does not give {name} = {EXPECTED[name]}: {answer[:120]!r}"
+    if "read_24" in answer and f"is at {EXPECTED['read_24']}" not in answer:
+        return f"the answer gives the wrong line for read_24: {answer[:160]!r}"
+    return None
 
 
 TASK = Task(
@@ -123,4 +159,5 @@ TASK = Task(
     setup=setup,
     decide=decide,
     facts=facts,
+    check=check,
 )

@@ -3,10 +3,17 @@
 The model runs the build, reads the header and the build script, tries two edits (each checked
 with ``make``), a clean rebuild and a grep, then reports that it could not fix the build. Every
 command output is an error result.
+
+Personas: ``recall`` and ``rerun`` behave alike (nothing here is recalled: a file whose text is no
+longer visible is read again); ``early-facts`` quotes, in its final answer, the first error and the
+missing header as its first ``make`` showed them, found in the context (the output, a placeholder's
+excerpt, a receipt's quotes, a recall) or by ``make 2>&1 | tail -3``. Finished: the answer names
+the generator that is missing.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +69,24 @@ def _edit(view: View, path: str, old: str, new: str) -> dict[str, Any]:
     return {"text": f"Trying a fix in {path}.", "tool": "edit", "args": args}
 
 
+FIRST_ERROR = re.compile(r"src/module_0\.c:12:5: error: [^\n]+")
+ROOT_CAUSE = re.compile(r"gen/cfg_handle\.h: No such file or directory \([^)\n]+\)")
+TAIL = "make 2>&1 | tail -3"
+
+
+def _quotes(view: View) -> tuple[list[str], dict[str, Any] | None]:
+    """The first error and the root cause, as visible anywhere in the outputs, or the step that
+    shows what is missing again."""
+    seen = "\n".join(view.sees(call) for call in view.calls if call.name != "todo")
+    first, cause = FIRST_ERROR.search(seen), ROOT_CAUSE.search(seen)
+    if first is not None and cause is not None:
+        return [first.group(0), cause.group(0)], None
+    query = "error" if first is None else "No such file"
+    return [], view.bring_back(
+        next(iter(view.runs_of(MAKE)), None), query, {"text": "The end of the build output.", "bash": TAIL}
+    )
+
+
 def decide(view: View) -> dict[str, Any]:
     plan = [
         ("make", lambda: {"text": "Running the build.", "bash": MAKE}),
@@ -82,6 +107,17 @@ def decide(view: View) -> dict[str, Any]:
     for name, step in plan:
         if name not in done:
             return step()
+    if view.early:
+        quotes, step = _quotes(view)
+        if step is not None:
+            return step
+        return {
+            "text": "I could not fix the build. The first error is `"
+            + quotes[0]
+            + "`, and the build ends with `"
+            + quotes[1]
+            + "`: every module needs that generated header, and its generator is not in the repository."
+        }
     return {
         "text": "I could not fix the build: every module needs gen/cfg_handle.h, which tools/gen-config "
         "generates, and that tool is not in the repository. Install it or commit the header."
@@ -119,6 +155,12 @@ def facts(text: str) -> list[str]:
     return found
 
 
+def check(repo: Path, answer: str) -> str | None:
+    if not answer.startswith("I could not fix the build") or "tools/gen-config" not in answer:
+        return f"the answer does not name the missing generator: {answer[:120]!r}"
+    return None
+
+
 TASK = Task(
     name="failing-build",
     description="a build that is never fixed: ~30 KB of errors after every attempt",
@@ -126,4 +168,5 @@ TASK = Task(
     setup=setup,
     decide=decide,
     facts=facts,
+    check=check,
 )

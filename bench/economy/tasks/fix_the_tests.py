@@ -5,6 +5,11 @@ when Action Fusion offers it, else an edit and a new run), and repeats until the
 What it fixes next is read from the newest test output it can see: in full, the excerpt of a
 placeholder (recalled with ``obs_recall`` when the excerpt does not name a failure), or a receipt's
 quotes; a module is edited only once its buggy line is visible (a read, or a recall of it).
+
+Personas: ``rerun`` reads a module again or re-runs the suite instead of recalling; ``early-facts``
+takes the bugs to fix from the first run, reads every module they point to first, then fixes them
+one after the other from those early reads (finding each buggy line again when it is hidden), and
+only then lets the newest output decide. Finished: the suite passes in the workspace.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 
 from policy import View, recall_step
 
-from tasks.base import Task, write_files
+from tasks.base import Task, run_tests, write_files
 
 TEST = "python3 -m unittest"
 # (test class in the failure lines, module, buggy line, fixed line, function)
@@ -145,21 +150,57 @@ def _fix(view: View, bug: tuple[str, ...]) -> dict[str, Any]:
     _, path, old, new, function = bug
     read = view.latest_read(path)
     if not _visible_line(view, path, old):
-        shown = read.shown() if read is not None else None
-        if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
-            return recall_step(shown.obs_id, query=old.strip())
-        return {
-            "text": f"The failures point at {function}() in {path}; reading it.",
-            "tool": "read",
-            "args": {"path": path},
-        }
+        return view.bring_back(
+            read,
+            old.strip(),
+            {
+                "text": f"The failures point at {function}() in {path}; reading it.",
+                "tool": "read",
+                "args": {"path": path},
+            },
+        )
     args: dict[str, Any] = {"path": path, "edits": [{"oldText": old, "newText": new}]}
     if view.fusion:
         args["then_run"] = {"command": TEST, "timeout": 120}
     return {"text": f"{function}() is wrong; fixing it.", "tool": "edit", "args": args}
 
 
+def _edited(view: View, bug: tuple[str, ...]) -> bool | None:
+    return view.edit_state(bug[1], bug[2])
+
+
+def _early(view: View) -> dict[str, Any] | None:
+    """The early-facts plan: the bugs the first run names, their modules read first, then the fixes
+    from those reads; ``None`` when the plan has nothing to do (the newest output decides)."""
+    runs = view.runs_of(TEST)
+    if not runs or runs[0].result is None:
+        return None
+    seen = view.sees(runs[0])
+    bugs = [bug for bug in BUGS if f"{bug[0]}." in seen]
+    if not bugs:
+        shown = runs[0].shown()
+        if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
+            return recall_step(shown.obs_id, query="FAIL:")
+        return None
+    for bug in bugs:
+        if view.latest_read(bug[1]) is None and _edited(view, bug) is False:
+            return {"text": f"Reading {bug[1]} first.", "tool": "read", "args": {"path": bug[1]}}
+    for bug in bugs:
+        edited = _edited(view, bug)
+        if edited is None:
+            return {
+                "text": f"The edit of {bug[1]} failed; reading it again.",
+                "tool": "read",
+                "args": {"path": bug[1]},
+            }
+        if not edited:
+            return _fix(view, bug)
+    return None
+
+
 def decide(view: View) -> dict[str, Any]:
+    if view.early and (step := _early(view)) is not None:
+        return step
     runs = view.runs_of(TEST)
     run = runs[-1] if runs else None
     if run is None or run.result is None or _stale(view, run):
@@ -170,14 +211,19 @@ def decide(view: View) -> dict[str, Any]:
     bug, _readable = _failing(view, run)
     if bug is not None:
         return _fix(view, bug)
-    shown = run.command_output()
-    if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
-        return recall_step(shown.obs_id, query="FAIL:")
-    return {"text": "I cannot see which test fails; running the suite again.", "bash": TEST}
+    return view.bring_back(
+        run, "FAIL:", {"text": "I cannot see which test fails; running the suite again.", "bash": TEST}
+    )
 
 
 def facts(text: str) -> list[str]:
     return [f"fixed {bug[4]}() in {bug[1]}" for bug in BUGS if bug[3].strip() in text]
+
+
+def check(repo: Path, answer: str) -> str | None:
+    if not answer.startswith("The suite passes now."):
+        return f"the answer is not that the suite passes: {answer[:80]!r}"
+    return run_tests(repo)
 
 
 TASK = Task(
@@ -190,4 +236,5 @@ TASK = Task(
     setup=setup,
     decide=decide,
     facts=facts,
+    check=check,
 )

@@ -6,6 +6,12 @@ and 4 (todo-loop brings it back). Without ``todo`` it works through the parts in
 stopping. At the end of each part it notes the part's finding (``Part k done: …``); the final
 answer lists all six, so a finding that is no longer visible is looked up again. After a
 compaction the summary carries the notes and how far the current part got.
+
+Personas: ``rerun`` behaves as ``recall`` (neither recalls here: a finding no longer visible is
+looked up by running the part's last step again); ``early-facts`` notes only that a part is done
+(``Part k done.``), never its finding, so its final answer needs all six findings from the context
+(or a recall of a packed result, else the part's last step again). Finished: the answer lists the
+six findings.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ FINDINGS = ("E4107", "T2291", "alpha-17", "beta-42", "gamma-08", "delta-63")
 STOP_AFTER = (2, 4)  # parts after which the model ends its turn when a todo loop can bring it back
 MODULES = 10
 NOTE = re.compile(r"Part (\d) done: (\S+)\.")
+DONE = re.compile(r"Part (\d) done[.:]")
 RAN = re.compile(r"Part (\d): ran steps 1-(\d+)")
 
 
@@ -88,6 +95,13 @@ def _notes(view: View) -> dict[int, str]:
     return {int(part): finding for part, finding in NOTE.findall(view.all_text)}
 
 
+def _done(view: View) -> set[int]:
+    """The parts the model noted as done, with or without their finding."""
+    return {int(part) for part in DONE.findall(view.all_text)} | {
+        int(part) for part in DONE.findall(view.summaries())
+    }
+
+
 def _ran_through(view: View, part: int) -> int:
     steps = _steps(part)
     seen = [i + 1 for i, step in enumerate(steps) if view.runs_of(step) and view.runs_of(step)[-1].result]
@@ -98,10 +112,20 @@ def _ran_through(view: View, part: int) -> int:
 def _finding(view: View, part: int) -> str | None:
     last = view.runs_of(_steps(part)[-1])
     shown = last[-1].command_output() if last else None
-    found = re.search(r"FINDING \S+ \S+ \S+ (\S+)", shown.excerpts()) if shown is not None else None
+    seen = view.sees(last[-1]) if last else ""
+    found = re.search(r"FINDING \S+ \S+ \S+ (\S+)", seen) if shown is not None else None
     if found is None and shown is not None:
-        found = re.search(r"FINDING owner tag (\S+)", shown.excerpts())
+        found = re.search(r"FINDING owner tag (\S+)", seen)
     return found.group(1) if found else None
+
+
+def _look_up(view: View, part: int) -> dict[str, Any]:
+    """The step that finds a part's finding again: its last step run again (or, for a model that
+    recalls and acts late on early facts, a recall of its packed output)."""
+    step = _steps(part)[-1]
+    again = {"text": f"Looking up the finding of part {part} again.", "bash": step}
+    runs = view.runs_of(step)
+    return view.bring_back(runs[-1] if runs else None, "FINDING", again) if view.early else again
 
 
 def _todo_plan(view: View) -> dict[str, Any] | None:
@@ -158,6 +182,7 @@ def _stopped_after(view: View, part: int) -> bool:
 def decide(view: View) -> dict[str, Any]:
     todo = view.has_tool("todo")
     notes = _notes(view)
+    done = _done(view) if view.early else set(notes)
     status: dict[str, str] = {}
     if todo:
         plan = _todo_plan(view)
@@ -168,7 +193,7 @@ def decide(view: View) -> dict[str, Any]:
             return {"tool": "todo", "args": {"action": "list"}}
     for part in range(1, 7):
         title = TITLES[part - 1]
-        finished = status.get(title) == "completed" if todo else part in notes
+        finished = status.get(title) == "completed" if todo else part in done
         if finished:
             if (
                 todo
@@ -184,9 +209,20 @@ def decide(view: View) -> dict[str, Any]:
         through = _ran_through(view, part)
         if through < len(steps):
             note = ""
-            if part > 1 and not todo and part - 1 in notes and through == 0:
-                note = f"Part {part - 1} done: {notes[part - 1]}. "
+            if part > 1 and not todo and part - 1 in done and through == 0:
+                note = (
+                    f"Part {part - 1} done: {notes[part - 1]}. "
+                    if part - 1 in notes
+                    else f"Part {part - 1} done. "
+                )
             return {"text": f"{note}Part {part}, step {through + 1}.", "bash": steps[through]}
+        if view.early:  # a part is done when its steps are; its finding is needed only at the end
+            if todo:
+                patches = [(part, "completed")] + ([(part + 1, "in_progress")] if part < 6 else [])
+                return _todo_update(view, patches, f"Part {part} done.")
+            if part == 6:
+                break
+            return {"text": f"Part {part} done. Part {part + 1}, step 1.", "bash": _steps(part + 1)[0]}
         finding = notes.get(part) or _finding(view, part)
         if finding is None:
             return {"text": f"Looking up the finding of part {part} again.", "bash": steps[-1]}
@@ -199,7 +235,7 @@ def decide(view: View) -> dict[str, Any]:
         return {"text": f"Part {part} done: {finding}. Part {part + 1}, step 1.", "bash": _steps(part + 1)[0]}
     missing = [part for part in range(1, 7) if part not in notes and _finding(view, part) is None]
     if missing:
-        return {"text": f"Looking up the finding of part {missing[0]} again.", "bash": _steps(missing[0])[-1]}
+        return _look_up(view, missing[0])
     findings = ", ".join(f"part {p}: {notes.get(p) or _finding(view, p)}" for p in range(1, 7))
     return {"text": f"The audit is complete. Findings: {findings}."}
 
@@ -210,6 +246,9 @@ def facts(text: str) -> list[str]:
     for part in range(1, 7):
         if part in notes:
             continue
+        if re.search(rf"Part {part} done\.", text):  # a model that does not note its findings
+            found.append(f"Part {part} done.")
+            continue
         steps = _steps(part)
         ran = [i + 1 for i, step in enumerate(steps) if step in text]
         if ran:
@@ -218,6 +257,13 @@ def facts(text: str) -> list[str]:
             if f"Part {stop} is done; stopping here." in text:
                 found.append(f"Part {stop} is done; stopping here.")
     return list(dict.fromkeys(found))
+
+
+def check(repo: Path, answer: str) -> str | None:
+    if not answer.startswith("The audit is complete."):
+        return f"the audit is not complete: {answer[:80]!r}"
+    wrong = [f"part {p}" for p in range(1, 7) if f"part {p}: {FINDINGS[p - 1]}" not in answer]
+    return f"wrong or missing findings: {', '.join(wrong)}" if wrong else None
 
 
 TASK = Task(
@@ -230,4 +276,5 @@ TASK = Task(
     setup=setup,
     decide=decide,
     facts=facts,
+    check=check,
 )

@@ -3,16 +3,22 @@
 The model greps for the old name, reads each module whole, edits it in two passes (the second pass
 needs the module's text again: from the read when it is still visible, else a recall or a new
 read), re-reads a region to check its work, then greps again and runs the tests.
+
+Personas: ``rerun`` reads a module again instead of recalling it; ``early-facts`` never reads the
+modules whole: it edits from the lines of its first grep (``-n``: every use with its line), re-reads
+the definition at the line that grep gave, and brings that grep back (a recall, else the grep again)
+when its lines are hidden. Finished: no use of the old name is left, and the tests pass.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from policy import View, recall_step
+from policy import View
 
-from tasks.base import Task, write_files
+from tasks.base import Task, run_tests, write_files
 
 OLD, NEW = "legacy_total", "order_total"
 GREP = f"grep -rn {OLD} shop tests || echo 'no matches'"
@@ -83,8 +89,21 @@ def setup(repo: Path) -> None:
     )
 
 
+def _first_grep(view: View) -> Any:
+    greps = view.runs_of(GREP)
+    return greps[0] if greps else None
+
+
+def _grep_text(view: View) -> str:
+    """What the model can read of its greps (outputs, excerpts, recalls)."""
+    return "\n".join(view.sees(call) for call in view.runs_of(GREP))
+
+
 def _seen(view: View, path: str, line: str) -> bool:
-    """Whether ``line`` of ``path`` is visible: in a full read of it, or in a recall."""
+    """Whether ``line`` of ``path`` is visible: in a full read of it, or in a recall (and, for a model
+    that works from its first grep, in a grep's lines)."""
+    if view.early and line in _grep_text(view):
+        return True
     for call in view.calls:
         shown = call.shown()
         if shown is None or shown.kind != "full":
@@ -119,13 +138,14 @@ def _done(view: View, path: str, old: str) -> bool | None:
 
 def _edit(view: View, path: str, pairs: list[tuple[str, str]], what: str) -> dict[str, Any]:
     missing = [old for old, _ in pairs if not _seen(view, path, old)]
+    if missing and view.early:
+        return view.bring_back(_first_grep(view), OLD, {"text": "Listing the uses again.", "bash": GREP})
     if missing:
+        # One search finds every use with its line (the matches come with context).
         read = view.latest_read(path)
-        shown = read.shown() if read is not None else None
-        if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
-            # One search finds every use with its line (the matches come with context).
-            return recall_step(shown.obs_id, query=f"{OLD}(")
-        return {"text": f"Reading {path} to {what}.", "tool": "read", "args": {"path": path}}
+        return view.bring_back(
+            read, f"{OLD}(", {"text": f"Reading {path} to {what}.", "tool": "read", "args": {"path": path}}
+        )
     args: dict[str, Any] = {"path": path, "edits": [{"oldText": o, "newText": n} for o, n in pairs]}
     if view.fusion:
         args["then_run"] = {"command": CHECK}
@@ -167,6 +187,8 @@ def decide(view: View) -> dict[str, Any]:
         if done is None:
             return {"text": "Checking which uses are left.", "bash": GREP}
         if not done:
+            if path == "shop/reports.py" and not _reread(view) and view.early:
+                return _reread_at_definition(view)
             if path == "shop/reports.py" and not _reread(view):
                 return {
                     "text": "Checking the renamed definition.",
@@ -186,6 +208,18 @@ def decide(view: View) -> dict[str, Any]:
     return {"text": f"Renamed {OLD} to {NEW} in shop/orders.py and shop/reports.py; the tests pass."}
 
 
+def _reread_at_definition(view: View) -> dict[str, Any]:
+    """The definition re-read at the line the first grep gave for it."""
+    found = re.search(rf"shop/orders\.py:(\d+):{re.escape(DEFINITION)}", _grep_text(view))
+    if found is None:
+        return view.bring_back(_first_grep(view), OLD, {"text": "Listing the uses again.", "bash": GREP})
+    return {
+        "text": "Checking the renamed definition.",
+        "tool": "read",
+        "args": {"path": "shop/orders.py", "offset": int(found.group(1)), "limit": 12},
+    }
+
+
 def _reread(view: View) -> bool:
     return any(
         call.name == "read" and call.args.get("path") == "shop/orders.py" and call.args.get("offset")
@@ -195,6 +229,17 @@ def _reread(view: View) -> bool:
 
 def facts(text: str) -> list[str]:
     return [f"renamed {site}" for site in ORDERS_SITES + REPORTS_SITES if _renamed(site) in text]
+
+
+def check(repo: Path, answer: str) -> str | None:
+    if not answer.startswith(f"Renamed {OLD} to {NEW}"):
+        return f"the answer is not the rename: {answer[:80]!r}"
+    left = [
+        str(p.relative_to(repo)) for p in sorted(repo.rglob("*.py")) if OLD in p.read_text(encoding="utf-8")
+    ]
+    if left:
+        return f"{OLD} is still used in {', '.join(left)}"
+    return run_tests(repo)
 
 
 TASK = Task(
@@ -207,4 +252,5 @@ TASK = Task(
     setup=setup,
     decide=decide,
     facts=facts,
+    check=check,
 )

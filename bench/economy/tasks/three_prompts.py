@@ -4,6 +4,11 @@
 2. fix the tokenizer bug (read a 20 KB module, edit, verify);
 3. add a regression test and run the whole suite.
 Each prompt's work is read from the calls made since that prompt.
+
+Personas: ``rerun`` reads a file again instead of recalling it; ``early-facts`` also reads the
+tokenizer and the test module while answering the first prompt, and makes the edits of prompts 2
+and 3 from those early reads (found again when hidden). Finished: the tokenizer is fixed, the
+regression test exists, and the suite passes.
 """
 
 from __future__ import annotations
@@ -11,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from policy import View, recall_step, text_of
+from policy import View, text_of
 
-from tasks.base import Task, write_files
+from tasks.base import Task, run_tests, write_files
 
 TEST = "python3 -m unittest"
 BUG_OLD = "    return [part for part in text.split(',') if part]\n"
@@ -81,11 +86,11 @@ def _visible(view: View, path: str, line: str) -> dict[str, Any] | None:
             and line in shown.text
         ):
             return None
-    read = view.latest_read(path)
-    shown = read.shown() if read is not None else None
-    if shown is not None and shown.kind == "placeholder" and not view.recalls_of(shown.obs_id):
-        return recall_step(shown.obs_id, query=line.strip())
-    return {"text": f"Reading {path}.", "tool": "read", "args": {"path": path}}
+    return view.bring_back(
+        view.latest_read(path),
+        line.strip(),
+        {"text": f"Reading {path}.", "tool": "read", "args": {"path": path}},
+    )
 
 
 def _edit_and_check(view: View, calls: list[Any], path: str, old: str, new: str, done: str) -> dict[str, Any]:
@@ -111,6 +116,10 @@ def decide(view: View) -> dict[str, Any]:
             return {"text": "Running the tests.", "bash": TEST}
         if not [c for c in calls if c.name == "read"]:
             return {"text": "Reading the CI log.", "tool": "read", "args": {"path": "logs/ci.log"}}
+        read = {c.args.get("path") for c in calls if c.name == "read"}
+        for path in ("parser/tokenizer.py", "tests/test_tokenizer.py") if view.early else ():
+            if path not in read:
+                return {"text": f"Reading {path} too.", "tool": "read", "args": {"path": path}}
         return {"text": "TestTokenize fails on inputs with spaces around commas, as on CI (test_spaces_*)."}
     if current == 1:
         return _edit_and_check(
@@ -140,6 +149,16 @@ def facts(text: str) -> list[str]:
     return found
 
 
+def check(repo: Path, answer: str) -> str | None:
+    if not answer.startswith("Added test_empty_input"):
+        return f"the last answer is not the new test: {answer[:80]!r}"
+    if BUG_NEW not in (repo / "parser/tokenizer.py").read_text(encoding="utf-8"):
+        return "parser/tokenizer.py is not fixed"
+    if "def test_empty_input" not in (repo / "tests/test_tokenizer.py").read_text(encoding="utf-8"):
+        return "tests/test_tokenizer.py has no test_empty_input"
+    return run_tests(repo)
+
+
 TASK = Task(
     name="three-prompts",
     description="three prompts in one session: a failing 25 KB test log and a 30 KB CI log, a fix, a new test",
@@ -147,4 +166,5 @@ TASK = Task(
     setup=setup,
     decide=decide,
     facts=facts,
+    check=check,
 )
