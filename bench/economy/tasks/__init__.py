@@ -17,6 +17,8 @@ NAMES = (
     "failing-build",
     "debug-library",
     "six-prompts",
+    "ci-jobs",
+    "lockfile",
 )
 
 
