@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from policy import Call, View, readable
+from policy import View, readable
 
 from tasks.base import Task, run_tests, write_files
 
@@ -197,15 +197,12 @@ def _explore_step(view: View, kind: str, argument: str) -> dict[str, Any] | None
     return {"text": "Looking further.", "bash": argument}
 
 
-def _test_runs(view: View) -> list[Call]:
-    return view.runs_of(TEST)
-
-
 def _failing(view: View) -> set[str] | None:
-    """The failing tests the model knows of: from its own notes, else the newest test output it can
-    read (with its recalls); ``None`` when the newest output is not readable."""
+    """The failing tests the model knows of: from its own notes until a fix's ``then_run`` shows a
+    newer result, else the newest test output it can read (with its recalls); ``None`` when that
+    output is not readable."""
     noted = {bug[0] for bug in BUGS if f"{bug[0]} ({bug[1]})" in view.own_text()}
-    runs = _test_runs(view)
+    runs = view.runs_of(TEST)
     if noted and not [run for run in runs if run.name == "edit"]:
         return noted
     if not runs:
@@ -253,7 +250,7 @@ def _fix(view: View, bug: tuple[str, ...]) -> dict[str, Any]:
 
 def _note(view: View) -> str:
     """A note of the failures just seen (personas other than early-facts write one)."""
-    runs = _test_runs(view)
+    runs = view.runs_of(TEST)
     seen = view.sees(runs[-1]) if runs else ""
     named = [f"{bug[0]} ({bug[1]})" for bug in BUGS if bug[0] in seen]
     if view.early or not named or len(runs) != 1 or view.own_text().count(named[0]) > 0:
@@ -269,7 +266,7 @@ def decide(view: View) -> dict[str, Any]:
             step["text"] = _note(view) + step["text"]
             return step
     failing = _failing(view)
-    runs = _test_runs(view)
+    runs = view.runs_of(TEST)
     if failing is None:
         again = {"text": "Which tests fail? Running them again.", "bash": TEST}
         return view.bring_back(runs[-1] if runs else None, "test_", again)

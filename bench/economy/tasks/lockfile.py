@@ -99,7 +99,7 @@ def _next_offset(view: View) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _found(view: View, text: str) -> tuple[str | None, set[str]]:
+def _found(text: str) -> tuple[str | None, set[str]]:
     version = LOCKED.search(text)
     return (version.group(1) if version else None), set(DEPENDENT.findall(text))
 
@@ -120,7 +120,7 @@ def _note(view: View) -> str:
     first_pages = [page for page in pages if "offset" not in page.args]
     if (view.early and len(first_pages) < 2) or not pages:  # early-facts notes only once it reads again
         return ""
-    version, dependents = _found(view, view.sees(pages[-1]))
+    version, dependents = _found(view.sees(pages[-1]))
     noted_version, noted = _notes(view)
     parts = [f"{name} depends on left-pad." for name in sorted(dependents - noted)]
     if version and not noted_version:
@@ -138,7 +138,7 @@ def decide(view: View) -> dict[str, Any]:
         args: dict[str, Any] = {"path": LOCK} if offset == 1 else {"path": LOCK, "offset": offset}
         return {"text": _note(view) + "Reading the lockfile.", "tool": "read", "args": args}
     seen = "\n".join(view.sees(page) for page in _pages(view))
-    version, dependents = _found(view, seen)
+    version, dependents = _found(seen)
     noted_version, noted = _notes(view)
     version, dependents = version or noted_version, dependents | noted
     if view.early:
@@ -152,7 +152,7 @@ def decide(view: View) -> dict[str, Any]:
                 "tool": "read",
                 "args": {"path": LOCK, "offset": int(line.group(1)), "limit": 4},
             }
-        version = version or _found(view, "\n".join(view.sees(c) for c in entry))[0]
+        version = version or _found("\n".join(view.sees(c) for c in entry))[0]
     if version is None or len(dependents) < len(DEPENDENTS):
         hidden = [
             page
