@@ -80,9 +80,12 @@ def with_ratios(results: list[dict[str, Any]], reducer_price: float) -> list[dic
     """``ratio_vs_none`` (and the cheap-reducer figures) of every run, against the ``none`` run of
     the same task and persona; runs without one get ``None``."""
     baselines = {(r["task"], r["persona"]): r["cost_units"] for r in results if r["profile"] == "none"}
+    todo = {(r["task"], r["persona"]): r["cost_units"] for r in results if r["profile"] == "todo"}
     for r in results:
         baseline = baselines.get((r["task"], r["persona"]))
         r["ratio_vs_none"] = round(r["cost_units"] / baseline, 3) if baseline else None
+        planned = todo.get((r["task"], r["persona"]))
+        r["ratio_vs_todo"] = round(r["cost_units"] / planned, 3) if planned else None
         if r["reducer_cost_units"]:
             cheap = r["cost_units"] - (1 - reducer_price) * r["reducer_cost_units"]
             r["cheap_reducer_cost_units"] = round(cheap, 2)
@@ -109,6 +112,7 @@ def worst(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "profile": profile,
                 "persona": pick["persona"],
                 "ratio_vs_none": pick["ratio_vs_none"],
+                "ratio_vs_todo": pick.get("ratio_vs_todo"),
                 "cost_units": pick["cost_units"],
                 "failed": failed,
             }
@@ -156,13 +160,16 @@ def _table(results: list[dict[str, Any]]) -> str:
 
 
 def _worst_table(rows: list[dict[str, Any]]) -> str:
-    head = f"{'task':<18} {'profile':<8} {'worst':<11} {'vs none':>8} {'cost units':>11}  failed"
+    head = (
+        f"{'task':<18} {'profile':<8} {'worst':<11} {'vs none':>8} {'vs todo':>8} {'cost units':>11}  failed"
+    )
     lines = [head, "-" * len(head)]
     for row in rows:
         ratio = f"{row['ratio_vs_none']:.2f}x" if row["ratio_vs_none"] is not None else "n/a"
+        planned = f"{row['ratio_vs_todo']:.2f}x" if row.get("ratio_vs_todo") is not None else "n/a"
         lines.append(
-            f"{row['task']:<18} {row['profile']:<8} {row['persona']:<11} {ratio:>8} {row['cost_units']:>11,.0f}  "
-            + (", ".join(row["failed"]) or "-")
+            f"{row['task']:<18} {row['profile']:<8} {row['persona']:<11} {ratio:>8} {planned:>8} "
+            f"{row['cost_units']:>11,.0f}  " + (", ".join(row["failed"]) or "-")
         )
     return "\n".join(lines)
 
@@ -260,7 +267,8 @@ def _print_report(results: list[dict[str, Any]], reducer_price: float, personas:
     print(_table(results))
     if len(personas) > 1:
         print(
-            "\nthe worst persona per task and profile (a failed run first, else the highest ratio to none):"
+            "\nthe worst persona per task and profile (a failed run first, else the highest ratio to none; "
+            "vs todo: to the same persona's todo run):"
         )
         print(_worst_table(worst(results)))
     added = added_per_request(results)

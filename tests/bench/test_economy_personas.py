@@ -250,11 +250,13 @@ def test_ratios_are_to_the_same_personas_none_run():
             result("t", "recall", "none", 100),
             result("t", "recall", "default", 90),
             result("t", "rerun", "none", 200),
+            result("t", "rerun", "todo", 250),
             result("t", "rerun", "default", 220),
         ],
         1 / 3,
     )
-    assert [r["ratio_vs_none"] for r in results] == [1.0, 0.9, 1.0, 1.1]
+    assert [r["ratio_vs_none"] for r in results] == [1.0, 0.9, 1.0, 1.25, 1.1]
+    assert [r["ratio_vs_todo"] for r in results] == [None, None, 0.8, 1.0, 0.88]
 
 
 def test_the_worst_persona_is_a_failed_run_first_then_the_highest_ratio():
