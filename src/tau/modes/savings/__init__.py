@@ -274,13 +274,10 @@ def savings_for_branch(
     }
 
 
-def _with_misses(result: Any, cost: float | None = None) -> dict[str, Any]:
-    """A replay's figures with its evidence misses (``cost``: the cost they adjust, if not the replay's)."""
+def _with_misses(result: Any) -> dict[str, Any]:
+    """A replay's figures with its evidence misses."""
     figures = result.figures
-    return {
-        **figures,
-        **miss_figures(result.misses, figures["requests"], figures["cost"] if cost is None else cost),
-    }
+    return {**figures, **miss_figures(result.misses, figures["requests"], figures["cost"])}
 
 
 def _details(mechanism: str, result: Any, book: PriceBook) -> dict[str, Any]:
