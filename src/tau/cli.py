@@ -21,7 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "tau.modes.demo",
     "batch": "tau.modes.batch",
     "config": "tau.modes.config_command",
-    "mcp": "tau.modes.mcp_command",  # MCP arrives with issue 29
+    "mcp": "tau.modes.mcp_command",  # pi's `pi mcp` (docs/mcp.md)
     "install": "tau.modes.pi_commands:install",
     "remove": "tau.modes.pi_commands:remove",
     "uninstall": "tau.modes.pi_commands:remove",

@@ -10,7 +10,7 @@ EVENTS = {
     "AfterProviderResponseEvent", "AgentBeforeSettleEvent", "AgentEndEvent", "AgentSettledEvent", "AgentStartEvent",
     "BeforeAgentStartEvent", "BeforeProviderHeadersEvent", "BeforeProviderRequestEvent", "CacheWarmingDecisionEvent",
     "ContextEvent", "ContextWithSystemEvent", "Event", "InputEvent", "MessageEndEvent", "MessageStartEvent",
-    "MessageUpdateEvent", "ModelSelectEvent", "ProjectTrustEvent", "ProviderStreamEvent", "ResourcesDiscoverEvent",
+    "MessageUpdateEvent", "McpServersChangeEvent", "ModelSelectEvent", "ProjectTrustEvent", "ProviderStreamEvent", "ResourcesDiscoverEvent",
     "SessionBeforeCompactEvent", "SessionBeforeForkEvent", "SessionBeforeSwitchEvent", "SessionBeforeTreeEvent",
     "SessionCompactEvent", "SessionCompactFailedEvent", "SessionInfoChangedEvent", "SessionShutdownEvent",
     "SessionStartEvent", "SessionTreeEvent", "ThinkingLevelSelectEvent", "ToolCallEvent", "ToolExecutionEndEvent",
@@ -27,6 +27,11 @@ TOOLS = {
     "LocalBashOperations", "bash_tool", "edit_tool", "write_tool", "read_tool", "builtin_tool",
     "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "format_size", "truncate_head", "truncate_tail",
     "expand_path", "resolve_to_cwd", "unchanged_prefix", "create_output_file", "Loadout",
+    "resolve_config_value_or_raise",
+}  # fmt: skip
+MCP = {
+    "McpConfigError", "validate_mcp_server_config", "get_mcp_tool_exposure", "is_mcp_server_override",
+    "is_mcp_tool_name", "mcp_namespace", "tool_name_matcher",
 }  # fmt: skip
 COMPACTION = {
     "CutPoint", "find_cut_point", "estimate_tokens", "estimate_messages_tokens", "prepare_compaction",
@@ -35,7 +40,7 @@ COMPACTION = {
 
 
 def test_all_is_exactly_the_agreed_surface():
-    assert set(tau.extension.__all__) == EVENTS | API | TOOLS | COMPACTION
+    assert set(tau.extension.__all__) == EVENTS | API | TOOLS | COMPACTION | MCP
     assert len(tau.extension.__all__) == len(set(tau.extension.__all__))
 
 

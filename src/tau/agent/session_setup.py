@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau.agent.session_tools import name_matcher
+from tau.agent.session_tools import Allowlist, name_matcher
 from tau.agent.settings import Settings, apply_tool_modifiers, tool_list_error
 from tau.llm.catalog import BUILTIN_PROVIDERS
 from tau.llm.registry import ModelChoice, ModelNotFoundError, ModelRegistry
@@ -149,16 +149,16 @@ def _selection(
     if tools is None:
         # With --no-builtin-tools, a tool replacing a built-in (Action Fusion's `edit`) stays as
         # inactive as the built-in (ToolSet.register).
-        return ToolSelection(defaults, name_matcher([]) if no_tools else None, [], restore)
+        return ToolSelection(defaults, Allowlist([]) if no_tools else None, [], restore)
     entries = [entry for entry in tools if entry]
     error = tool_list_error(entries)
     if error:
         raise ValueError(f"Invalid --tools: {error}")
     if entries and all(entry[:1] in "+-" for entry in entries):
         active = apply_tool_modifiers(defaults, entries)
-        return ToolSelection(active, name_matcher(active) if no_tools else None, entries, restore)
-    # An allowlist activates every registered tool it names or matches.
-    return ToolSelection(["*"], name_matcher(entries), [], False)
+        return ToolSelection(active, Allowlist(active) if no_tools else None, entries, restore)
+    # An allowlist activates every registered tool it names or matches (MCP tools: see Allowlist).
+    return ToolSelection(["*"], Allowlist(entries), [], False)
 
 
 def unknown_tools_warning(entries: Sequence[str], offered: set[str]) -> str | None:

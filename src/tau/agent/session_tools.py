@@ -21,9 +21,12 @@ from tau.llm.transcript import current_system_message, current_tools
 from tau.tools.base import ToolDefinition
 
 __all__ = [
+    "MCP_RESOURCE_TOOLS",
+    "Allowlist",
     "Loadout",
     "PromptSettings",
     "ToolSet",
+    "is_mcp_tool_name",
     "name_matcher",
     "options_from_json",
     "options_to_json",
@@ -38,6 +41,28 @@ def name_matcher(entries: Sequence[str]) -> Callable[[str], bool]:
     """Match tool names against ``--tools`` entries: exact names or ``*`` patterns."""
     patterns = [re.compile("^" + ".*".join(map(re.escape, entry.split("*"))) + "$") for entry in entries]
     return lambda name: any(pattern.match(name) for pattern in patterns)
+
+
+# The MCP resource tools, which reach every server with resources (pi ``core/mcp-servers``).
+MCP_RESOURCE_TOOLS = frozenset({"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"})
+
+
+def is_mcp_tool_name(name: str) -> bool:
+    """Whether a tool comes from MCP: a server tool (``mcp__<server>__<tool>``) or a resource tool."""
+    return name.startswith("mcp__") or name in MCP_RESOURCE_TOOLS
+
+
+class Allowlist:
+    """The ``--tools`` allowlist (pi): a tool is registered when an entry names or matches it, and
+    MCP tools are kept registered unnamed (for codemode and ``tool_search``) unless the list is empty
+    (``--no-tools``) or an entry starts with ``mcp__``. :meth:`names` says whether an entry names it."""
+
+    def __init__(self, entries: Sequence[str]) -> None:
+        self.names = name_matcher(entries)
+        self.filters_mcp = not entries or any(entry.startswith("mcp__") for entry in entries)
+
+    def __call__(self, name: str) -> bool:
+        return self.names(name) or (not self.filters_mcp and is_mcp_tool_name(name))
 
 
 def _snippet(text: str | None) -> str | None:
@@ -130,6 +155,22 @@ class ToolSet:
             return False
         return self._allowed is None or self._allowed(name)
 
+    def is_named(self, name: str) -> bool:
+        """Whether the allowlist names or matches the tool (not merely keeps an MCP tool)."""
+        if self._allowed is None:
+            return False
+        names = getattr(self._allowed, "names", self._allowed)
+        return bool(names(name))
+
+    def is_activatable(self, name: str, tool: ToolDefinition) -> bool:
+        """Whether the tool may be declared (pi ``_isActivatable``): an MCP tool the allowlist keeps
+        without naming it only through ``tool_search``, so never a ``direct`` one."""
+        if tool.exposure == "hidden":
+            return False
+        if self._allowed is None or self.is_named(name) or not is_mcp_tool_name(name):
+            return True
+        return tool.exposure != "direct" and "tool_search" in self.registry
+
     @property
     def registry(self) -> dict[str, ToolDefinition]:
         """Every usable definition by name: built-ins, then extension tools (which win)."""
@@ -156,14 +197,18 @@ class ToolSet:
         # A replaced built-in is not new: it stays as active as the built-in was (pi).
         known = name in self._extension or name in self._builtins
         self._extension[name] = definition
-        if not self.is_allowed(name) or definition.exposure == "hidden":
+        if definition.exposure == "hidden":
+            # Tools cannot be unregistered: re-registering one hidden withdraws it (pi).
+            self.active = [active for active in self.active if active != name]
+            return False
+        if not self.is_allowed(name):
             return False
         if name in self._mentioned:
             return name in self._pending
         if name in self._pending:
             return True
-        if self._allowed is not None and definition.declarable:
-            return True
+        if self._allowed is not None:
+            return self.is_named(name) and definition.declarable
         return not known and definition.activated_on_registration
 
     def clear_pending(self) -> None:
@@ -186,7 +231,7 @@ class ToolSet:
         self.active = [
             name
             for name in dict.fromkeys([*kept, *requested])
-            if name in registry and registry[name].exposure != "hidden"
+            if name in registry and self.is_activatable(name, registry[name])
         ]
         self._pending.difference_update(self.active)
         return list(self.active)

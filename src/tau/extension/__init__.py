@@ -41,6 +41,7 @@ from tau.extension.events import (
     ContextWithSystemEvent,
     Event,
     InputEvent,
+    McpServersChangeEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -72,8 +73,18 @@ from tau.extension.events import (
 )
 from tau.extension.exec import ExecResult, exec_command
 from tau.extension.loader import BUNDLED_EXTENSIONS, load_extensions, load_factory
+from tau.extension.mcp_servers import (
+    McpConfigError,
+    get_mcp_tool_exposure,
+    is_mcp_server_override,
+    is_mcp_tool_name,
+    mcp_namespace,
+    tool_name_matcher,
+    validate_mcp_server_config,
+)
 from tau.extension.runner import ExtensionRunner
 from tau.extension.ui import ExtensionUI, NoUI, PrintUI
+from tau.llm.auth import resolve_config_value_or_raise
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult
 from tau.tools.bash_exec import BashOperations, LocalBashOperations
@@ -112,6 +123,8 @@ __all__ = [
     "InputEvent",
     "Loadout",
     "LocalBashOperations",
+    "McpConfigError",
+    "McpServersChangeEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -161,14 +174,21 @@ __all__ = [
     "expand_path",
     "find_cut_point",
     "format_size",
+    "get_mcp_tool_exposure",
+    "is_mcp_server_override",
+    "is_mcp_tool_name",
     "load_extensions",
     "load_factory",
+    "mcp_namespace",
     "prepare_compaction",
     "project_config_dir",
     "read_tool",
+    "resolve_config_value_or_raise",
     "resolve_to_cwd",
+    "tool_name_matcher",
     "truncate_head",
     "truncate_tail",
     "unchanged_prefix",
+    "validate_mcp_server_config",
     "write_tool",
 ]

@@ -159,6 +159,29 @@ class ExtensionAPI:
         """Render ``custom`` entries of ``custom_type`` in the interactive mode."""
         self._extension.entry_renderers[custom_type] = renderer
 
+    # -- MCP servers ---------------------------------------------------------------------------
+
+    def register_mcp_server(self, name: str, config: dict[str, Any]) -> None:
+        """Add an MCP server for this session, shaped like an ``mcpServers`` entry of ``mcp.json``.
+
+        Registered while loading, it connects on ``session_start`` with the configured servers;
+        later, at once. Registering the name again replaces this extension's registration; a server
+        of the same name in ``mcp.json`` wins. Raises ``ValueError`` for invalid configs and for names
+        another extension registered.
+        """
+        self._runner.assert_active()
+        self._runner.mcp_servers.register(name, config, self.path)
+
+    def unregister_mcp_server(self, name: str) -> None:
+        """Remove a server this extension registered (its connection closes, its tools become unreachable)."""
+        self._runner.assert_active()
+        self._runner.mcp_servers.unregister(name, self.path)
+
+    def get_mcp_servers(self) -> list[dict[str, Any]]:
+        """Every server extensions registered: ``{"name", "config", "extensionPath"}`` (copies)."""
+        self._runner.assert_active()
+        return self._runner.mcp_servers.list()
+
     # -- actions -----------------------------------------------------------------------------
 
     def _run_reported(self, value: Any, event: str) -> None:

@@ -97,7 +97,12 @@ class HookDispatch:
                         return answer
                 elif event_type == "cache_warming_decision" and answer and answer.get("action") is not None:
                     result = {"action": answer["action"]}
+        if event_type == "session_start":
+            self.report_unhandled_mcp_servers()
         return result
+
+    def report_unhandled_mcp_servers(self) -> None:
+        raise NotImplementedError
 
     async def _emit_resources_discover(self, event: dict[str, Any]) -> dict[str, Any]:
         ctx = self.create_context()

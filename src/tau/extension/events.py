@@ -32,6 +32,7 @@ __all__ = [
     "ContextWithSystemEvent",
     "Event",
     "InputEvent",
+    "McpServersChangeEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -148,6 +149,18 @@ class ResourcesDiscoverEvent(Event):
     type: str = "resources_discover"
     cwd: str = ""
     reason: str = "startup"
+
+
+@_event
+class McpServersChangeEvent(Event):
+    """An extension registered or unregistered an MCP server after the extensions were bound.
+
+    ``servers`` is every registered server after the change (``{"name", "config",
+    "extensionPath"}``). Handling this event marks an extension as the one that connects them.
+    """
+
+    type: str = "mcp_servers_change"
+    servers: list[dict[str, Any]] = field(default_factory=list)
 
 
 @_event
@@ -567,6 +580,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (
         ProjectTrustEvent,
         ResourcesDiscoverEvent,
+        McpServersChangeEvent,
         SessionStartEvent,
         SessionShutdownEvent,
         SessionInfoChangedEvent,

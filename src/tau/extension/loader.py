@@ -58,6 +58,8 @@ BUNDLED_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "evidence-reducer": ("tau.bundled.evidence_reducer", "tau.bundled.reducer"),
     "online-compact": ("tau.bundled.online_compact", "tau.bundled.occ"),
     "codemode": ("tau.bundled.codemode",),
+    "tool-search": ("tau.bundled.tool_search",),
+    "mcp": ("tau.bundled.mcp",),
 }
 # ``-e builtin:NAME`` (pi's spelling) or ``-e bundled:NAME`` loads one bundled extension explicitly,
 # also under ``--no-extensions``.

@@ -13,10 +13,16 @@ from collections.abc import Callable
 from typing import Any
 
 from tau.agent.hooks import resolve
-from tau.extension.context import ExtensionCommandContext, ExtensionContext, ExtensionToolContext
+from tau.extension.context import (
+    ExtensionCommandContext,
+    ExtensionContext,
+    ExtensionToolContext,
+    fire_and_forget,
+)
 from tau.extension.context_copies import ContextCopies
 from tau.extension.dispatch import HookDispatch, error_text
 from tau.extension.events import Event, event_from_payload
+from tau.extension.mcp_servers import McpServerRegistry
 from tau.extension.registry import EventBus, Extension, RegisteredCommand, resolve_commands
 from tau.extension.ui import ExtensionUI, PromptTrackingUI, ui_for_mode
 from tau.tools.base import ToolDefinition
@@ -58,6 +64,8 @@ class ExtensionRunner(HookDispatch):
         self._shutdown_handler: Callable[[], Any] | None = None
         self.context_head_rebuilt = False
         self.event_bus = EventBus(self.emit_error)
+        self.mcp_servers = McpServerRegistry()
+        self._reported_mcp_servers: set[str] = set()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -73,6 +81,31 @@ class ExtensionRunner(HookDispatch):
             host.set_hooks(self)
         for definition in self.registered_tools():
             host.register_tool(definition)
+        # Servers registered from now on reach the extension that connects them at once; those
+        # registered while loading are read on session_start (pi).
+        self.mcp_servers.on_change = self._mcp_servers_changed
+
+    # -- MCP servers -----------------------------------------------------------------------------
+
+    def _mcp_servers_changed(self) -> None:
+        fire_and_forget(self.emit({"type": "mcp_servers_change", "servers": self.mcp_servers.list()}))
+        self.report_unhandled_mcp_servers()
+
+    def report_unhandled_mcp_servers(self) -> None:
+        """Report registered servers once when no extension handles ``mcp_servers_change``: nothing
+        connects them (the bundled ``mcp`` extension is off or replaced)."""
+        if self.has_handlers("mcp_servers_change"):
+            return
+        for server in self.mcp_servers.list():
+            if server["name"] in self._reported_mcp_servers:
+                continue
+            self._reported_mcp_servers.add(server["name"])
+            self.emit_error(
+                server["extensionPath"],
+                "register_mcp_server",
+                f'MCP server "{server["name"]}" is registered, but no loaded extension connects MCP servers; '
+                "another extension may have replaced the built-in MCP support",
+            )
 
     def set_ui(self, ui: ExtensionUI, mode: str | None = None) -> None:
         """Install the UI of the running mode (the interactive and RPC modes bring their own).

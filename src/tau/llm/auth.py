@@ -128,9 +128,17 @@ def _run_command(command: str) -> str | None:
     return result.stdout.strip() or None
 
 
-def resolve_config_value(config: str, env: Mapping[str, str] | None = None) -> str | None:
-    """A literal, ``$NAME``/``${NAME}`` interpolation, or ``!command`` output (cached); ``None`` if unset."""
+def resolve_config_value(
+    config: str, env: Mapping[str, str] | None = None, *, cached: bool = True
+) -> str | None:
+    """A literal, ``$NAME``/``${NAME}`` interpolation, or ``!command`` output; ``None`` if unset.
+
+    A command's output is cached for the process unless ``cached`` is false (MCP ``env`` and
+    ``headers`` run theirs on every connect, as pi does).
+    """
     if config.startswith("!"):
+        if not cached:
+            return _run_command(config[1:])
         if config not in _command_cache:
             _command_cache[config] = _run_command(config[1:])
         return _command_cache[config]
@@ -146,9 +154,11 @@ def resolve_config_value(config: str, env: Mapping[str, str] | None = None) -> s
     return "".join(resolved)
 
 
-def resolve_config_value_or_raise(config: str, description: str, env: Mapping[str, str] | None = None) -> str:
+def resolve_config_value_or_raise(
+    config: str, description: str, env: Mapping[str, str] | None = None, *, cached: bool = True
+) -> str:
     """Like :func:`resolve_config_value`, raising ``ValueError`` that says what could not be resolved."""
-    value = resolve_config_value(config, env)
+    value = resolve_config_value(config, env, cached=cached)
     if value is not None:
         return value
     if config.startswith("!"):

@@ -120,6 +120,7 @@ FLAGS: tuple[Flag, ...] = (
         "skip an extension by name (repeatable)",
         "NAME",
     ),
+    Flag(("--no-mcp",), "no_mcp", help="no MCP servers and no MCP tools for this run (docs/mcp.md)"),
     Flag(
         ("--system-prompt",),
         "system_prompt",
@@ -151,7 +152,6 @@ FLAGS: tuple[Flag, ...] = (
     # pi 1.6 options for what tau does not have yet: parsed as pi parses them, then ignored.
     Flag(("--models",), "models", "split", runtime=False, unsupported="model cycling"),
     Flag(("--tui-mode",), "tui_mode", "value", runtime=False, unsupported=""),
-    Flag(("--no-mcp",), "no_mcp", runtime=False, unsupported=""),
     Flag(("--skill",), "skill", "list", runtime=False, unsupported="skills"),
     Flag(("--no-skills", "-ns"), "no_skills", runtime=False, unsupported=""),
     Flag(("--prompt-template",), "prompt_template", "list", runtime=False, unsupported="prompt templates"),
@@ -289,6 +289,8 @@ Commands:
   tau session info|context|check ID|FILE
                                 inspect a session without changing it
   tau config                    the settings files in effect and their values
+  tau mcp add|remove|list|login|logout
+                                MCP servers in mcp.json and their sign-in (tau mcp --help)
 
 pi's other commands never reach a model; each says what tau offers instead:
   tau install | tau remove | tau uninstall
@@ -297,7 +299,6 @@ pi's other commands never reach a model; each says what tau offers instead:
   tau list                      where extensions, sessions and models are listed
   tau auth                      API keys: environment, --api-key, ~/.tau/agent/auth.json
   tau help                      this help
-  tau mcp                       MCP servers (not yet available in tau)
 """
 
 _EXAMPLES = """\

@@ -60,6 +60,7 @@ class RuntimeOptions:
         extensions: ``-e``: paths, or extension functions (``def extension(tau)``), loaded first, in order.
         no_extensions: ``--no-extensions``: only :attr:`extensions` load.
         disable_extensions: ``--disable-extension`` names.
+        no_mcp: ``--no-mcp``: the bundled ``mcp`` extension stays off (no MCP servers, no MCP tools).
         flags: Extension flags (``--plan``, ``--level high``): name to value (``True`` for a bare flag);
             a name no loaded extension declares is an error.
         settings: Settings merged over the user's and the project's files for this run (never saved).
@@ -90,6 +91,7 @@ class RuntimeOptions:
     extensions: list[Any] = field(default_factory=list)
     no_extensions: bool = False
     disable_extensions: list[str] = field(default_factory=list)
+    no_mcp: bool = False
     flags: dict[str, Any] | None = None
     settings: dict[str, Any] | None = None
 
@@ -357,7 +359,7 @@ async def load_extensions(session: Any, options: RuntimeOptions, mode: str, trus
         cwd=session.cwd,
         trusted=trusted,
         no_extensions=bool(options.no_extensions),
-        disabled=list(options.disable_extensions),
+        disabled=[*options.disable_extensions, *(["mcp"] if options.no_mcp else [])],
         settings=session.settings,
         mode=mode,
     )

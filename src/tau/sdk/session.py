@@ -176,6 +176,7 @@ async def create_agent_session(
     approve: bool | None = None,
     no_extensions: bool = False,
     disable_extensions: Sequence[str] = (),
+    no_mcp: bool = False,
     flags: Mapping[str, bool | str] | None = None,
 ) -> AgentSession:
     """Start a session, set up as ``tau`` sets one up for the same options.
@@ -202,8 +203,8 @@ async def create_agent_session(
         faux_script: For ``model="faux/faux-1"``: the script (a file or a list of steps), as ``--faux-script``.
             It is the process's script: sessions of one process share it.
         provider, api_key, session_dir, session_id, name, system_prompt, append_system_prompt,
-            no_context_files, offline, approve, no_extensions, disable_extensions: as the flags of
-            the same names (``docs/sdk.md``).
+            no_context_files, offline, approve, no_extensions, disable_extensions, no_mcp: as the flags
+            of the same names (``docs/sdk.md``).
 
     Raises:
         ValueError: a bad option (an unknown model, a bad ``thinking``, a session that cannot be found).
