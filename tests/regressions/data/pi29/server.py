@@ -3,6 +3,9 @@
 
     python server.py                 # stdio
     python server.py --http PORT     # streamable HTTP on 127.0.0.1:PORT/mcp
+
+With ``MCP_TEST_PID_FILE`` set, the server starts a helper process (``sleep``) and appends both pids
+to that file as it starts.
 """
 
 from __future__ import annotations
@@ -80,6 +83,13 @@ def page(name: str) -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("MCP_TEST_PID_FILE"):  # process tests find the server (and a helper) by pid
+        import subprocess
+
+        # A helper process, as wrappers like npx leave one: it must end with the server too.
+        helper = subprocess.Popen(["sleep", "3600"])
+        with open(os.environ["MCP_TEST_PID_FILE"], "a") as handle:
+            handle.write(f"{os.getpid()} {helper.pid}\n")
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
