@@ -282,7 +282,9 @@ def discover_extensions(
 ) -> list[ExtensionSource]:
     """Every extension to load, in load order, each path once."""
     base = Path(cwd).resolve()
-    sources = _cli_sources(cli_paths, base)
+    skipped = set(disabled)
+    # A disabled bundled extension stays off when named with -e too (``--no-mcp -e builtin:mcp``).
+    sources = [s for s in _cli_sources(cli_paths, base) if not (s.source == "bundled" and s.name in skipped)]
     if not no_extensions:
         if trusted:
             sources += _scan(project_config_dir(base) / "extensions", "project")

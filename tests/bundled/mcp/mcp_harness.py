@@ -34,15 +34,34 @@ def call(tool: str, arguments: dict[str, Any] | None = None) -> str:
     return f"call: {tool} " + json.dumps(arguments or {}, separators=(",", ":"))
 
 
-def tau_argv(tmp_path: Path, *args: str, extensions: tuple[str, ...] = ("builtin:mcp", "builtin:tool-search")) -> list[str]:
+def tau_argv(
+    tmp_path: Path, *args: str, extensions: tuple[str, ...] = ("builtin:mcp", "builtin:tool-search")
+) -> list[str]:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"factory": FACTORY}]))
     loaded = [item for name in extensions for item in ("-e", name)]
-    return [sys.executable, "-m", "tau", "--offline", "-ne", *loaded, "--model", "faux/faux-1", "--faux-script", str(script), *args]
+    return [
+        sys.executable,
+        "-m",
+        "tau",
+        "--offline",
+        "-ne",
+        *loaded,
+        "--model",
+        "faux/faux-1",
+        "--faux-script",
+        str(script),
+        *args,
+    ]
 
 
 def tau_env(agent_dir: Path, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(agent_dir), "TAU_MCP_STARTUP_WAIT": STARTUP_WAIT}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src"),
+        "TAU_AGENT_DIR": str(agent_dir),
+        "TAU_MCP_STARTUP_WAIT": STARTUP_WAIT,
+    }
     env.pop("TAU_FAUX_SCRIPT", None)
     env.update(extra)
     return env
@@ -76,3 +95,51 @@ def wait_until(condition: Any, timeout: float = 60.0, what: str = "the condition
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up waiting for {what} after {timeout:.0f} s")
         time.sleep(0.05)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpServer:
+    """The issue-29 server over streamable HTTP on a free loopback port."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        import subprocess
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(SERVER), "--http", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
+
+        def accepting() -> bool:
+            import socket
+
+            if self.proc.poll() is not None:
+                raise AssertionError("the HTTP MCP server exited")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            except OSError:
+                return False
+            return True
+
+        wait_until(accepting, 120, "the HTTP MCP server to accept connections")
+
+    def stop(self) -> None:
+        import subprocess
+
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()

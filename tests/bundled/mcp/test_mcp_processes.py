@@ -18,7 +18,10 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups and s
 
 def _setup(tmp_path: Path, isolated_agent_dir: Path) -> tuple[Path, dict[str, str]]:
     pid_file = tmp_path / "pids"
-    write_config(isolated_agent_dir, {"demo": stdio_server(exposure="direct", env={"MCP_TEST_PID_FILE": str(pid_file)})})
+    write_config(
+        isolated_agent_dir,
+        {"demo": stdio_server(exposure="direct", env={"MCP_TEST_PID_FILE": str(pid_file)})},
+    )
     return pid_file, tau_env(isolated_agent_dir)
 
 
@@ -38,7 +41,9 @@ def _start_hanging(tmp_path: Path, env: dict[str, str]) -> subprocess.Popen[byte
 def _all_gone(pid_file: Path) -> None:
     started = pids(pid_file)
     assert len(started) == 2, started
-    wait_until(lambda: not any(alive(pid) for pid in started), 30, f"the server and its helper {started} to end")
+    wait_until(
+        lambda: not any(alive(pid) for pid in started), 30, f"the server and its helper {started} to end"
+    )
 
 
 def test_servers_end_with_a_normal_exit(tmp_path, isolated_agent_dir):
@@ -55,7 +60,9 @@ def test_servers_end_with_a_normal_exit(tmp_path, isolated_agent_dir):
     _all_gone(pid_file)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "kill-9"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "kill-9"]
+)
 def test_servers_end_when_tau_is_stopped_mid_call(tmp_path, isolated_agent_dir, signum):
     pid_file, env = _setup(tmp_path, isolated_agent_dir)
     proc = _start_hanging(tmp_path, env)

@@ -16,6 +16,6 @@ __all__ = ["extension"]
 
 
 def extension(tau: Any) -> None:
-    from tau.bundled.mcp.extension import McpExtension
+    from tau.bundled.mcp.manager import McpExtension
 
     McpExtension(tau).register()

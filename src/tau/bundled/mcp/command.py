@@ -142,7 +142,7 @@ async def _manage(mcp: Any, ctx: Any) -> None:
         if not ordered:
             ctx.ui.notify(format_status(mcp), "info")
             return
-        from tau.bundled.mcp.extension import describe_state
+        from tau.bundled.mcp.manager import describe_state
 
         labels = {
             f"{s.name} — {describe_state(s)} · {s.entry.exposure} · "
@@ -274,7 +274,7 @@ def register_command(mcp: Any) -> None:
             if failure:
                 ctx.ui.notify(failure, "error")
                 return
-            from tau.bundled.mcp.extension import describe_state
+            from tau.bundled.mcp.manager import describe_state
 
             mcp.ensure_discovery_active(ctx)
             ctx.ui.notify(f'Reconnected to MCP server "{server.name}" ({describe_state(server)}).', "info")
@@ -295,7 +295,7 @@ def register_command(mcp: Any) -> None:
         if action not in ("login", "logout", "reconnect") or len(words) > 2:
             return None
         start = words[1] if len(words) == 2 else ""
-        from tau.bundled.mcp.extension import describe_state
+        from tau.bundled.mcp.manager import describe_state
 
         items = [
             {"value": f"{action} {server.name}", "label": server.name, "description": describe_state(server)}

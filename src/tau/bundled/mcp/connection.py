@@ -161,7 +161,7 @@ class _Client:
                 await self._stop.wait()
         except BaseException as exc:  # the task ends here; callers see it through `open` or `closed`
             if not self._ready.done():
-                self._ready.set_exception(exc if isinstance(exc, Exception) else McpConnectionClosedError())
+                self._ready.set_exception(_translated(exc))
         finally:
             self.closed.set()
             if self.on_close is not None:
@@ -174,7 +174,10 @@ class _Client:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 async for item in read:
                     await forward.send(item)
-        self._stop.set()  # the server closed the connection
+        # The server closed the connection: calls from now on reconnect, before the teardown ends.
+        self._stop.set()
+        if self.on_close is not None:
+            self.on_close()
 
     async def _on_log(self, params: Any) -> None:
         self._connection.log_message(params.model_dump(mode="json", exclude_none=True))
@@ -190,6 +193,11 @@ class _Client:
 
         cwd = Path(self._connection.cwd).resolve()
         return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=cwd.as_uri(), name=cwd.name)])
+
+    @property
+    def dead(self) -> bool:
+        """Whether the connection ended or is ending (no request can succeed on it)."""
+        return self._stop.is_set() or self.closed.is_set()
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -213,7 +221,7 @@ class _Client:
         """Send one request; its answer as the server's JSON. Progress resets the timeout."""
         from mcp.shared.exceptions import MCPError
 
-        if self.closed.is_set() or self.session is None:
+        if self.dead or self.session is None:
             raise McpConnectionClosedError()
         loop = asyncio.get_running_loop()
         last_activity = loop.time()
@@ -382,7 +390,7 @@ class McpServerConnection:
         if self._shutdown:
             raise McpRequestError(f'MCP server "{self.name}" is shut down')
         client = self._client
-        if client is not None and not client.closed.is_set():
+        if client is not None and not client.dead:
             return client
         if self._opening is None:
             self._opening = asyncio.ensure_future(self._open())
@@ -429,7 +437,7 @@ class McpServerConnection:
         if self._shutdown:
             await client.close()
             raise McpRequestError("shut down while connecting")
-        if client.closed.is_set():
+        if client.dead:
             self.stderr_tail = _tail(client)
             raise McpRequestError("connection closed during setup")
         client.on_close = lambda: self._client_closed(client)
@@ -445,9 +453,13 @@ class McpServerConnection:
         return client
 
     def _connect_failed(self, exc: BaseException) -> McpRequestError:
-        message = _error_text(exc)
+        message = _error_text(_translated(exc))
         self.state = "closed" if self._shutdown else "failed"
-        self.error = f"{message}\n{self.stderr_tail}" if self.stderr_tail else message
+        if isinstance(exc, McpConnectionClosedError) and (self.stderr_tail or "").startswith("spawn "):
+            # The guard could not start the command: its one line says why, as Node's spawn error does.
+            self.error = self.stderr_tail
+        else:
+            self.error = f"{message}\n{self.stderr_tail}" if self.stderr_tail else message
         self._changed()
         return McpRequestError(f'MCP server "{self.name}" failed to connect: {self.error}')
 
@@ -617,6 +629,19 @@ class McpServerConnection:
             with contextlib.suppress(BaseException):
                 late = await asyncio.shield(opening)
                 await late.close()
+
+
+def _translated(exc: BaseException) -> Exception:
+    """The failure to report for an exception the SDK raised (groups unwrapped, pi's words)."""
+    from mcp.shared.exceptions import MCPError
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, MCPError):
+        if exc.error.code == _CONNECTION_CLOSED:
+            return McpConnectionClosedError()
+        return McpRequestError(exc.error.message, exc.error.code)
+    return exc if isinstance(exc, Exception) else McpConnectionClosedError()
 
 
 def _tail(client: _Client) -> str | None:
