@@ -88,6 +88,8 @@ class _Client:
         self._stop = asyncio.Event()
         self.closed = asyncio.Event()
         self._ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        # A failure after `open` gave up waiting (a sign-in is needed) is not news to anyone.
+        self._ready.add_done_callback(lambda future: future.cancelled() or future.exception())
         self._task: asyncio.Task[None] | None = None
         self.session: Any = None
         self.initialize: Any = None

@@ -230,12 +230,34 @@ class ServerAuth:
         async def callback() -> Any:
             raise McpAuthRequiredError(f'MCP server "{self.name}" requires sign-in')
 
+        url = connection.entry_config["url"]
+        if not self.store.tokens(self.name, url):
+            # Nothing to send or refresh: a 401 means sign in, without discovering and registering
+            # a client on every connection attempt.
+            return _SignInOn401(connection)
         oauth = connection.entry_config.get("oauth") or {}
         # The redirect URI the stored client was registered with, so a refresh does not re-register.
-        stored = self.store.state(self.name, connection.entry_config["url"]).get("clientInformation") or {}
+        stored = self.store.state(self.name, url).get("clientInformation") or {}
         uris = stored.get("redirect_uris") if isinstance(stored, dict) else None
         redirect = uris[0] if isinstance(uris, list) and uris else _redirect_url(oauth)
         return _provider(self.store, self.name, connection.entry_config, redirect, on_redirect, callback)
+
+
+def _sign_in_on_401(connection: Any) -> Any:
+    import httpx2
+
+    class SignInOn401(httpx2.Auth):
+        """For a server without stored tokens: an unauthorized answer means a sign-in is needed."""
+
+        def auth_flow(self, request: Any) -> Any:
+            response = yield request
+            if response.status_code == 401:
+                connection.sign_in_required()
+
+    return SignInOn401()
+
+
+_SignInOn401 = _sign_in_on_401
 
 
 class _CallbackServer:
