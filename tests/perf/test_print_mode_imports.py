@@ -30,6 +30,8 @@ HEAVY = (
     "importlib.metadata",
     "detect_secrets",
     "requests",
+    "mcp",
+    "webbrowser",
 )
 
 # Runs tau's CLI in-process, then prints which of HEAVY ended up in sys.modules.

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 import sys
-import webbrowser
 from pathlib import Path
 from typing import Any
 
@@ -448,6 +447,8 @@ def _login_or_logout(command: str, args: list[str], cwd: Path) -> int:
         return 1
 
     def show(url: str) -> None:
+        import webbrowser
+
         print(f'Sign in to MCP server "{name}" in your browser:\n{url}', flush=True)
         with contextlib.suppress(Exception):
             webbrowser.open(url)

@@ -291,3 +291,55 @@ async def test_no_mcp_turns_it_off(project, isolated_agent_dir, http_server):
         )
     assert result["content"][0]["text"] == "Tool mcp__web__echo not found"
     assert "mcp" not in commands
+
+
+@in_loop
+async def test_the_mcp_command_prints_the_status_outside_the_terminal(
+    project, isolated_agent_dir, http_server
+):
+    write_config(
+        isolated_agent_dir,
+        {"web": {"url": http_server.url, "exposure": "direct"}, "off": {"command": "x", "enabled": False}},
+    )
+    ui = RecordingUI()
+    async with await _session() as session:
+        session.hooks.set_ui(ui)
+        await session.prompt("/mcp")
+        await session.prompt("/mcp reconnect web")
+        await session.prompt("/mcp login web")
+        await session.prompt("/mcp frob a b")
+    assert ui.notes == [
+        f"web: connected, 7 tools (direct)\noff: disabled (codemode)\nServer log: {isolated_agent_dir / 'mcp.log'}",
+        'Reconnected to MCP server "web" (connected · 7 tools · resources).',
+        # an HTTP server without an Authorization header may use OAuth (pi): signing in needs a terminal
+        'Signing in to MCP server "web" requires interactive mode.',
+        "Usage: /mcp, /mcp login [server], /mcp logout [server], /mcp reconnect [server]",
+    ]
+
+
+def test_observation_pack_packs_mcp_results_and_the_reducer_leaves_them(tmp_path):
+    """The economy treats an MCP result as any tool result: ObservationPack archives and packs a
+    large one (recallable), the Evidence-Preserving Reducer only reduces bash-like results."""
+    from tau.bundled.obspack.observation import observation_of
+    from tau.bundled.reducer.candidate import ResultView, find_candidate
+
+    text = "row\n" * 5000  # 20 KB, as an MCP result reaches the model after its own cut
+    message = {
+        "role": "toolResult",
+        "toolCallId": "call_1",
+        "toolName": "mcp__db__query",
+        "content": [{"type": "text", "text": text}],
+        "details": {"server": "db", "tool": "query"},
+        "isError": False,
+        "timestamp": 1,
+    }
+    observation = observation_of(message)
+    assert observation is not None and observation.tool_name == "mcp__db__query"
+    view = ResultView(
+        tool_name="mcp__db__query",
+        tool_call_id="call_1",
+        input={"sql": "select"},
+        content=message["content"],
+        details=message["details"],
+    )
+    assert find_candidate(view) is None

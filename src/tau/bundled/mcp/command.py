@@ -10,7 +10,6 @@ off for the project alone.
 from __future__ import annotations
 
 import contextlib
-import webbrowser
 from typing import Any
 
 from tau.bundled.mcp.naming import locale_key
@@ -103,6 +102,8 @@ async def _sign_in(mcp: Any, server: Any, ctx: Any) -> str | None:
         return f'MCP server "{server.name}" does not use OAuth.'
 
     def show(link: str) -> None:
+        import webbrowser
+
         ctx.ui.notify(f'Sign in to MCP server "{server.name}" in your browser:\n{link}', "info")
         with contextlib.suppress(Exception):
             webbrowser.open(link)

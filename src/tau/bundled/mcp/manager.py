@@ -29,10 +29,11 @@ from typing import Any
 
 from tau.bundled.mcp.config import McpConfig, ServerEntry, load_mcp_config, update_server_config
 from tau.bundled.mcp.naming import create_tool_name, mcp_namespace
-from tau.bundled.mcp.resources import RESOURCE_TOOL_NAMES, create_resource_tool_definitions
 from tau.bundled.mcp.section import MCP_SERVERS_SECTION, configured_exposures, render_servers_section
-from tau.bundled.mcp.tools import create_tool_definition
 from tau.extension import get_mcp_tool_exposure
+
+# The resource tools; their definitions (and the result conversion) load with the first server.
+RESOURCE_TOOL_NAMES = frozenset({"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"})
 
 __all__ = ["McpExtension", "describe_state"]
 
@@ -159,6 +160,8 @@ class McpExtension:
 
     def register_tools(self, connection: Any) -> None:
         """Register (again) the tools ``connection``'s server offers; withdraw the ones it dropped."""
+        from tau.bundled.mcp.tools import create_tool_definition
+
         name = connection.name
         server = self.find(name)
         entry = server.entry if server is not None else ServerEntry(name, connection.entry_config, "")
@@ -266,6 +269,8 @@ class McpExtension:
         )
         if chosen == self.resource_exposure or (self.resource_exposure is None and chosen == "hidden"):
             return
+        from tau.bundled.mcp.resources import create_resource_tool_definitions
+
         was_direct = self.resource_exposure == "direct"
         self.resource_exposure = chosen
         definitions = create_resource_tool_definitions(chosen, self.resource_connections)
