@@ -195,6 +195,8 @@ def test_the_registry_names_the_bundled_extensions_in_decided_order():
         "evidence-reducer",
         "online-compact",
         "codemode",
+        "tool-search",
+        "mcp",
     ]
 
 

@@ -49,6 +49,7 @@ def test_every_pi_event_has_a_dataclass():
     pi_events = [
         "project_trust",
         "resources_discover",
+        "mcp_servers_change",
         "session_start",
         "session_shutdown",
         "session_info_changed",
