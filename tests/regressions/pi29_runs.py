@@ -40,7 +40,8 @@ if str(HERE.parent) not in sys.path:
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from pi22_runs import FAUX_FACTORY, PI_BEHAVIOUR, REPO, Run, _drive, _normalize  # noqa: E402
+from pi22_runs import FAUX_FACTORY, PI_BEHAVIOUR, REPO, Run, _drive, _merged, _normalize  # noqa: E402
+from pi30_runs import _masked_text as _codemode_masked  # noqa: E402
 
 DATA = HERE / "data" / "pi29"
 FAUX_EXT = DATA / "faux-ext.ts"
@@ -53,6 +54,10 @@ STARTUP_WAIT = "120"
 
 def _call(tool: str, arguments: dict[str, Any] | None = None) -> str:
     return f"call: {tool} " + json.dumps(arguments or {}, separators=(",", ":"))
+
+
+def _script(code: str) -> str:
+    return "call: codemode " + json.dumps({"code": code}, separators=(",", ":"))
 
 
 def _stdio(**extra: Any) -> dict[str, Any]:
@@ -68,11 +73,17 @@ class Scenario:
     approve: bool | None = None
     http: bool = False
     resumes: str | None = None  # the scenario whose session this one continues
+    codemode: bool = False  # load the bundled codemode extension too
+    settings: dict[str, Any] = field(default_factory=dict)  # the user settings.json of both programs
 
     @property
     def args(self) -> list[str]:
         trust = [] if self.approve is None else ["--approve" if self.approve else "--no-approve"]
         return [*trust, "--mode", "json", *self.prompts]
+
+    @property
+    def extensions(self) -> list[str]:
+        return [*MCP_ARGS, *(["-e", "builtin:codemode"] if self.codemode else [])]
 
 
 SCENARIOS = {
@@ -146,6 +157,32 @@ SCENARIOS = {
             {"demo": _stdio(exposure="direct")},
             project={"demo": {"exposure": "hidden"}},
             approve=False,
+        ),
+        # codemode scripts call MCP tools of codemode servers (codemode is activated for them)
+        Scenario(
+            "codemode-calls",
+            [
+                _script(
+                    "const sum = await tools.mcp__demo__add({ a: 2, b: 3 });\n"
+                    'const failed = await tools.mcp__demo__fail({ reason: "in a script" });\n'
+                    "text(JSON.stringify({ sum: sum.structuredContent, failed: failed.isError }));\n"
+                    'return (await tools.mcp__demo__echo({ text: "from codemode" })).content[0].text;'
+                ),
+            ],
+            {"demo": _stdio()},
+            codemode=True,
+        ),
+        # direct MCP tools while codemode is active: their declarations as codemode presents them
+        Scenario(
+            "codemode-direct",
+            [_call("mcp__demo__add", {"a": 5, "b": 6})],
+            {
+                "demo": _stdio(
+                    exposure="direct", toolExposure={"big": "hidden", "crash": "hidden", "hang": "hidden"}
+                )
+            },
+            codemode=True,
+            settings={"defaultTools": ["+codemode"]},
         ),
         # a session with MCP tool calls, continued: the restored loadout declares the MCP tools again
         Scenario(
@@ -250,10 +287,10 @@ def run_tau(scenario: Scenario, base: Path, resume: list[dict[str, Any]] | None 
     """Run ``scenario`` with tau (``python -m tau``) in ``base``; ``resume`` is the session to continue."""
     with http_server() if scenario.http else contextlib.nullcontext("") as url:
         project, agent, sessions = _prepare(scenario, base, ".tau", url)
-        (agent / "settings.json").write_text(json.dumps(PI_BEHAVIOUR))
+        (agent / "settings.json").write_text(json.dumps(_merged(PI_BEHAVIOUR, scenario.settings)))
         script = base / "script.json"
         script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
-        argv = [sys.executable, "-m", "tau", "--offline", *MCP_ARGS, "--model", "faux/faux-1"]
+        argv = [sys.executable, "-m", "tau", "--offline", *scenario.extensions, "--model", "faux/faux-1"]
         argv += ["--faux-script", str(script), "--session-dir", str(sessions)]
         if resume is not None:
             argv += ["--session", str(_place_session(resume, base))]
@@ -274,7 +311,9 @@ def run_pi(scenario: Scenario, base: Path, pi_bin: str, resume: list[dict[str, A
     """Run ``scenario`` with real pi 1.6 in ``base``."""
     with http_server() if scenario.http else contextlib.nullcontext("") as url:
         project, agent, sessions = _prepare(scenario, base, ".pi", url)
-        argv = [pi_bin, "--offline", *MCP_ARGS, "-e", str(FAUX_EXT), "--model", "faux/faux-1"]
+        if scenario.settings:
+            (agent / "settings.json").write_text(json.dumps(scenario.settings))
+        argv = [pi_bin, "--offline", *scenario.extensions, "-e", str(FAUX_EXT), "--model", "faux/faux-1"]
         argv += ["--session-dir", str(sessions)]
         if resume is not None:
             argv += ["--session", str(_place_session(resume, base))]
@@ -293,7 +332,8 @@ _MCP_SECTION = "mcp_servers"
 
 def _mask(value: Any) -> Any:
     if isinstance(value, str):
-        return _OUTPUT_FILE.sub("<output file>.txt", value)
+        # codemode's masks too: its docs path, wall times, its own output files
+        return _codemode_masked(_OUTPUT_FILE.sub("<output file>.txt", value))
     if isinstance(value, dict):
         if value.get("type") == "text_delta" and isinstance(value.get("delta"), str):
             # streamed in 16-character pieces that split the spill path: compared whole at text_end

@@ -109,6 +109,26 @@ def test_a_trusted_project_overrides_exposure_and_an_untrusted_one_is_ignored():
     assert _results(untrusted)[0]["content"] == [{"type": "text", "text": "still direct"}]
 
 
+def test_codemode_scripts_call_mcp_tools_and_declared_ones_gain_its_sentence():
+    """From pi's goldens: a script calls the tools of a codemode server and gets the whole
+    ``CallToolResult`` (an error result resolves); with codemode active, declared MCP tools carry
+    codemode's sentence about what the call resolves to."""
+    calls = comparable(load_golden("codemode-calls"))
+    (script,) = [r for r in _records(calls, "tool_execution_end") if r["toolName"] == "codemode"]
+    assert script["result"]["content"][1]["text"] == (
+        '==> text 1/2 <==\n{"sum":{"result":5},"failed":true}\n==> text 2/2 <==\nfrom codemode'
+    )
+    nested = [r["toolName"] for r in _records(calls, "tool_execution_end") if r.get("parentToolCallId")]
+    assert nested == ["mcp__demo__add", "mcp__demo__fail", "mcp__demo__echo"]
+    direct = comparable(load_golden("codemode-direct"))
+    first = next(r["message"] for r in _records(direct, "message_end") if r["message"]["role"] == "system")
+    add = next(tool for tool in first["toolsAdded"] if tool["name"] == "mcp__demo__add")
+    assert add["description"] == (
+        "Add two numbers.\n\nCodemode: `tools.mcp__demo__add(args)` resolves to "
+        "`{ content, structuredContent?: { result }, isError? }`."
+    )
+
+
 def test_tau_resumes_its_session_as_pi_resumes_its_own():
     """``direct-calls`` then ``resume-calls`` in tau equals the same in pi: the MCP tools the session
     declared are declared again and callable once the server connected."""
