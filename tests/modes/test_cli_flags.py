@@ -148,7 +148,7 @@ def test_a_missing_extension_file_fails_with_its_path(project, tmp_path, isolate
 
 def test_pi_options_tau_lacks_are_parsed_and_named(project, tmp_path):
     done = tau(
-        ["-p", "--skill", "s.md", "-ns", "--no-mcp", "-np", *faux(tmp_path, [{"text": "answered"}]), "hi"],
+        ["-p", "--skill", "s.md", "-ns", "-np", *faux(tmp_path, [{"text": "answered"}]), "hi"],
         project,
     )
     assert done.returncode == 0, done

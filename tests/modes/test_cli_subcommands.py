@@ -46,8 +46,8 @@ def sessions(home: Path) -> list[Path]:
 @pytest.mark.parametrize(
     ("argv", "code", "line"),
     [
-        (["mcp", "list"], 1, "tau mcp: MCP servers are not yet available in tau"),
-        (["mcp", "add", "x", "--", "npx", "server"], 1, "tau mcp: MCP servers are not yet available in tau"),
+        (["mcp", "list"], 0, "No MCP servers configured. Add them to "),
+        (["mcp", "remove", "x"], 1, 'No global MCP server named "x" in '),
         (["install", "npm:@scope/pkg"], 1, "tau install: tau has no package manager; "),
         (["remove", "npm:@scope/pkg"], 1, "tau remove: tau has no package manager; "),
         (["uninstall", "x"], 1, "tau remove: tau has no package manager; "),

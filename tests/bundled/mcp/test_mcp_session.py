@@ -281,7 +281,7 @@ def test_a_server_that_cannot_start_is_reported_and_the_run_goes_on(tmp_path, is
 @in_loop
 async def test_no_mcp_turns_it_off(project, isolated_agent_dir, http_server):
     write_config(isolated_agent_dir, {"web": {"url": http_server.url, "exposure": "direct"}})
-    async with await _session(disable_extensions=["mcp"]) as session:
+    async with await _session(no_mcp=True) as session:
         await session.prompt(call("mcp__web__echo", {"text": "x"}))
         (result,) = _results(session)
         commands = (
