@@ -27,7 +27,9 @@ from typing import Any
 
 __all__ = ["Bm25Ranker", "SearchDocument", "search_document", "tokenize"]
 
-_STOP_WORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on", "or", "that", "the", "this", "to", "with"])
+_STOP_WORDS = frozenset(
+    "a an and are as at be by for from in is it of on or that the this to with".split()  # noqa: SIM905
+)
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _ASCII_WORDS = re.compile(r"^[a-z0-9 ]*$")
