@@ -108,10 +108,10 @@ def free_port() -> int:
 class HttpServer:
     """The issue-29 server over streamable HTTP on a free loopback port."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, port: int | None = None) -> None:
         import subprocess
 
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.proc = subprocess.Popen(
             [sys.executable, str(SERVER), "--http", str(self.port)],

@@ -343,3 +343,71 @@ def test_observation_pack_packs_mcp_results_and_the_reducer_leaves_them(tmp_path
         details=message["details"],
     )
     assert find_candidate(view) is None
+
+
+class ScriptedUI(RecordingUI):
+    """A terminal UI whose menus answer from a script (the label chosen, or ``None`` for Esc)."""
+
+    def __init__(self, choices: list[Any]) -> None:
+        super().__init__()
+        self.choices = list(choices)
+        self.menus: list[tuple[str, list[str]]] = []
+
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        self.menus.append((title, list(options)))
+        choice = self.choices.pop(0)
+        return next((option for option in options if option.startswith(choice)), None) if choice else None
+
+
+@in_loop
+async def test_the_mcp_manager_disables_a_server_and_saves_it(project, isolated_agent_dir, http_server):
+    config = write_config(isolated_agent_dir, {"web": {"url": http_server.url, "exposure": "direct"}})
+    ui = ScriptedUI(["web", "Exposure", "deferred", "Disable", None, None])
+    async with await _session() as session:
+        await session.prompt(call("mcp__web__echo", {"text": "before"}))
+        session.hooks.set_ui(ui, mode="tui")
+        await session.prompt("/mcp")
+        await session.prompt(call("mcp__web__echo", {"text": "after"}))
+        before, after = _results(session)
+    assert [title for title, _ in ui.menus] == [
+        "MCP servers",
+        f"MCP server web ({http_server.url})",
+        "Exposure of web",
+        f"MCP server web ({http_server.url})",
+        f"MCP server web ({http_server.url})",
+        "MCP servers",
+    ]
+    assert ui.menus[0][1] == ["web — connected · 7 tools · resources · direct · global"]
+    assert ui.menus[4][1] == ["Enable", "Enable in this project"]  # a trusted project (nothing to guard)
+    assert json.loads(config.read_text())["mcpServers"]["web"] == {
+        "url": http_server.url,
+        "exposure": "deferred",
+        "enabled": False,
+    }
+    assert before["content"] == [{"type": "text", "text": "before"}]
+    assert after["isError"] is True and after["content"][0]["text"] == "Tool mcp__web__echo not found"
+
+
+@in_loop
+async def test_over_http_a_crash_mid_call_and_a_call_that_never_answers(project, isolated_agent_dir):
+    server = HttpServer()
+    try:
+        write_config(isolated_agent_dir, {"web": {"url": server.url, "exposure": "direct", "timeout": 3}})
+        async with await _session() as session:
+            await session.prompt(call("mcp__web__hang"))
+            await session.prompt(call("mcp__web__crash"))
+            await session.prompt(call("mcp__web__echo", {"text": "gone"}))
+            server.stop()
+            server = HttpServer(port=server.port)  # the server restarts: the next call reconnects
+            await session.prompt(call("mcp__web__echo", {"text": "back"}))
+            hang, crash, gone, back = _results(session)
+    finally:
+        server.stop()
+    assert hang["isError"] is True
+    assert hang["content"] == [{"type": "text", "text": "MCP request timed out after 3000ms"}]
+    assert crash["isError"] is True and crash["content"] == [
+        {"type": "text", "text": "MCP connection closed"}
+    ]
+    assert gone["isError"] is True
+    assert gone["content"][0]["text"].startswith('MCP server "web" failed to connect: ')
+    assert back["content"] == [{"type": "text", "text": "back"}]

@@ -531,24 +531,48 @@ class McpServerConnection:
         """``tools/call``; the result as the server sent it. Never retried (the server may have run it)."""
         import mcp_types
 
-        client = await self.get_client()
         request = mcp_types.CallToolRequest(
             params=mcp_types.CallToolRequestParams(name=name, arguments=arguments)
         )
-        return await client.request(request, self.timeout, signal, on_progress or (lambda *args: None))
+        return await self._with_client(
+            lambda client: client.request(request, self.timeout, signal, on_progress or (lambda *args: None))
+        )
 
     async def _read_only(self, run: Callable[[_Client], Any]) -> Any:
         """A listing or read, retried once after a transient failure."""
+        return await self._with_client(run, read_only=True)
+
+    async def _with_client(self, run: Callable[[_Client], Any], read_only: bool = False) -> Any:
+        """Run a request, reconnecting when needed (pi ``withClient``): a listing or read is retried
+        once after a transient HTTP failure; a request the server answered with an unknown session
+        (it restarted: it did not run it) is retried once on a new session; a closed connection is
+        dropped, so the next call reconnects. Tool calls are never retried otherwise."""
         for attempt in (1, 2):
             client = await self.get_client()
             try:
                 return await run(client)
             except McpRequestError as exc:
-                if attempt == 1 and _transient(exc) and "url" in self.entry_config:
+                http = "url" in self.entry_config
+                if attempt == 1 and read_only and http and _transient(exc):
                     await asyncio.sleep(CONNECT_RETRY_DELAYS[0])
                     continue
+                if attempt == 1 and http and _session_expired(exc):
+                    self._drop(client)
+                    continue
+                if isinstance(exc, McpConnectionClosedError):
+                    self._drop(client)
                 raise
         raise AssertionError("unreachable")
+
+    def _drop(self, client: _Client) -> None:
+        """Forget a client whose connection is gone (an HTTP server that went away says so only
+        through failing requests); it closes in the background."""
+        if self._client is not client:
+            return
+        self._client_closed(client)
+        task = asyncio.ensure_future(client.close())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def read_resource(self, uri: str, signal: Any = None) -> dict[str, Any]:
         import mcp_types
@@ -651,6 +675,11 @@ def _tail(client: _Client) -> str | None:
         return None
     text = client.stderr.text.strip()
     return text[-2000:] or None
+
+
+def _session_expired(exc: BaseException) -> bool:
+    """The HTTP server no longer knows the session (a 404 after the session started)."""
+    return isinstance(exc, McpRequestError) and exc.code == -32600 and str(exc) == "Session terminated"
 
 
 def _transient(exc: BaseException) -> bool:
