@@ -30,6 +30,8 @@ DOC_OF = {
     "evidence-reducer": "sol-reducer-occ.md",
     "online-compact": "sol-reducer-occ.md",
     "codemode": "../codemode.md",
+    "tool-search": "../mcp.md",
+    "mcp": "../mcp.md",
 }
 
 

@@ -6,6 +6,7 @@ ctx (:class:`ExtensionContext`). Bundled extensions use only these names, as thi
 See ``docs/extensions.md``.
 """
 
+from tau import __version__ as VERSION
 from tau.agent.compaction import (
     CompactionPreparation,
     CompactionSettings,
@@ -96,6 +97,7 @@ __all__ = [
     "BUNDLED_EXTENSIONS",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
+    "VERSION",
     "AbortSignal",
     "AfterProviderResponseEvent",
     "AgentBeforeSettleEvent",

@@ -337,8 +337,8 @@ class McpExtension:
         return token
 
     def _create_connection(self, server: Server, ctx: Any, is_current: Any) -> Any:
-        from tau import __version__
         from tau.bundled.mcp.connection import McpServerConnection
+        from tau.extension import VERSION
 
         def on_tools(connection: Any) -> None:
             if is_current():
@@ -357,7 +357,7 @@ class McpExtension:
             on_change=on_change,
             auth=self.credentials().auth_for(server.name) if server.config.get("url") else None,
             provider_token=self._provider_token(ctx),
-            version=__version__,
+            version=VERSION,
         )
         server.connection = connection
         return connection
