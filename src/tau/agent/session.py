@@ -67,7 +67,7 @@ class AgentSession(
         settings: effective settings (``retry.*``, ``compaction.*``, queue modes, images, shell).
         model_registry: models and credentials; also the default stream function.
         model: the selected model (``None``: prompts fail with a message saying how to pick one).
-        tools: the built-in tool definitions (default: tau's four built-ins).
+        tools: the built-in tool definitions (default: every built-in; read, bash, edit, write active).
         cwd: the working directory (default: the session's).
         hooks: the extension layer (default: none). :meth:`set_hooks` binds one later.
         thinking_level: explicit level; default: the session's, then settings, clamped to the model.
@@ -107,9 +107,9 @@ class AgentSession(
         self._prompt = prompt or PromptSettings()
         self._stream_fn: StreamFunction = stream_fn or self._registry.stream
         if tools is None:
-            from tau.tools.registry import builtin_tools
+            from tau.tools.registry import all_builtin_tools
 
-            tools = builtin_tools()
+            tools = all_builtin_tools()
         self._tools = ToolSet(tools, allowed_tools, excluded_tools)
         self._projection = ProjectionCache(session_manager)
         self._nested = NestedCallRunner(self)

@@ -1,4 +1,4 @@
-"""Built-in tools: read, write, edit, bash, and their truncation and path rules.
+"""Built-in tools: read, write, edit, bash, grep, find, ls, and their truncation and path rules.
 
 Public surface: the tool contract (:class:`ToolDefinition`, :class:`ToolResult`,
 :class:`ToolContext`, :func:`tool_declaration`), argument validation
@@ -33,9 +33,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from tau.tools.bash import bash_tool
     from tau.tools.bash_exec import BashOperations, LocalBashOperations
     from tau.tools.edit import edit_tool
+    from tau.tools.find import find_tool
+    from tau.tools.grep import grep_tool
+    from tau.tools.ls import ls_tool
     from tau.tools.mutation_queue import FileMutationQueue, with_file_mutation_queue
     from tau.tools.read import read_tool
-    from tau.tools.registry import BUILTIN_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, builtin_tool, builtin_tools
+    from tau.tools.registry import (
+        BUILTIN_TOOL_NAMES,
+        DEFAULT_ACTIVE_TOOLS,
+        all_builtin_tools,
+        builtin_tool,
+        builtin_tools,
+    )
     from tau.tools.shell import kill_tracked_groups
     from tau.tools.truncate import (
         DEFAULT_MAX_BYTES,
@@ -62,12 +71,16 @@ _EXPORTS: dict[str, str] = {
     "ToolError": "tau.tools.base",
     "ToolResult": "tau.tools.base",
     "UpdateCallback": "tau.tools.base",
+    "all_builtin_tools": "tau.tools.registry",
     "bash_tool": "tau.tools.bash",
     "builtin_tool": "tau.tools.registry",
     "builtin_tools": "tau.tools.registry",
     "edit_tool": "tau.tools.edit",
+    "find_tool": "tau.tools.find",
     "format_size": "tau.tools.truncate",
+    "grep_tool": "tau.tools.grep",
     "kill_tracked_groups": "tau.tools.shell",
+    "ls_tool": "tau.tools.ls",
     "prepare_arguments": "tau.tools.arguments",
     "read_tool": "tau.tools.read",
     "tool_declaration": "tau.tools.base",
@@ -95,12 +108,16 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "UpdateCallback",
+    "all_builtin_tools",
     "bash_tool",
     "builtin_tool",
     "builtin_tools",
     "edit_tool",
+    "find_tool",
     "format_size",
+    "grep_tool",
     "kill_tracked_groups",
+    "ls_tool",
     "prepare_arguments",
     "read_tool",
     "tool_declaration",

@@ -11,15 +11,18 @@ from typing import Literal, TypedDict
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
+    "GREP_MAX_LINE_LENGTH",
     "TruncationResult",
     "format_size",
     "truncate_head",
+    "truncate_line",
     "truncate_tail",
     "utf8_len",
 ]
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
+GREP_MAX_LINE_LENGTH = 500  # characters (UTF-16 code units) of one grep line
 
 
 class TruncationResult(TypedDict):
@@ -196,3 +199,25 @@ def _utf8_tail(text: str, max_bytes: int) -> str:
     while start < len(data) and (data[start] & 0xC0) == 0x80:
         start += 1
     return data[start:].decode("utf-8", "replace")
+
+
+def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:
+    """``line`` cut to ``max_chars`` UTF-16 code units plus ``... [truncated]``, and whether it was cut.
+
+    A surrogate pair is never split: when the cut would fall inside one, the whole character goes.
+    """
+    if len(line) <= max_chars and line.isascii():
+        return line, False
+    units = line.encode("utf-16-le", "surrogatepass")
+    if len(units) // 2 <= max_chars:
+        return line, False
+    end = max(0, max_chars)
+    head = units[: 2 * end]
+    after = units[2 * end : 2 * end + 2]
+    if (
+        end
+        and 0xD800 <= int.from_bytes(head[-2:], "little") <= 0xDBFF
+        and 0xDC00 <= int.from_bytes(after, "little") <= 0xDFFF
+    ):
+        head = head[:-2]  # a high surrogate whose low half lies past the cut
+    return head.decode("utf-16-le", "surrogatepass") + "... [truncated]", True
