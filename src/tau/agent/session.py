@@ -24,9 +24,10 @@ import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.agent.agent import Agent
+from tau.agent.resources import Resources
 from tau.agent.session_boundaries import BoundaryMixin
 from tau.agent.session_compaction import CompactionMixin
 from tau.agent.session_events import EventsMixin, ProjectionCache
@@ -45,6 +46,10 @@ from tau.llm.stream import AbortSignal, StreamFunction, StreamOptions
 from tau.llm.types import Model
 from tau.session.manager import SessionManager
 from tau.tools.base import ToolDefinition
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tau.agent.prompt_templates import PromptTemplate
+    from tau.agent.skills import Skill
 
 __all__ = ["NO_MODEL_MESSAGE", "AgentSession", "SessionListener"]
 
@@ -78,6 +83,7 @@ class AgentSession(
         excluded_tools: the ``--exclude-tools`` matcher: those tools are never usable.
         prompt: the custom prompt, addendum, context files.
         stream_fn: the provider entry point (default: ``model_registry.stream``).
+        resources: the skills and prompt templates (``/skill:name``, ``/template``; the prompt's listing).
     """
 
     def __init__(
@@ -98,6 +104,7 @@ class AgentSession(
         excluded_tools: Callable[[str], bool] | None = None,
         prompt: PromptSettings | None = None,
         stream_fn: StreamFunction | None = None,
+        resources: Resources | None = None,
     ) -> None:
         self._session_manager = session_manager
         self._settings = settings or Settings.in_memory()
@@ -105,6 +112,9 @@ class AgentSession(
         self._cwd = str(cwd) if cwd is not None else session_manager.get_cwd()
         self._hooks: SessionHooks = hooks or NoHooks()
         self._prompt = prompt or PromptSettings()
+        self._resources = resources or Resources(skills=list(self._prompt.skills))
+        if resources is not None and not self._prompt.skills:
+            self._prompt.skills = list(resources.skills)
         self._stream_fn: StreamFunction = stream_fn or self._registry.stream
         if tools is None:
             from tau.tools.registry import all_builtin_tools
@@ -254,6 +264,19 @@ class AgentSession(
     @property
     def cwd(self) -> str:
         return self._cwd
+
+    @property
+    def resources(self) -> Resources:
+        """The skills and prompt templates this session offers (and what loading them found wrong)."""
+        return self._resources
+
+    @property
+    def prompt_templates(self) -> list[PromptTemplate]:
+        return list(self._resources.prompts)
+
+    @property
+    def skills(self) -> list[Skill]:
+        return list(self._resources.skills)
 
     @property
     def signal(self) -> AbortSignal | None:

@@ -84,6 +84,7 @@ class PromptMixin:
                     images=images,
                     streaming_behavior=streaming_behavior,
                     source=source,
+                    expand_commands=expand_commands,
                     preflight_result=preflight_result,
                 )
             )
@@ -98,7 +99,9 @@ class PromptMixin:
             )
         self._prompt_preflight += 1
         try:
-            trigger = await self._prepare_prompt(text, images, streaming_behavior, source, report)
+            trigger = await self._prepare_prompt(
+                text, images, streaming_behavior, source, report, expand_commands
+            )
         finally:
             self._prompt_preflight -= 1
         if trigger is not None:
@@ -126,13 +129,21 @@ class PromptMixin:
         return text, images
 
     async def _prepare_prompt(
-        self, text: str, images: Any, behavior: str | None, source: str, report: Callable[[str], None]
+        self,
+        text: str,
+        images: Any,
+        behavior: str | None,
+        source: str,
+        report: Callable[[str], None],
+        expand: bool = True,
     ) -> dict[str, Any] | None:
         processed = await self._run_input(text, images, source, behavior if self.is_streaming else None)
         if processed is None:
             report("handled")
             return None
         text, images = processed
+        if expand:
+            text = self._expand_commands(text)
         if self.is_streaming:
             if not behavior:
                 raise RuntimeError(
@@ -189,8 +200,25 @@ class PromptMixin:
         processed = await self._run_input(text, images, source, behavior if self.is_streaming else None)
         if processed is None:
             return "handled"
-        self._queue(processed[0], processed[1], behavior)
+        self._queue(self._expand_commands(processed[0]), processed[1], behavior)
         return "queued"
+
+    def _expand_commands(self: Any, text: str) -> str:
+        """``/skill:name args`` and ``/template args`` as the text they stand for (pi's order: skill, then
+        template). A skill file that cannot be read is reported as an extension error; the text stays."""
+        from tau.agent.frontmatter import FrontmatterError
+        from tau.agent.prompt_templates import expand_prompt_template
+        from tau.agent.skills import expand_skill_command
+
+        resources = self._resources
+        try:
+            text = expand_skill_command(text, resources.skills)
+        except (OSError, FrontmatterError) as exc:
+            name = text[7:].split(" ", 1)[0]
+            skill = next((s for s in resources.skills if s.name == name), None)
+            message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self._hooks.emit_error(skill.file_path if skill else text, "skill_expansion", message)
+        return expand_prompt_template(text, resources.prompts)
 
     async def send_user_message(
         self, content: str | list[dict[str, Any]], *, deliver_as: str | None = None

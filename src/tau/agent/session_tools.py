@@ -91,6 +91,7 @@ class PromptSettings:
     context_files: list[tuple[str, str]] = field(default_factory=list)
     sections: dict[str, str] = field(default_factory=dict)
     prompt_guidelines: list[str] = field(default_factory=list)
+    skills: list[Any] = field(default_factory=list)  # tau.agent.skills.Skill, listed in the prompt
 
 
 @dataclass
@@ -335,6 +336,7 @@ class ToolSet:
             append_prompt=prompt.append_prompt,
             context_files=list(prompt.context_files),
             sections=dict(prompt.sections),
+            skills=list(prompt.skills),
         )
 
 
@@ -351,7 +353,7 @@ def options_to_json(options: PromptOptions) -> dict[str, Any]:
         "appendSystemPrompt": options.append_prompt,
         "cwd": options.cwd,
         "contextFiles": [{"path": path, "content": content} for path, content in options.context_files],
-        "skills": [],
+        "skills": [skill.to_json() for skill in options.skills],
     }
 
 
@@ -363,6 +365,7 @@ def options_from_json(data: dict[str, Any], base: PromptOptions) -> PromptOption
         return value if isinstance(value, kind) else default
 
     files = pick("contextFiles", list, None)
+    skills = pick("skills", list, None)
     return PromptOptions(
         cwd=pick("cwd", str, base.cwd),
         selected_tools=[n for n in pick("selectedTools", list, base.selected_tools) if isinstance(n, str)],
@@ -382,7 +385,16 @@ def options_from_json(data: dict[str, Any], base: PromptOptions) -> PromptOption
             else list(base.context_files)
         ),
         sections=dict(pick("sections", dict, base.sections)),
+        skills=list(base.skills) if skills is None else _skills_from_json(skills),
     )
+
+
+def _skills_from_json(items: list[Any]) -> list[Any]:
+    from tau.agent.skills import Skill
+
+    return [
+        skill for item in items if isinstance(item, dict) and (skill := Skill.from_json(item)) is not None
+    ]
 
 
 def system_patch(messages: Sequence[dict[str, Any]], options: PromptOptions) -> dict[str, Any] | None:

@@ -107,6 +107,9 @@ SCHEMA: dict[str, Expect] = {
     "shellCommandPrefix": _STRING,
     "defaultProjectTrust": _one_of("ask", "always", "never"),
     "disabledExtensions": _STRINGS,
+    "skills": _STRINGS,
+    "prompts": _STRINGS,
+    "enableSkillCommands": _BOOLEAN,
     "todoLoop": _object(),
     "sol": _object(),
     "codemode": _object(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tau.common.lazy_regex import lazy_pattern
 
@@ -37,6 +38,7 @@ class PromptOptions:
     append_prompt: str = ""
     context_files: list[tuple[str, str]] = field(default_factory=list)  # (path, content)
     sections: dict[str, str] = field(default_factory=dict)  # extension sections
+    skills: list[Any] = field(default_factory=list)  # tau.agent.skills.Skill
 
 
 def _rules(tools: list[str], guidelines: dict[str, list[str]], extra: list[str]) -> str:
@@ -79,8 +81,23 @@ def _project_context(files: list[tuple[str, str]]) -> str:
     return "\n\n".join(parts)
 
 
+def _skills(options: PromptOptions, declared: list[str]) -> str:
+    """The skills listing, when a tool can read a skill's file: ``read``, else ``bash``; a reader that
+    is selected but hidden is still reachable through another tool, so the hint then names none."""
+    if not options.skills:
+        return ""
+    reader = next((tool for tool in ("read", "bash") if tool in declared), None)
+    if reader is None and any(tool in options.selected_tools for tool in ("read", "bash")):
+        reader = "indirect"
+    if reader is None:
+        return ""
+    from tau.agent.skills import format_skills_for_prompt
+
+    return format_skills_for_prompt(options.skills, reader).strip()
+
+
 def build_sections(options: PromptOptions) -> dict[str, str]:
-    """The ordered sections: preamble, tools, rules, docs, addendum, project_context, cwd, extension ones."""
+    """The ordered sections: preamble, tools, rules, docs, addendum, project_context, skills, cwd, extension ones."""
     for name in options.sections:
         if not _SECTION_NAME.match(name) or name == "preamble":
             raise ValueError(f"Invalid system prompt section name: {name}")
@@ -99,6 +116,9 @@ def build_sections(options: PromptOptions) -> dict[str, str]:
         raw["addendum"] = options.append_prompt
     if options.context_files:
         raw["project_context"] = _project_context(options.context_files)
+    skills = _skills(options, declared)
+    if skills:
+        raw["skills"] = skills
     raw["cwd"] = options.cwd.replace("\\", "/")
     for name, content in options.sections.items():
         if content:

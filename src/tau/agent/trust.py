@@ -31,9 +31,19 @@ class TrustError(ValueError):
 
 
 def needs_trust(cwd: str | Path) -> bool:
-    """True when the project has configuration that only a trusted project may load."""
+    """True when the project has configuration that only a trusted project may load: an entry of
+    :data:`TRUST_RESOURCES` in ``<cwd>/.tau``, or an ``.agents/skills`` folder in the cwd or a parent
+    (the user's own ``~/.agents/skills`` aside)."""
     config = project_config_dir(cwd)
-    return any((config / name).exists() for name in TRUST_RESOURCES)
+    if any((config / name).exists() for name in TRUST_RESOURCES):
+        return True
+    user_skills = (Path.home() / ".agents" / "skills").resolve()
+    current = Path(cwd).resolve()
+    for directory in (current, *current.parents):
+        candidate = directory / ".agents" / "skills"
+        if candidate.exists() and candidate.resolve() != user_skills:
+            return True
+    return False
 
 
 def _trust_file(directory: Path | None) -> Path:

@@ -64,6 +64,10 @@ class RuntimeOptions:
         flags: Extension flags (``--plan``, ``--level high``): name to value (``True`` for a bare flag);
             a name no loaded extension declares is an error.
         settings: Settings merged over the user's and the project's files for this run (never saved).
+        skills: ``--skill``: skill files or folders, loaded whatever ``no_skills`` says.
+        no_skills: ``--no-skills``: no discovered or configured skills.
+        prompt_templates: ``--prompt-template``: template files or folders.
+        no_prompt_templates: ``--no-prompt-templates``: no discovered or configured templates.
     """
 
     cwd: str = field(default_factory=os.getcwd)
@@ -94,6 +98,10 @@ class RuntimeOptions:
     no_mcp: bool = False
     flags: dict[str, Any] | None = None
     settings: dict[str, Any] | None = None
+    skills: list[str] = field(default_factory=list)
+    no_skills: bool = False
+    prompt_templates: list[str] = field(default_factory=list)
+    no_prompt_templates: bool = False
 
 
 @dataclass
@@ -189,6 +197,10 @@ async def open_runtime(
         no_builtin_tools=options.no_builtin_tools,
         exclude=options.exclude_tools,
     )
+    resources = _resources(options, cwd, settings, trusted)
+    warnings += resources.warnings()
+    prompt = _prompt_settings(options, cwd, trusted)
+    prompt.skills = list(resources.skills)
     session = (session_class or AgentSession)(
         manager,
         settings,
@@ -201,7 +213,8 @@ async def open_runtime(
         restore_tools=tools.restore,
         allowed_tools=tools.allowed,
         excluded_tools=tools.excluded,
-        prompt=_prompt_settings(options, cwd, trusted),
+        prompt=prompt,
+        resources=resources,
     )
     extensions = await load_extensions(session, options, mode, trusted)
     failures = list(getattr(extensions, "load_errors", None) or [])
@@ -254,6 +267,26 @@ def load_settings(cwd: str, approve: bool | None) -> tuple[Any, bool]:
         cwd, approve=approve, default_policy=str(user_settings.get("defaultProjectTrust", "ask"))
     )
     return (Settings.load(cwd, project_trusted=trusted) if trusted else user_settings), trusted
+
+
+def _resources(options: RuntimeOptions, cwd: str, settings: Any, trusted: bool) -> Any:
+    """The run's skills and prompt templates (user, trusted project, ``--skill``/``--prompt-template``)."""
+    from tau.agent.resources import ResourceOptions, load_resources
+    from tau.common.paths import agent_dir
+
+    return load_resources(
+        ResourceOptions(
+            cwd=cwd,
+            agent_dir=str(agent_dir()),
+            trusted=trusted,
+            user_settings=dict(settings.global_settings),
+            project_settings=dict(settings.project_settings) if trusted else {},
+            skill_paths=list(options.skills),
+            prompt_paths=list(options.prompt_templates),
+            no_skills=options.no_skills,
+            no_prompt_templates=options.no_prompt_templates,
+        )
+    )
 
 
 def _use_faux_script(script: Any, cwd: str) -> None:

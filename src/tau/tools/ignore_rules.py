@@ -21,11 +21,10 @@ enters an ignored folder, so they never come up, but a search rooted inside one 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["IgnoreRules", "has_git"]
+__all__ = ["IgnoreRules", "IgnoreStack", "has_git"]
 
 
 def has_git(directory: str) -> bool:
@@ -187,6 +186,25 @@ def _global_rules(home: str | None) -> tuple[_RuleFile, ...]:
     return tuple(r if r is not None else _RuleFile("/", ()) for r in rules)
 
 
-def ignored_names(rules: IgnoreRules, directory: str, entries: Sequence[tuple[str, bool]]) -> set[str]:
-    """The names among ``entries`` (``(name, is_dir)``) of ``directory`` the walk skips."""
-    return {name for name, is_dir in entries if rules.ignored(os.path.join(directory, name), is_dir)}
+@dataclass(frozen=True)
+class IgnoreStack:
+    """The simpler rules pi's skill and template discovery applies (no git logic): the ``.gitignore``,
+    ``.ignore`` and ``.fdignore`` of each folder from the discovery root down, the nearest deciding."""
+
+    root: str
+    files: tuple[_RuleFile, ...] = ()  # nearest last
+
+    def with_directory(self, directory: str) -> IgnoreStack:
+        found = [
+            rules
+            for name in (".gitignore", ".ignore", ".fdignore")
+            if (rules := _read_rules(os.path.join(directory, name), directory)) is not None
+        ]
+        return IgnoreStack(self.root, (*self.files, *found)) if found else self
+
+    def ignored(self, absolute: str, is_dir: bool) -> bool:
+        for rules in reversed(self.files):
+            decision = rules.decide(absolute, is_dir)
+            if decision is not None:
+                return decision
+        return False

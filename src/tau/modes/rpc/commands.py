@@ -311,6 +311,10 @@ async def _get_commands(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any
         entry["source"] = "extension"
         entry["sourceInfo"] = _source_info(runner, registered)
         commands.append(entry)
+    # Then the prompt templates and the skills (listed whatever enableSkillCommands says, as in pi).
+    resources = getattr(mode.session, "resources", None)
+    if resources is not None:
+        commands += resources.commands()
     return success(_id(command), "get_commands", {"commands": commands})
 
 

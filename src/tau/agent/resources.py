@@ -1,0 +1,344 @@
+"""Where skills and prompt templates come from (pi 1.6's resource loader and package manager, for files).
+
+In pi's order, the first of a name winning:
+
+1. a trusted project's ``skills``/``prompts`` settings entries (paths from ``<cwd>/.tau``);
+2. a trusted project's ``.tau/skills/`` and ``.tau/prompts/``, and the Agent Skills folders
+   ``.agents/skills/`` of the cwd and its parents up to the git root;
+3. the user's ``skills``/``prompts`` settings entries (paths from the agent dir);
+4. the agent dir's ``skills/`` and ``prompts/``, and ``~/.agents/skills/``;
+5. ``--skill`` / ``--prompt-template`` paths (kept with ``--no-skills`` / ``--no-prompt-templates``,
+   which drop 1-4).
+
+pi's ``.pi`` and ``~/.pi/agent`` are tau's ``.tau`` and agent dir (decisions.md). A settings entry
+``!pattern`` leaves matching resources out, ``+path`` puts one back, ``-path`` leaves one out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tau.agent.prompt_templates import PromptTemplate, load_prompt_templates
+from tau.agent.skills import Diagnostic, Skill, load_skills, skill_entries
+
+__all__ = ["ResourceOptions", "Resources", "load_resources"]
+
+
+@dataclass
+class Resources:
+    """The skills and templates a session offers, and what loading them found wrong."""
+
+    skills: list[Skill] = field(default_factory=list)
+    skill_diagnostics: list[Diagnostic] = field(default_factory=list)
+    prompts: list[PromptTemplate] = field(default_factory=list)
+    prompt_diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        """One line per problem, for stderr or a notice: ``Skill …: <path>: <message>``."""
+        return [f"Skill {d.text()}" if d.collision is None else d.text() for d in self.skill_diagnostics] + [
+            f"Prompt template {d.text()}" if d.collision is None else d.text()
+            for d in self.prompt_diagnostics
+        ]
+
+    def commands(self) -> list[dict[str, Any]]:
+        """The template and skill commands as RPC ``get_commands`` lists them (templates first)."""
+        listed: list[dict[str, Any]] = []
+        for template in self.prompts:
+            listed.append(
+                {
+                    "name": template.name,
+                    "description": template.description,
+                    "source": "prompt",
+                    "sourceInfo": dict(template.source_info),
+                }
+            )
+        for skill in self.skills:
+            listed.append(
+                {
+                    "name": f"skill:{skill.name}",
+                    "description": skill.description,
+                    "source": "skill",
+                    "sourceInfo": dict(skill.source_info),
+                }
+            )
+        return listed
+
+
+@dataclass
+class ResourceOptions:
+    """What resource discovery reads (the CLI's and the SDK's options, the settings files, trust)."""
+
+    cwd: str
+    agent_dir: str
+    trusted: bool
+    user_settings: dict[str, Any] = field(default_factory=dict)
+    project_settings: dict[str, Any] = field(default_factory=dict)
+    skill_paths: Sequence[str] = ()
+    prompt_paths: Sequence[str] = ()
+    no_skills: bool = False
+    no_prompt_templates: bool = False
+    home: str | None = None
+
+
+def _metadata(source: str, scope: str, base_dir: str | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"source": source, "scope": scope, "origin": "top-level"}
+    if base_dir is not None:
+        meta["baseDir"] = base_dir
+    return meta
+
+
+def _key(path: str) -> str:
+    return os.path.realpath(path)
+
+
+class _Collected:
+    """Resource files in discovery order with their metadata; the first of a file wins."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, dict[str, Any] | None, bool]] = []  # path, metadata, enabled
+        self._seen: set[str] = set()
+
+    def add(self, path: str, metadata: dict[str, Any] | None, enabled: bool = True) -> None:
+        key = _key(path)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.items.append((path, metadata, enabled))
+
+    def add_explicit(self, path: str) -> None:
+        """A ``--skill``/``--prompt-template`` path: after the rest, unless an enabled one is the same file."""
+        key = _key(path)
+        if any(_key(existing) == key for existing, _, on in self.items if on):
+            return
+        self._seen.add(key)
+        self.items.append((path, None, True))
+
+    def enabled(self) -> list[tuple[str, dict[str, Any] | None]]:
+        return [(path, meta) for path, meta, on in self.items if on]
+
+
+def load_resources(options: ResourceOptions) -> Resources:
+    """Discover and load the skills and prompt templates of a run (see the module docstring)."""
+    skills, skill_diagnostics = _load_skills(options)
+    prompts, prompt_diagnostics = _load_prompts(options)
+    return Resources(skills, skill_diagnostics, prompts, prompt_diagnostics)
+
+
+# -- skills -------------------------------------------------------------------------------------
+
+
+def _git_root(start: str) -> str | None:
+    current = start
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def agents_skill_dirs(cwd: str, home: str | None = None) -> list[str]:
+    """``.agents/skills`` of the cwd and each parent up to the git root (or ``/``), ``~``'s left out."""
+    user_dir = os.path.join(home or os.path.expanduser("~"), ".agents", "skills")
+    root = _git_root(cwd)
+    found, current = [], cwd
+    while True:
+        candidate = os.path.join(current, ".agents", "skills")
+        if os.path.realpath(candidate) != os.path.realpath(user_dir):
+            found.append(candidate)
+        parent = os.path.dirname(current)
+        if (root is not None and current == root) or parent == current:
+            return found
+        current = parent
+
+
+def _load_skills(options: ResourceOptions) -> tuple[list[Skill], list[Diagnostic]]:
+    cwd, agent_dir = options.cwd, options.agent_dir
+    home = options.home or os.path.expanduser("~")
+    project_base = os.path.join(cwd, ".tau")
+    collected = _Collected()
+    if not options.no_skills:
+        project_entries = _strings(options.project_settings.get("skills")) if options.trusted else []
+        user_entries = _strings(options.user_settings.get("skills"))
+        if options.trusted:
+            _settings_entries(collected, project_entries, project_base, "project", skills=True)
+            overrides = _overrides(project_entries)
+            for path in skill_entries(os.path.join(project_base, "skills")):
+                collected.add(
+                    path, _metadata("auto", "project", project_base), _enabled(path, overrides, project_base)
+                )
+            for directory in agents_skill_dirs(cwd, home):
+                base = os.path.dirname(directory)
+                for path in skill_entries(directory, agents_layout=True):
+                    collected.add(path, _metadata("auto", "project", base), _enabled(path, overrides, base))
+        _settings_entries(collected, user_entries, agent_dir, "user", skills=True)
+        overrides = _overrides(user_entries)
+        for path in skill_entries(os.path.join(agent_dir, "skills")):
+            collected.add(path, _metadata("auto", "user", agent_dir), _enabled(path, overrides, agent_dir))
+        user_agents = os.path.join(home, ".agents")
+        for path in skill_entries(os.path.join(user_agents, "skills"), agents_layout=True):
+            collected.add(
+                path, _metadata("auto", "user", user_agents), _enabled(path, overrides, user_agents)
+            )
+    for raw in options.skill_paths:
+        collected.add_explicit(_resolve(raw, cwd))
+    return load_skills(collected.enabled(), cwd=cwd)
+
+
+# -- prompt templates ---------------------------------------------------------------------------
+
+
+def _prompt_entries(directory: str) -> list[str]:
+    """The ``.md`` files directly in a prompts folder (names starting with ``.`` and ignored ones left out)."""
+    from tau.agent.prompt_templates import template_entries
+    from tau.tools.ignore_rules import IgnoreStack
+
+    ignores = IgnoreStack(directory).with_directory(directory)
+    return [
+        path
+        for path in template_entries(directory)
+        if not os.path.basename(path).startswith(".") and not ignores.ignored(path, False)
+    ]
+
+
+def _load_prompts(options: ResourceOptions) -> tuple[list[PromptTemplate], list[Diagnostic]]:
+    cwd, agent_dir = options.cwd, options.agent_dir
+    project_base = os.path.join(cwd, ".tau")
+    collected = _Collected()
+    if not options.no_prompt_templates:
+        project_entries = _strings(options.project_settings.get("prompts")) if options.trusted else []
+        user_entries = _strings(options.user_settings.get("prompts"))
+        if options.trusted:
+            _settings_entries(collected, project_entries, project_base, "project", skills=False)
+            overrides = _overrides(project_entries)
+            for path in _prompt_entries(os.path.join(project_base, "prompts")):
+                collected.add(
+                    path, _metadata("auto", "project", project_base), _enabled(path, overrides, project_base)
+                )
+        _settings_entries(collected, user_entries, agent_dir, "user", skills=False)
+        overrides = _overrides(user_entries)
+        for path in _prompt_entries(os.path.join(agent_dir, "prompts")):
+            collected.add(path, _metadata("auto", "user", agent_dir), _enabled(path, overrides, agent_dir))
+    missing: list[Diagnostic] = []
+    for raw in options.prompt_paths:
+        path = _resolve(raw, cwd)
+        if not os.path.exists(path):
+            missing.append(Diagnostic("error", "Prompt template path does not exist", path))
+        collected.add_explicit(path)
+    templates, diagnostics = load_prompt_templates(collected.enabled(), cwd=cwd)
+    return templates, diagnostics + missing
+
+
+# -- settings entries ---------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> list[str]:
+    return [entry for entry in value if isinstance(entry, str)] if isinstance(value, list) else []
+
+
+def _resolve(raw: str, base: str) -> str:
+    text = os.path.expanduser(raw.strip())
+    return os.path.normpath(os.path.join(base, text))
+
+
+def _overrides(entries: list[str]) -> list[str]:
+    return [entry for entry in entries if entry[:1] in ("!", "+", "-")]
+
+
+def _is_pattern(entry: str) -> bool:
+    return entry[:1] in ("!", "+", "-") or "*" in entry or "?" in entry
+
+
+def _settings_entries(
+    collected: _Collected, entries: list[str], base: str, scope: str, *, skills: bool
+) -> None:
+    """A settings array's plain paths (and globs), their files, each enabled by the array's patterns."""
+    files: list[str] = []
+    for entry in entries:
+        if entry[:1] in ("!", "+", "-"):
+            continue
+        for path in _expand(entry, base):
+            if os.path.isdir(path):
+                files += skill_entries(path) if skills else _prompt_entries_recursive(path)
+            elif os.path.isfile(path):
+                files.append(path)
+    patterns = [entry for entry in entries if _is_pattern(entry)]
+    for path in files:
+        collected.add(path, _metadata("local", scope, None), _matches_patterns(path, patterns, base))
+
+
+def _prompt_entries_recursive(directory: str) -> list[str]:
+    """A settings entry's folder: its ``.md`` files at any depth (pi collects them recursively)."""
+    found: list[str] = []
+    for current, dirs, names in os.walk(directory, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+        found += [
+            os.path.join(current, n) for n in sorted(names) if n.endswith(".md") and not n.startswith(".")
+        ]
+    return found
+
+
+def _expand(entry: str, base: str) -> list[str]:
+    if "*" not in entry and "?" not in entry:
+        return [_resolve(entry, base)]
+    import glob
+
+    pattern = os.path.join(base, os.path.expanduser(entry))
+    return sorted(
+        path
+        for path in glob.glob(pattern, recursive=True)
+        if not any(part.startswith(".") for part in Path(os.path.relpath(path, base)).parts if part != "..")
+    )
+
+
+def _matches(path: str, pattern: str, base: str) -> bool:
+    from tau.tools.glob_match import GlobError, compile_glob
+
+    try:
+        regex = compile_glob(pattern.removeprefix("./"), ignore_case=False)
+    except GlobError:
+        return False
+    candidates = [os.path.relpath(path, base), os.path.basename(path), path]
+    if os.path.basename(path) == "SKILL.md":
+        parent = os.path.dirname(path)
+        candidates += [os.path.relpath(parent, base), os.path.basename(parent), parent]
+    return any(regex.match(candidate.replace(os.sep, "/")) for candidate in candidates)
+
+
+def _matches_exact(path: str, pattern: str, base: str) -> bool:
+    wanted = pattern.removeprefix("./")
+    candidates = [os.path.relpath(path, base), path]
+    if os.path.basename(path) == "SKILL.md":
+        parent = os.path.dirname(path)
+        candidates += [os.path.relpath(parent, base), parent]
+    return wanted in candidates
+
+
+def _enabled(path: str, overrides: list[str], base: str) -> bool:
+    """An auto-discovered resource under a settings array's ``!``, ``+`` and ``-`` entries."""
+    enabled = True
+    if any(_matches(path, entry[1:], base) for entry in overrides if entry.startswith("!")):
+        enabled = False
+    if any(_matches_exact(path, entry[1:], base) for entry in overrides if entry.startswith("+")):
+        enabled = True
+    if any(_matches_exact(path, entry[1:], base) for entry in overrides if entry.startswith("-")):
+        enabled = False
+    return enabled
+
+
+def _matches_patterns(path: str, patterns: list[str], base: str) -> bool:
+    """A settings entry's file under the array's patterns: globs include, ``!`` excludes, ``+``/``-`` force."""
+    includes = [p for p in patterns if p[:1] not in ("!", "+", "-")]
+    enabled = not includes or any(_matches(path, p, base) for p in includes)
+    if any(_matches(path, p[1:], base) for p in patterns if p.startswith("!")):
+        enabled = False
+    if any(_matches_exact(path, p[1:], base) for p in patterns if p.startswith("+")):
+        enabled = True
+    if any(_matches_exact(path, p[1:], base) for p in patterns if p.startswith("-")):
+        enabled = False
+    return enabled
