@@ -35,7 +35,7 @@ function callArguments(messages: any[], id: string): any {
   return null;
 }
 
-function respond(context: any) {
+export function respond(context: any) {
   const messages = context.messages;
   if (isSummaryRequest(messages)) {
     return fauxAssistantMessage([], { stopReason: "error", errorMessage: "summary service unavailable" });
