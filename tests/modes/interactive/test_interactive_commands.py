@@ -206,3 +206,52 @@ def test_ctrl_c_that_clears_text_is_not_the_first_of_the_two_quit_presses(tmp_pa
         return await asyncio.wait_for(screen.task, 30)
 
     assert run(scenario()) == 0
+
+
+def _resources(tmp_path):
+    from tau.agent.prompt_templates import PromptTemplate
+    from tau.agent.resources import Resources
+    from tau.agent.skills import Skill
+
+    skill_file = tmp_path / "skills" / "pdf" / "SKILL.md"
+    skill_file.parent.mkdir(parents=True)
+    skill_file.write_text("---\nname: pdf\ndescription: PDFs.\n---\nPDF body.\n")
+    template = PromptTemplate(
+        "review", "Review changes", "Review: ${1:-all}", str(tmp_path / "review.md"), {}, "[focus]"
+    )
+    skill = Skill("pdf", "PDFs.", str(skill_file), str(skill_file.parent))
+    return Resources(skills=[skill], prompts=[template])
+
+
+def test_completion_lists_templates_with_their_hint_and_skills_unless_turned_off(tmp_path):
+    from tau.agent.settings import Settings
+    from tau.modes.interactive.commands import command_list, unknown_command
+
+    session = faux_session(tmp_path, [], resources=_resources(tmp_path))
+    completer = PromptCompleter(lambda: command_list(None, session), str(tmp_path))
+    assert _complete(completer, "/rev") == ["review"]
+    (shown,) = completer.get_completions(Document("/rev", 4), CompleteEvent(completion_requested=True))
+    assert shown.display_text == "/review [focus]" and shown.display_meta_text == "Review changes"
+    assert _complete(completer, "/skill:") == ["skill:pdf"]
+    session._settings = Settings.in_memory({"enableSkillCommands": False})
+    assert _complete(completer, "/skill:") == []
+    assert unknown_command("/skill:pdf go", None, session) is None  # typed by hand it still works
+    assert unknown_command("/skill:nope go", None, session) == "skill:nope"
+
+
+def test_a_template_and_a_skill_command_reach_the_model_expanded(tmp_path):
+    session = faux_session(tmp_path, [{"text": "one"}, {"text": "two"}], resources=_resources(tmp_path))
+
+    async def scenario() -> None:
+        screen = Screen(session)
+        await screen.start()
+        screen.send("/review speed" + ENTER)
+        await screen.wait_for(lambda: session.is_idle() and "one" in screen.text())
+        screen.send("/skill:pdf now" + ENTER)
+        await screen.wait_for(lambda: session.is_idle() and "two" in screen.text())
+        await screen.quit()
+
+    run(scenario())
+    texts = [m["content"][0]["text"] for m in session.messages if m["role"] == "user"]
+    assert texts[0] == "Review: speed"
+    assert texts[1].startswith('<skill name="pdf"') and texts[1].endswith("PDF body.\n</skill>\n\nnow")

@@ -94,7 +94,7 @@ class InteractiveMode:
         self.exit_message: str | None = None  # printed after the mode closed (``tau -r`` with no pick)
         self.controller = ChatController(on_change=self.invalidate)
         self.overlays = OverlayHost(self.invalidate, on_error=self._component_failed)
-        completer = PromptCompleter(lambda: command_list(self.runner), session.cwd)
+        completer = PromptCompleter(lambda: command_list(self.runner, self.session), session.cwd)
         self.editor = PromptEditor(completer, self._history())
         self.ui = InteractiveUI(self.controller, self.overlays, self.editor, self._set_title)
         self.renderer = BlockRenderer(self._tool_definition, self._message_renderer)
@@ -334,7 +334,7 @@ class InteractiveMode:
         if command is not None and command.run is not None:
             await command.run(self, args)
             return
-        unknown = unknown_command(text, self.runner)
+        unknown = unknown_command(text, self.runner, self.session)
         if unknown is not None:
             self.controller.notice(f"Unknown command /{unknown}: /help lists the commands", "warning")
             if not self.editor.get_text():

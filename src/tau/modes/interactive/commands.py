@@ -32,6 +32,7 @@ class Command:
     name: str
     description: str
     run: Callable[[InteractiveMode, str], Awaitable[None]] | None = None
+    argument_hint: str | None = None
 
 
 async def _compact(mode: InteractiveMode, args: str) -> None:
@@ -236,7 +237,7 @@ async def _quit(mode: InteractiveMode, args: str) -> None:
 
 
 async def _help(mode: InteractiveMode, args: str) -> None:
-    commands = command_list(mode.runner)
+    commands = command_list(mode.runner, mode.session)
     width = max(len(command.name) for command in commands) + 1
     lines = ["Commands (never sent to the model):"]
     lines += [f"  /{command.name.ljust(width)} {command.description}" for command in commands]
@@ -281,24 +282,32 @@ BUILTIN_COMMANDS: dict[str, Command] = {
 _COMMAND_NAME = re.compile(r"[A-Za-z][\w:.-]*")
 
 
-def unknown_command(text: str, runner: Any) -> str | None:
+def unknown_command(text: str, runner: Any, session: Any = None) -> str | None:
     """The name of ``/name …`` when no command has it, else ``None``.
 
     Text whose first word holds another ``/`` (``/usr/bin/python fails``) is a prompt, not a command.
+    A prompt template or a skill (``/skill:name``, typed by hand even when ``enableSkillCommands`` is
+    off) is a command.
     """
     match = re.match(r"/(\S*)", text)
     name = match.group(1) if match else ""
     if not _COMMAND_NAME.fullmatch(name):
         return None
-    known = {command.name for command in command_list(runner)}
+    known = {command.name for command in command_list(runner, session, completion=False)}
     return None if name in known else name
 
 
-def command_list(runner: Any) -> list[Command]:
-    """tau's commands, then the extension commands (``name:n`` on clashes), for completion."""
+def command_list(runner: Any, session: Any = None, *, completion: bool = True) -> list[Command]:
+    """tau's commands, the prompt templates, the extension commands (``name:n`` on clashes), then the
+    skills as ``skill:name`` (for completion only while ``enableSkillCommands`` is on, as in pi)."""
     commands = list(BUILTIN_COMMANDS.values())
+    resources = getattr(session, "resources", None)
+    if resources is not None:
+        commands += [Command(t.name, t.description, argument_hint=t.argument_hint) for t in resources.prompts]
     if runner is not None:
         for info in runner.get_commands():
             if info["name"] not in BUILTIN_COMMANDS:
                 commands.append(Command(info["name"], info.get("description") or "(extension)"))
+    if resources is not None and (not completion or session.settings.get("enableSkillCommands", True)):
+        commands += [Command(f"skill:{skill.name}", skill.description) for skill in resources.skills]
     return commands

@@ -39,7 +39,9 @@ class PromptCompleter(Completer):
                     yield Completion(
                         command.name,
                         start_position=-len(typed),
-                        display=f"/{command.name}",
+                        display=f"/{command.name} {command.argument_hint}"
+                        if command.argument_hint
+                        else f"/{command.name}",
                         display_meta=command.description,
                     )
             return
