@@ -203,6 +203,7 @@ def test_the_registry_names_the_bundled_extensions_in_decided_order():
 def test_an_explicit_bundled_extension_loads_under_no_extensions(tmp_path):
     """``-e builtin:codemode`` (pi's spelling) loads that bundled extension even with ``-ne``; an
     unknown name is a load error naming the known ones."""
+
     async def load() -> Any:
         return await loader_module.load_extensions(
             cli_paths=["builtin:codemode", "bundled:nothing"], cwd=tmp_path, no_extensions=True

@@ -148,12 +148,32 @@ def test_a_missing_extension_file_fails_with_its_path(project, tmp_path, isolate
 
 def test_pi_options_tau_lacks_are_parsed_and_named(project, tmp_path):
     done = tau(
-        ["-p", "--skill", "s.md", "-ns", "-np", *faux(tmp_path, [{"text": "answered"}]), "hi"],
+        ["-p", "--theme", "t.json", "--no-themes", *faux(tmp_path, [{"text": "answered"}]), "hi"],
         project,
     )
     assert done.returncode == 0, done
     assert done.stdout == "answered\n"
-    assert done.stderr.splitlines() == ["Warning: --skill: skills are not available in tau yet; ignored"]
+    assert done.stderr.splitlines() == ["Warning: --theme: themes are not available in tau yet; ignored"]
+
+
+def test_skill_and_template_flags_reach_the_run(project, tmp_path):
+    (project / "t.md").write_text("Template says $1")
+    done = tau(
+        [
+            "-p",
+            "--skill",
+            "s.md",
+            "-ns",
+            "-np",
+            "--prompt-template",
+            "t.md",
+            *faux(tmp_path, [{"text": "ok"}]),
+            "/t hi",
+        ],
+        project,
+    )
+    assert done.returncode == 0, done
+    assert done.stderr.splitlines() == [f"Warning: Skill {project / 's.md'}: skill path does not exist"]
 
 
 def test_append_system_prompt_repeats(project, tmp_path, isolated_agent_dir):

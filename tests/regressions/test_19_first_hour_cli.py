@@ -138,6 +138,8 @@ def test_an_unknown_tool_name_is_warned_about_and_the_run_goes_on(tmp_path):
     done = tau([*faux, "--tools", "read,nosuch", "-p", "hi"], tmp_path)
     assert (done.returncode, done.stdout) == (0, "done\n"), done.stderr
     [warning] = done.stderr.splitlines()
-    assert warning.startswith('Warning: --tools: no tool named "nosuch"; the tools are bash, codemode, edit, ')
+    assert warning.startswith(
+        'Warning: --tools: no tool named "nosuch"; the tools are bash, codemode, edit, '
+    )
     quiet = tau([*faux, "--tools", "read,obs_*", "-p", "hi"], tmp_path)
     assert (quiet.returncode, quiet.stderr) == (0, "")

@@ -44,7 +44,9 @@ def test_find_default_limit_is_1000(ctx, tmp_path):
     _files(tmp_path / "proj", [f"f{i:04d}" for i in range(1001)])
     result = call("find", {"pattern": "f*"}, ctx)
     assert result.details == {"resultLimitReached": 1000}
-    assert text_of(result).endswith("[1000 results limit reached. Use limit=2000 for more, or refine pattern]")
+    assert text_of(result).endswith(
+        "[1000 results limit reached. Use limit=2000 for more, or refine pattern]"
+    )
     assert text_of(result).count("\n") == 999 + 2
 
 
@@ -120,7 +122,10 @@ def test_searching_inside_an_ignored_folder_lists_it(ctx, tmp_path):
     _files(root, [".git/HEAD", "build/out.js", "build/sub/x.js"])
     (root / ".gitignore").write_text("build/\n")
     assert text_of(call("find", {"pattern": "*.js"}, ctx)) == "No files found matching pattern"
-    assert text_of(call("find", {"pattern": "*.js", "path": "build"}, ctx)).split("\n") == ["out.js", "sub/x.js"]
+    assert text_of(call("find", {"pattern": "*.js", "path": "build"}, ctx)).split("\n") == [
+        "out.js",
+        "sub/x.js",
+    ]
 
 
 def test_the_global_git_excludes_file_applies_in_a_repository(ctx, tmp_path, monkeypatch):
@@ -158,7 +163,10 @@ def test_a_missing_rg_is_a_clear_error_not_a_traceback(ctx, monkeypatch):
 
 
 def test_grep_missing_path(ctx, tmp_path):
-    assert error_of("grep", {"pattern": "x", "path": "nope"}, ctx) == f"Path not found: {tmp_path / 'proj' / 'nope'}"
+    assert (
+        error_of("grep", {"pattern": "x", "path": "nope"}, ctx)
+        == f"Path not found: {tmp_path / 'proj' / 'nope'}"
+    )
 
 
 # -- aborts ------------------------------------------------------------------------------------

@@ -411,7 +411,9 @@ class AgentSession(
         def report(name: str, exc: BaseException) -> None:
             owner = getattr(self._hooks, "tool_owner", None)
             extension = getattr(owner(name), "path", None) if owner is not None else None
-            self._hooks.emit_error(extension or f"builtin:{name}", "prepare_loadout", str(exc) or type(exc).__name__)
+            self._hooks.emit_error(
+                extension or f"builtin:{name}", "prepare_loadout", str(exc) or type(exc).__name__
+            )
 
         self.agent.state.tools = self._tools.declared_definitions(guidelines, report)
 

@@ -286,7 +286,9 @@ class ToolSet:
                 if on_error is not None:
                     on_error(tool.name, exc)
         return [
-            replace(tool, description=self.descriptions[tool.name]) if tool.name in self.descriptions else tool
+            replace(tool, description=self.descriptions[tool.name])
+            if tool.name in self.descriptions
+            else tool
             for tool in active
         ]
 

@@ -136,6 +136,22 @@ FLAGS: tuple[Flag, ...] = (
         "TEXT|FILE",
     ),
     Flag(("--no-context-files", "-nc"), "no_context_files", help="do not load AGENTS.md / CLAUDE.md"),
+    Flag(("--skill",), "skill", "list", "load a skill file or folder (repeatable)", "PATH"),
+    Flag(
+        ("--no-skills", "-ns"), "no_skills", help="no discovered or configured skills (--skill still loads)"
+    ),
+    Flag(
+        ("--prompt-template",),
+        "prompt_template",
+        "list",
+        "load a prompt-template file or folder (repeatable)",
+        "PATH",
+    ),
+    Flag(
+        ("--no-prompt-templates", "-np"),
+        "no_prompt_templates",
+        help="no discovered or configured prompt templates (--prompt-template still loads)",
+    ),
     Flag(
         ("--verbose",), "verbose", help="show the startup details (context files, extensions)", runtime=False
     ),
@@ -152,10 +168,6 @@ FLAGS: tuple[Flag, ...] = (
     # pi 1.6 options for what tau does not have yet: parsed as pi parses them, then ignored.
     Flag(("--models",), "models", "split", runtime=False, unsupported="model cycling"),
     Flag(("--tui-mode",), "tui_mode", "value", runtime=False, unsupported=""),
-    Flag(("--skill",), "skill", "list", runtime=False, unsupported="skills"),
-    Flag(("--no-skills", "-ns"), "no_skills", runtime=False, unsupported=""),
-    Flag(("--prompt-template",), "prompt_template", "list", runtime=False, unsupported="prompt templates"),
-    Flag(("--no-prompt-templates", "-np"), "no_prompt_templates", runtime=False, unsupported=""),
     Flag(("--theme",), "theme", "list", runtime=False, unsupported="themes"),
     Flag(("--use-theme",), "use_theme", "value", runtime=False, unsupported="themes"),
     Flag(("--no-themes",), "no_themes", runtime=False, unsupported=""),
@@ -175,7 +187,9 @@ def _defaults() -> dict[str, Any]:
     values: dict[str, Any] = {}
     for flag in FLAGS:
         if flag.kind in ("list", "split"):
-            values[flag.dest] = [] if flag.dest in ("extension", "disable_extension") else None
+            values[flag.dest] = (
+                [] if flag.dest in ("extension", "disable_extension", "skill", "prompt_template") else None
+            )
         elif flag.kind == "bool":
             values[flag.dest] = False
         else:

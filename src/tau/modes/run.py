@@ -260,7 +260,13 @@ def _observed() -> bool:
 
 # RuntimeOptions fields whose flag has another name (``-e`` appends to ``args.extension``; an
 # extension's ``--plan`` lands in ``args.unknown_flags``).
-_FLAG_NAMES = {"extensions": "extension", "disable_extensions": "disable_extension", "flags": "unknown_flags"}
+_FLAG_NAMES = {
+    "extensions": "extension",
+    "disable_extensions": "disable_extension",
+    "flags": "unknown_flags",
+    "skills": "skill",
+    "prompt_templates": "prompt_template",
+}
 
 
 def options_from_args(args: argparse.Namespace) -> RuntimeOptions:
@@ -271,7 +277,7 @@ def options_from_args(args: argparse.Namespace) -> RuntimeOptions:
         if hasattr(args, _FLAG_NAMES.get(item.name, item.name))
     }
     given["tools"] = tool_names(given.get("tools"))
-    for name in ("extensions", "disable_extensions"):
+    for name in ("extensions", "disable_extensions", "skills", "prompt_templates"):
         given[name] = list(given.get(name) or [])
     given["flags"] = dict(given.get("flags") or {}) or None
     return RuntimeOptions(**given)

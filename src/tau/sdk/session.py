@@ -104,6 +104,12 @@ def _extension_options(extensions: bool | Sequence[Extension] | None, no_extensi
     return {"extensions": list(extensions), "no_extensions": no_extensions}
 
 
+def _paths(value: Any, keyword: str) -> list[Any]:
+    if isinstance(value, str | os.PathLike):
+        raise TypeError(f"{keyword} must be a list of paths, not the single path {os.fspath(value)!r}")
+    return list(value)
+
+
 def _runtime_options(given: dict[str, Any]) -> RuntimeOptions:
     """The :class:`~tau.modes.runtime.RuntimeOptions` of :func:`create_agent_session`'s keywords.
 
@@ -141,6 +147,10 @@ def _runtime_options(given: dict[str, Any]) -> RuntimeOptions:
         settings=dict(settings) if settings is not None else None,
         session_dir=os.fspath(session_dir) if session_dir is not None else None,
         disable_extensions=list(values.pop("disable_extensions")),
+        skills=[os.fspath(path) for path in _paths(values.pop("skills"), "skills")],
+        prompt_templates=[
+            os.fspath(path) for path in _paths(values.pop("prompt_templates"), "prompt_templates")
+        ],
         append_system_prompt=appended if isinstance(appended, str | None) else list(appended),
         flags=dict(flags) if flags else None,
         fork=os.fspath(fork) if fork is not None else None,
@@ -178,6 +188,10 @@ async def create_agent_session(
     disable_extensions: Sequence[str] = (),
     no_mcp: bool = False,
     flags: Mapping[str, bool | str] | None = None,
+    skills: Sequence[PathLike] = (),
+    no_skills: bool = False,
+    prompt_templates: Sequence[PathLike] = (),
+    no_prompt_templates: bool = False,
 ) -> AgentSession:
     """Start a session, set up as ``tau`` sets one up for the same options.
 
@@ -200,6 +214,10 @@ async def create_agent_session(
             (written to the session directory; ``session_id`` names the copy).
         flags: Extension flags, as ``--name [value]`` would give them: ``{"plan": True}``; a name no
             loaded extension declares raises ``ValueError``.
+        skills, prompt_templates: ``--skill`` / ``--prompt-template``: skill and template files or folders
+            (relative to ``cwd``), loaded whatever ``no_skills`` / ``no_prompt_templates`` say.
+        no_skills, no_prompt_templates: ``--no-skills`` / ``--no-prompt-templates``: none discovered or
+            configured (``docs/skills.md``, ``docs/prompt-templates.md``).
         faux_script: For ``model="faux/faux-1"``: the script (a file or a list of steps), as ``--faux-script``.
             It is the process's script: sessions of one process share it.
         provider, api_key, session_dir, session_id, name, system_prompt, append_system_prompt,
