@@ -254,9 +254,13 @@ def test_reload_reads_the_context_files_again_on_the_same_session(tmp_path):
         tau.send("hello" + ENTER)
         tau.wait_text("first answer")
         (tmp_path / "work" / "AGENTS.md").write_text("Be brief.")
+        prompts = Path(os.environ["TAU_AGENT_DIR"]) / "prompts"
+        prompts.mkdir(parents=True, exist_ok=True)
+        (prompts / "fresh.md").write_text("A template added during the session")
         tau.send("/reload" + ENTER)
         tau.wait_text("[Context]")
         tau.wait_text("AGENTS.md")
+        tau.wait_text("/fresh")
         quit_tau(tau)
     finally:
         tau.close()

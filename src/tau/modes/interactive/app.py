@@ -130,9 +130,15 @@ class InteractiveMode:
         self.controller.load_messages(self.session.messages)
 
     def _show_loaded(self) -> None:
-        """pi's startup details (``--verbose``, or ``quietStartup: false``): context files, extensions."""
+        """pi's startup details (``--verbose``, or ``quietStartup: false``): context files, skills,
+        prompt templates, extensions."""
         files = list(getattr(self.session, "context_file_paths", []))
         lines = ["[Context]", *(f"  {relative_cwd(path)}" for path in files)] if files else []
+        resources = getattr(self.session, "resources", None)
+        if resources is not None and resources.skills:
+            lines += ["[Skills]", "  " + ", ".join(skill.name for skill in resources.skills)]
+        if resources is not None and resources.prompts:
+            lines += ["[Prompts]", "  " + ", ".join(f"/{template.name}" for template in resources.prompts)]
         extensions = [getattr(e, "path", "?") for e in getattr(self.runner, "extensions", None) or []]
         if extensions:
             lines += ["[Extensions]", "  " + ", ".join(sorted(extensions))]

@@ -271,7 +271,7 @@ BUILTIN_COMMANDS: dict[str, Command] = {
         Command("copy", "Copy the last answer to the clipboard", more.copy),
         Command("export", "Export the session as HTML (or JSONL: a path ending in .jsonl)", more.export),
         Command("trust", "Save a trust decision for this project", more.trust),
-        Command("reload", "Reload settings, context files and extensions", more.reload),
+        Command("reload", "Reload settings, context files, skills, prompts and extensions", more.reload),
         Command("help", "List the commands", _help),
         Command("hotkeys", "Show the keys", _hotkeys),
         Command("quit", "Quit tau", _quit),

@@ -128,14 +128,14 @@ def _export_jsonl(session: Any, path: str) -> str:
 
 
 async def reload(mode: InteractiveMode, args: str) -> None:
-    """``/reload``: settings, context files and extensions again, on the same session."""
+    """``/reload``: settings, context files, skills, prompt templates and extensions again, on the same session."""
     if mode.session.is_streaming:
         mode.controller.notice("Wait for the agent to finish (or Esc) before /reload", "warning")
         return
     if not mode.can_switch:
         mode.controller.notice("/reload needs tau's own terminal (not an embedded run)", "warning")
         return
-    mode.controller.notice("Reloading settings, context files and extensions…")
+    mode.controller.notice("Reloading settings, context files, skills, prompts and extensions…")
     mode.reload()
 
 
