@@ -256,3 +256,43 @@ def test_skill_command_expansion(tmp_path):
     assert expand_skill_command("/skill:my-skill", skills).endswith("</skill>")
     assert expand_skill_command("/skill:other x", skills) == "/skill:other x"
     assert expand_skill_command("plain /skill:my-skill", skills) == "plain /skill:my-skill"
+
+
+def test_extensions_add_skills_and_templates_through_resources_discover(tmp_path, monkeypatch):
+    """pi's ``resources_discover``: after ``session_start`` an extension names more paths."""
+    import asyncio
+
+    from tau.modes.runtime import RuntimeOptions, open_runtime
+
+    _skill(tmp_path / "ext" / "skills" / "from-ext" / "SKILL.md", name="from-ext", description="Ext skill.")
+    _skill(tmp_path / "ext" / "skills" / "only-ext" / "SKILL.md", name="only-ext", description="Only there.")
+    _skill(
+        tmp_path / "agent" / "skills" / "from-ext" / "SKILL.md", name="from-ext", description="User skill."
+    )
+    (tmp_path / "ext" / "prompts").mkdir()
+    (tmp_path / "ext" / "prompts" / "ext-t.md").write_text("from an extension: $1")
+
+    def extension(tau):
+        async def discover(event, ctx):
+            return {
+                "skillPaths": [str(tmp_path / "ext" / "skills")],
+                "promptPaths": [str(tmp_path / "ext" / "prompts")],
+            }
+
+        tau.on("resources_discover", discover)
+
+    async def scenario():
+        options = RuntimeOptions(
+            cwd=str(tmp_path), model="faux/faux-1", no_session=True, extensions=[extension]
+        )
+        runtime = await open_runtime(options, "sdk")
+        return runtime
+
+    monkeypatch.setenv("TAU_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    runtime = asyncio.run(scenario())
+    session = runtime.session
+    assert [s.description for s in session.skills] == ["User skill.", "Only there."]  # the user's came first
+    assert "only-ext" in session.get_system_prompt()
+    assert [t.name for t in session.prompt_templates] == ["ext-t"]
+    assert any("collision" in warning for warning in runtime.warnings)

@@ -25,7 +25,7 @@ from typing import Any
 from tau.agent.prompt_templates import PromptTemplate, load_prompt_templates
 from tau.agent.skills import Diagnostic, Skill, load_skills, skill_entries
 
-__all__ = ["ResourceOptions", "Resources", "load_resources"]
+__all__ = ["ResourceOptions", "Resources", "extend_resources", "load_resources"]
 
 
 @dataclass
@@ -342,3 +342,45 @@ def _matches_patterns(path: str, patterns: list[str], base: str) -> bool:
     if any(_matches_exact(path, p[1:], base) for p in patterns if p.startswith("-")):
         enabled = False
     return enabled
+
+
+def extend_resources(
+    resources: Resources, skill_paths: Sequence[str], prompt_paths: Sequence[str], *, cwd: str
+) -> list[str]:
+    """Add the skills and templates extensions name in ``resources_discover``, after the others (the
+    first of a name still wins). Returns the warnings the new files gave."""
+    found = Resources()
+    if skill_paths:
+        added, found.skill_diagnostics = load_skills([(path, None) for path in skill_paths], cwd=cwd)
+        known = {_key(skill.file_path) for skill in resources.skills}
+        by_name = {skill.name: skill for skill in resources.skills}
+        for skill in added:
+            if _key(skill.file_path) in known:
+                continue
+            winner = by_name.get(skill.name)
+            if winner is None:
+                resources.skills.append(skill)
+                by_name[skill.name] = skill
+                continue
+            found.skill_diagnostics.append(
+                Diagnostic(
+                    "collision",
+                    f'name "{skill.name}" collision',
+                    skill.file_path,
+                    {
+                        "resourceType": "skill",
+                        "name": skill.name,
+                        "winnerPath": winner.file_path,
+                        "loserPath": skill.file_path,
+                    },
+                )
+            )
+    if prompt_paths:
+        from tau.agent.prompt_templates import dedupe_templates
+
+        added_templates, diagnostics = load_prompt_templates([(path, None) for path in prompt_paths], cwd=cwd)
+        resources.prompts, collisions = dedupe_templates([*resources.prompts, *added_templates], [])
+        found.prompt_diagnostics = diagnostics + collisions
+    resources.skill_diagnostics += found.skill_diagnostics
+    resources.prompt_diagnostics += found.prompt_diagnostics
+    return found.warnings()

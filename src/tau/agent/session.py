@@ -270,6 +270,10 @@ class AgentSession(
         """The skills and prompt templates this session offers (and what loading them found wrong)."""
         return self._resources
 
+    def set_skills(self, skills: Sequence[Skill]) -> None:
+        """The skills the system prompt lists from the next run on (``resources_discover`` added some)."""
+        self._prompt.skills = list(skills)
+
     @property
     def prompt_templates(self) -> list[PromptTemplate]:
         return list(self._resources.prompts)

@@ -229,6 +229,7 @@ async def open_runtime(
     if before_start is not None:
         before_start(session, extensions)
     await session.start()
+    warnings += await _discover_resources(session, extensions)
     if options.tools:  # after session_start: extensions may register tools there
         unknown = unknown_tools_warning(options.tools, session.get_offered_tool_names())
         warnings += [unknown] if unknown else []
@@ -287,6 +288,22 @@ def _resources(options: RuntimeOptions, cwd: str, settings: Any, trusted: bool) 
             no_prompt_templates=options.no_prompt_templates,
         )
     )
+
+
+async def _discover_resources(session: Any, extensions: Any) -> list[str]:
+    """pi's ``resources_discover`` after ``session_start``: extensions add skill and template paths."""
+    if extensions is None or not extensions.has_handlers("resources_discover"):
+        return []
+    from tau.agent.resources import extend_resources
+
+    found = (
+        await extensions.emit({"type": "resources_discover", "cwd": session.cwd, "reason": "startup"}) or {}
+    )
+    skills = [item["path"] for item in found.get("skillPaths") or ()]
+    prompts = [item["path"] for item in found.get("promptPaths") or ()]
+    warnings = extend_resources(session.resources, skills, prompts, cwd=session.cwd)
+    session.set_skills(session.resources.skills)
+    return warnings
 
 
 def _use_faux_script(script: Any, cwd: str) -> None:
