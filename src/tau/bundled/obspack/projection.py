@@ -10,6 +10,9 @@ Three rules make an observation *due* for its placeholder:
 - **old** (stale packing): ``after_turns`` assistant turns have passed since the call; results and
   ``edit``/``write`` arguments of at least ``min_tokens``, whose placeholder saves half or more.
 
+The newest successful ``todo`` result is never packed, whatever its size or age: it is how the model
+sees its current checklist (seed 002), and ``todo`` adds no snapshot while a result shows the list.
+
 A swap, once sent, stays: every later request carries the same placeholder bytes. Due swaps wait
 until applying them pays (:func:`swaps_pay`): each one breaks the provider's cached prefix at its
 position, so the suffix after the earliest is written again, while the tokens saved are not read
@@ -58,6 +61,7 @@ __all__ = [
 ]
 
 ROOT_LEAF = "<root>"
+CHECKLIST_TOOL = "todo"
 SUPERSEDED = "superseded by a later call on the same command or path"
 
 
@@ -173,6 +177,7 @@ class ContextScan:
         self.latest: dict[Key, int] = {}
         self.turns = 0
         self._calls: dict[str, tuple[int, tuple[Key, ...]]] = {}
+        self.checklist = -1  # position of the newest successful ``todo`` result (never packed)
         self.fresh = True
 
     def __call__(self, messages: list[dict[str, Any]]) -> ContextScan:
@@ -199,7 +204,7 @@ class ContextScan:
 
     def _reset(self) -> None:
         self._given, self.items, self._sizes, self._sized = [], [], [], 0
-        self.latest, self.turns, self._calls = {}, 0, {}
+        self.latest, self.turns, self._calls, self.checklist = {}, 0, {}, -1
 
     @property
     def sizes(self) -> list[int]:
@@ -244,6 +249,8 @@ class ContextScan:
             elif role == "toolResult":
                 turn, keys = calls.get(str(message.get("toolCallId")), (turns - 1, ()))
                 items.append(Item(message, index, turn, keys))
+                if message.get("toolName") == CHECKLIST_TOOL and not message.get("isError"):
+                    self.checklist = index
         self.turns = turns
 
 
@@ -449,7 +456,7 @@ def _large_swap(
     A large result is archived when first seen: recallable at once. A session resumed with many of
     them archives them over several requests, sent in full until then (no swap while it is not).
     """
-    if not archive(large):
+    if item.index == context.checklist or not archive(large):
         return None
     after = context.turns - 1 - item.turn
     request = context.turns + 1
@@ -464,7 +471,7 @@ def _large_swap(
 def _stale_result(
     item: Item, observation: Observation, context: ContextScan, rules: PackRules
 ) -> _Swap | None:
-    if observation.tokens < rules.min_tokens:
+    if observation.tokens < rules.min_tokens or item.index == context.checklist:
         return None
     superseded = any(context.latest.get(key, -1) > item.turn for key in item.keys)
     old = context.turns - 1 - item.turn >= rules.after_turns
