@@ -188,3 +188,28 @@ def test_an_overflow_compaction_sends_pis_request(tmp_path):
     summaries = model.summaries()
     assert summaries and all(r["systemPrompt"] == SUMMARIZATION_SYSTEM_PROMPT for r in summaries)
     assert next(e for e in h.events if e["type"] == "compaction_start")["reason"] == "overflow"
+
+
+def test_a_cached_summary_after_a_compaction_holds_each_kept_message_once(tmp_path):
+    """Issue 33, item 2: the request retried after an overflow compaction was sent with the
+    compaction entry as its leaf; that entry comes after the entries it keeps, so the next cached
+    summary took the kept messages for new ones and sent them twice."""
+    overflow = {
+        "content": [],
+        "stopReason": "error",
+        "errorMessage": "prompt is too long: 213462 tokens > 200000 maximum",
+    }
+    model = Model([{"text": "Ready."}, big(1), big(2), overflow, {"text": "Built."}])
+    h = harness(tmp_path, model, {"enabled": True, "keepRecentTokens": 2500})
+    asyncio.run(h.session.prompt("get ready"))
+    asyncio.run(h.session.prompt("build it"))
+    assert next(e for e in h.events if e["type"] == "compaction_start")["reason"] == "overflow"
+    asyncio.run(h.session.compact(keep_recent_tokens=10))
+    cached = model.summaries()[-1]
+    assert CACHED_REQUEST_PREAMBLE in last_text(cached)
+    retried = model.requests[model.requests.index(cached) - 1]  # the agent's request after the overflow
+    assert cached["messages"][: len(retried["messages"])] == retried["messages"]
+    sent = [json.dumps(m, sort_keys=True) for m in cached["messages"]]
+    assert len(sent) == len(set(sent))  # each kept message once
+    kept = [m for m in cached["messages"] if m["role"] == "toolResult"]
+    assert [m["content"][0]["text"][:3] for m in kept] == ["222"]

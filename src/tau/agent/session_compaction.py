@@ -96,6 +96,25 @@ def _usage_after(projection: dict[str, Any], branch: list[dict[str, Any]], lates
     return any(entry.get("id") in usable for entry in branch[position + 1 :])
 
 
+def _sent_prefix(ids: list[Any], branch: list[dict[str, Any]], leaf_id: Any) -> int | None:
+    """How many of the projection's items (``ids``, their source entries' ids) a request sent when
+    the leaf was ``leaf_id`` holds; ``None`` when it does not hold a prefix of them.
+
+    The request held the items whose entries were on the branch up to that leaf. The projection is
+    in branch order except its first item, the latest compaction, whose entry comes after the
+    entries it keeps: a request sent just after a compaction (the leaf is the compaction entry, as
+    for an overflow retry) holds the summary and every kept entry, not only the summary. A leaf
+    before the latest compaction sent the history that compaction replaced: not a prefix.
+    """
+    position = {entry.get("id"): index for index, entry in enumerate(branch)}
+    leaf = position.get(leaf_id)
+    if leaf_id is None or leaf is None:
+        return None
+    held = [position.get(entry_id, len(branch)) <= leaf for entry_id in ids]
+    sent = held.count(True)
+    return sent if all(held[:sent]) else None
+
+
 def _entry_ms(entry: dict[str, Any]) -> int:
     try:
         return ms_from_iso(entry.get("timestamp") or "")
@@ -169,16 +188,12 @@ class CompactionMixin:
             return None
         entries = self._session_manager.build_session_projection()["entries"]
         ids = [item["sourceEntry"].get("id") for item in entries]
-        if (
-            last.leaf_id not in ids
-            or first_id not in ids
-            or (turn_start_id is not None and turn_start_id not in ids)
-        ):
+        if first_id not in ids or (turn_start_id is not None and turn_start_id not in ids):
             return None
-        sent = ids.index(last.leaf_id) + 1  # the entries the last request holds
+        sent = _sent_prefix(ids, self._session_manager.get_branch(), last.leaf_id)
+        if sent is None:
+            return None
         first = ids.index(first_id)
-        if any(item["sourceEntry"].get("type") == "compaction" for item in entries[sent:]):
-            return None
         # What was added since the last request, up to the first entry the summary does not replace:
         # whatever stays after the cut need not be sent.
         # (A branch summary needs everything: the whole branch is what it replaces.)
