@@ -10,7 +10,7 @@ completion):
   part 2); after its last command, ``Built part N.`` with the ``update`` that completes it, then
   ``list`` again; with no open task left → the final answer;
 - a summary request (pi's summarizer, or a summary asked for at the end of the conversation) → a fixed
-  summary.
+  summary (cut at the token cap, ``stopReason: "length"``, when ``OCC_PLANNER_SUMMARY_CAPPED`` is set).
 
 Each request is appended to the JSON-lines file named by ``OCC_PLANNER_TRACE`` when it is set.
 """
@@ -131,6 +131,9 @@ def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
     last = request["messages"][-1] if request["messages"] else {}
     asked = last.get("role") == "user" and any(ask in _text(last) for ask in SUMMARY_ASKS)
     if "summarization assistant" in request["systemPrompt"] or asked:
+        if os.environ.get("OCC_PLANNER_SUMMARY_CAPPED"):  # the summary stops at its token cap
+            capped = {"content": [{"type": "text", "text": SUMMARY[:20]}], "stopReason": "length"}
+            return [capped, {"factory": SPEC}]
         return [{"text": SUMMARY}, {"factory": SPEC}]
     messages = [message for message in request["messages"] if not _is_snapshot(message)]
     return [_answer(messages), {"factory": SPEC}]

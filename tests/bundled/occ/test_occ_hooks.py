@@ -380,6 +380,7 @@ def test_a_busy_session_keeps_the_selection():
         "Nothing to compact (session too small)",
         "Already compacted",
         "Summarization failed: generation hit the token cap and the summary is incomplete",
+        "Turn prefix summarization failed: generation hit the token cap and the summary is incomplete",
     ],
 )
 def test_a_refusal_resumes_with_the_existing_context(message):

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def run_print(
-    tmp_path: Path, agent_dir: Path, settings: dict
+    tmp_path: Path, agent_dir: Path, settings: dict, env: dict | None = None
 ) -> tuple[subprocess.CompletedProcess, list[dict], list[dict]]:
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
@@ -39,7 +39,7 @@ def run_print(
             "Build the three parts",
         ],
         cwd=project,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "OCC_PLANNER_TRACE": str(trace)},
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "OCC_PLANNER_TRACE": str(trace), **(env or {})},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -153,3 +153,31 @@ def test_without_online_compact_the_same_run_never_compacts(tmp_path, isolated_a
     done, entries, _ = run_print(tmp_path, isolated_agent_dir, {**SETTINGS, "sol": {}})
     assert (done.returncode, done.stdout) == (0, f"{FINAL}\n")
     assert [e for e in entries if e["type"] == "compaction"] == []
+
+
+def test_a_turn_prefix_summary_at_its_token_cap_is_a_skip(tmp_path, isolated_agent_dir):
+    """Issue 33, item 3 (seed 003): pi's incomplete-summary token-cap error resumes the task as a
+    skip, for the turn prefix's summary too (one turn: it is the only summary call)."""
+    done, entries, _ = run_print(tmp_path, isolated_agent_dir, SETTINGS, {"OCC_PLANNER_SUMMARY_CAPPED": "1"})
+    assert (done.returncode, done.stdout) == (0, f"{FINAL}\n")
+    assert "extension error" not in done.stderr.lower() and "did not complete" not in done.stderr
+    assert [e for e in entries if e["type"] == "compaction"] == []
+    skips = [e["data"] for e in entries if e.get("customType") == "sol-pi-online-context-compact-skipped"]
+    # the first boundary that compacts: its only summary is the turn prefix's; a later one (with
+    # history before its turn by then) stops at the history summary's cap
+    assert skips[0] == {
+        "reason": "Turn prefix summarization failed: generation hit the token cap and the summary is incomplete"
+    }
+    cap = "failed: generation hit the token cap and the summary is incomplete"
+    assert all(skip["reason"].endswith(cap) for skip in skips)
+    reminders = [
+        e["content"]
+        for e in entries
+        if e["type"] == "custom_message" and e["customType"] == "sol-pi-online-context-compact"
+    ]
+    assert reminders == [
+        "Online context compaction was skipped. The existing context is still available. Continue the "
+        "remaining work from the current plan."
+    ] * len(skips)
+    states = [e for e in entries if e.get("customType") == "pi-todo:state"]
+    assert [t["status"] for t in states[-1]["data"]["tasks"]] == ["completed"] * 3

@@ -71,10 +71,13 @@ REMINDER_FAILED = (
     "remaining work from the current plan."
 )
 # The host's refusals that leave the context as it was: the task resumes without a compaction.
+# The token-cap error is pi's for either summary of a compaction: the history's, and a split
+# turn's prefix (at the first boundary of a one-prompt plan the only summary call).
 RECOVERABLE_REFUSALS = (
     "Nothing to compact (session too small)",
     "Already compacted",
     "Summarization failed: generation hit the token cap and the summary is incomplete",
+    "Turn prefix summarization failed: generation hit the token cap and the summary is incomplete",
 )
 CANCELLED = "Compaction cancelled"
 # Action Fusion's marker before a failed then_run command's output (extensions.md §5.3).
