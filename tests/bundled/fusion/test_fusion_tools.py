@@ -441,3 +441,33 @@ def test_an_aborted_mutation_stays_an_abort_and_runs_nothing(tmp_path):
     with pytest.raises(ToolAborted, match=r"Operation aborted\n\n\[then_run:skipped\]"):
         asyncio.run(tools["write"].execute("c", params, signal, None, Ctx(tmp_path)))
     assert bash.calls == [] and not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("key", ["shellPath", "shellCommandPrefix"])
+def test_a_malformed_shell_setting_stops_initialisation(tmp_path, key):
+    """Issue 33, item 4 (seed 003): malformed settings stop initialization rather than silently
+    selecting another shell for then_run."""
+    tau = Tau({key: 42})
+    fusion.extension(tau)
+    with pytest.raises(ValueError, match=rf"^settings: {key} must be a string, got 42; Action Fusion is off"):
+        start(tau, Ctx(tmp_path))
+    assert tau.tools == {}
+
+
+def test_a_malformed_shell_setting_in_the_settings_file_names_the_file(tmp_path, isolated_agent_dir):
+    # the host leaves the wrong-typed value out of the effective settings (and warns): Action Fusion
+    # reads the file as written
+    isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+    path = isolated_agent_dir / "settings.json"
+    path.write_text('{"shellPath": 42}')
+    tau = Tau({})
+    fusion.extension(tau)
+    with pytest.raises(ValueError) as raised:
+        start(tau, Ctx(tmp_path))
+    assert str(raised.value).startswith(f"{path}: shellPath must be a string, got 42; Action Fusion is off")
+    assert tau.tools == {}
+    path.write_text('{"shellPath": "/bin/sh"}')
+    fine = Tau({})
+    fusion.extension(fine)
+    start(fine, Ctx(tmp_path))
+    assert list(fine.tools) == ["edit", "write"]

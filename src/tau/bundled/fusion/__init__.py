@@ -22,9 +22,11 @@ def extension(tau: Any) -> None:
     def install(settings: Any, ctx: Any) -> None:
         if not settings.action_fusion:
             return
+        from tau.bundled.fusion.shell_settings import check_shell_settings
         from tau.bundled.fusion.tools import ActionFusion
         from tau.bundled.sol_common.reachability import watch_reachability
 
+        check_shell_settings(tau, ctx)  # a malformed shell setting stops initialization (seed 003)
         ActionFusion(tau).install()
         watch_reachability(tau, ctx, action_fusion=True, reducer=False)
 
