@@ -294,6 +294,9 @@ def test_the_interactive_row_carries_the_banner_only_for_a_succeeded_fused_call(
         "edits": [{"oldText": "x = 1", "newText": "x = 2"}],
         "then_run": {"command": "echo ok"},
     }
+    running = tool_rows.tool_row(ToolBlock("c0", "edit", args), tools["edit"])  # no result yet
+    assert running.title == "edit m.py  ⚡ then_run: $ echo ok"
+    assert running.body == ["⚡ SoL-Pi · Action Fusion", "Money saved · 1 model round-trip avoided"]
     result = call(tools, "edit", args, Ctx(tmp_path)).to_json()
     block = ToolBlock("c1", "edit", args, status="done", result=result, details=result["details"])
     row = tool_rows.tool_row(block, tools["edit"])

@@ -393,3 +393,40 @@ def test_the_todo_checklist_is_shown_as_a_checklist(tmp_path):
         assert "baseRevision" not in screen and "todo revision" not in screen
     finally:
         tau.close()
+
+
+def test_the_action_fusion_banner_shows_while_a_slow_then_run_runs(tmp_path):
+    """Issue 33, item 5 (seed 003, docs/extensions/sol.md): the banner on a fused row shows while
+    the call runs, not only after it succeeded. The command waits for a file the test creates once
+    it has seen the banner, so the capture is taken during the call whatever the machine's speed."""
+    work = tmp_path / "work"
+    work.mkdir()
+    gate = tmp_path / "gate"
+    command = f"while [ ! -e {shlex.quote(str(gate))} ]; do sleep 0.05; done; echo passed-$((40 + 2))"
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool": "write", "args": {"path": "m.py", "content": "x = 1\n", "then_run": {"command": command}}},
+                {"text": "fused call done"},
+            ]
+        )
+    )
+    tau = Tau(work, script)
+    try:
+        tau.wait_text("faux/faux-1 • off • ctx")
+        tau.send("write it" + ENTER)
+        tau.wait_text("⋯ write m.py  ⚡ then_run: $ while")
+        tau.wait_text("⚡ SoL-Pi · Action Fusion")
+        running = tau.text()
+        assert "Money saved · 1 model round-trip avoided" in running
+        assert "passed-42" not in running and "fused call done" not in running  # still running
+        gate.write_text("")
+        tau.wait_text("fused call done")
+        done = tau.text()
+        assert "✓ write m.py  ⚡ then_run: $ while" in done and "⚡ SoL-Pi · Action Fusion" in done
+        tau.send("/quit" + ENTER)
+        tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
+    finally:
+        gate.write_text("")
+        tau.close()

@@ -174,23 +174,29 @@ def _fused(args: Any) -> dict[str, Any] | None:
     return then_run if isinstance(then_run, dict) else None
 
 
-def render_fused_call(args: dict[str, Any], *_: Any) -> str:
-    """The row title of a fused call, with the Action Fusion mark; plain calls keep the built-in title.
+def render_fused_call(args: dict[str, Any], context: Any = None, *_: Any) -> list[str]:
+    """The row of a fused call: its title with the Action Fusion mark, then the two banner lines,
+    which show while the call runs and after it succeeds, and go once it ends as an error (seed 003).
 
-    The interactive mode joins a renderer's lines into the title and falls back to its own row when
-    the renderer raises, which is how a plain call keeps the built-in look.
+    The interactive mode takes the first line as the title and puts the others above the body; it
+    falls back to its own row when the renderer raises, which is how a plain call keeps the
+    built-in look.
     """
     then_run = _fused(args)
     if then_run is None:
         raise UseDefaultRow
     verb = "write" if "content" in args else "edit"
-    return f"{verb} {args.get('path', '')}  ⚡ then_run: $ {then_run.get('command', '')}"
+    title = f"{verb} {args.get('path', '')}  ⚡ then_run: $ {then_run.get('command', '')}"
+    if isinstance(context, dict) and context.get("isError"):
+        return [title]
+    return [title, *banner_lines(MECHANISM, SAVING)]
 
 
 def render_fused_result(result: Any, options: Any = None, *_: Any) -> list[str]:
-    """The body of a fused call that succeeded: the two banner lines, then the usual output.
+    """The body of a fused call that succeeded: the usual output, then the command's (the banner
+    above it is the call renderer's).
 
-    Failed or plain calls keep the built-in body (the banner goes once a call ends as an error).
+    Failed or plain calls keep the built-in body.
     """
     data = result.to_json() if isinstance(result, ToolResult) else result
     if not isinstance(data, dict) or data.get("isError"):
@@ -204,4 +210,4 @@ def render_fused_result(result: Any, options: Any = None, *_: Any) -> list[str]:
         raise UseDefaultRow
     details = data.get("details") if isinstance(data.get("details"), dict) else {}
     body = details["diff"] if isinstance(details.get("diff"), str) else "\n".join(blocks[:-1])
-    return [*banner_lines(MECHANISM, SAVING), *body.split("\n"), *blocks[-1].rstrip("\n").split("\n")]
+    return [*body.split("\n"), *blocks[-1].rstrip("\n").split("\n")]

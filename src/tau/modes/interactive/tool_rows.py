@@ -2,13 +2,17 @@
 
 A row is a title (what was called) and a body (what came back). Long bodies are collapsed to a
 few lines until the user expands tool output (Ctrl+O). Extension tools may bring their own
-``render_call(args)`` and ``render_result(result, options)`` (each returning a string or a list of
-lines; ``options`` is ``{"expanded", "isPartial"}``); a renderer that fails falls back to the
-default row.
+``render_call(args[, context])`` and ``render_result(result, options)`` (each returning a string or a
+list of lines; ``options`` is ``{"expanded", "isPartial"}``); a renderer that fails falls back to the
+default row. As pi's ``renderCall``, the call renderer draws above the result and may know the call's
+state: one that takes a second argument gets ``context`` = ``{"expanded", "isPartial", "isError",
+"executionStarted"}``; its first line is the title, its further lines lead the body (they show while
+the call runs, before any result).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -114,6 +118,33 @@ def _as_lines(value: Any) -> list[str]:
     return sanitize_text(str(value)).split("\n")
 
 
+def _takes_context(render: Callable[..., Any]) -> bool:
+    """Whether a call renderer takes a second positional argument (pi's render context)."""
+    try:
+        parameters = list(inspect.signature(render).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: called as documented first
+        return False
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(p.kind in positional for p in parameters) >= 2
+
+
+def _call_lines(render: Callable[..., Any] | None, block: ToolBlock) -> list[str] | None:
+    """The call renderer's lines, given the call's state when it takes it."""
+    if render is None:
+        return None
+    if not _takes_context(render):
+        return _custom(render, block.args)
+    context = {
+        "expanded": block.expanded,
+        "isPartial": block.status == "running",
+        "isError": block.status == "error",
+        "executionStarted": True,  # a row exists from the call's tool_execution_start on
+    }
+    return _custom(render, block.args, context)
+
+
 def _custom(render: Callable[..., Any] | None, *args: Any) -> list[str] | None:
     if render is None:
         return None
@@ -142,10 +173,10 @@ def tool_row(block: ToolBlock, definition: Any = None) -> ToolRow:
         row = _todo_row(block)
         if row is not None:
             return row
-    call_lines = _custom(getattr(definition, "render_call", None), block.args)
+    call_lines = _call_lines(getattr(definition, "render_call", None), block)
     title_of = _TITLES.get(block.name)
     title = (
-        " ".join(call_lines)
+        call_lines[0]
         if call_lines
         else (title_of(block.args) if title_of else _default_title(block.name, block.args))
     )
@@ -156,6 +187,8 @@ def tool_row(block: ToolBlock, definition: Any = None) -> ToolRow:
     if body is None:
         text = _body_text(block).rstrip("\n")
         body = text.split("\n") if text else []
+    if call_lines and len(call_lines) > 1:
+        body = [*call_lines[1:], *body]
     if block.expanded:
         return ToolRow(title, body)
     keep_end = block.name == "bash"
