@@ -269,8 +269,9 @@ def _update(before: list[Task], params: dict[str, Any]) -> list[Task]:
     after = _copy_tasks(before)
     by_id = {task["id"]: task for task in after}
     for patch in patches:
-        if not isinstance(patch, dict):
-            raise TodoError("invalid_arguments", f"each update must be an object with an id, not {patch!r}")
+        if not isinstance(patch, dict) or not isinstance(patch.get("id"), str):
+            shown_patch = shown(patch) if isinstance(patch, dict) else repr(patch)
+            raise TodoError("invalid_arguments", f"each update must be an object with an id, not {shown_patch}")
         task = by_id.get(_resolve(by_id, patch.get("id")))  # type: ignore[arg-type]
         if task is None:
             raise TodoError("unknown_task", f"unknown task id {shown(patch.get('id'))}")
@@ -286,6 +287,8 @@ def _update(before: list[Task], params: dict[str, Any]) -> list[Task]:
 
 
 def _remove(before: list[Task], params: dict[str, Any]) -> list[Task]:
+    if not isinstance(params.get("id"), str):
+        raise TodoError("invalid_arguments", "remove needs the id of the task to remove")
     ids = [task["id"] for task in before]
     target = _resolve(ids, params.get("id"))
     if target is None:

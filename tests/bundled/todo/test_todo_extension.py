@@ -214,6 +214,26 @@ def test_errors_are_error_results_with_the_code(tmp_path):
     assert harness.states() == []
 
 
+def test_remove_without_an_id_answers_invalid_arguments(tmp_path):
+    """Issue 33, item 6: not ``unknown task id null`` (``unknown_task``)."""
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}},
+        {"tool": "todo", "args": {"action": "remove", "baseRevision": 1}},
+        {"text": "ok"},
+    ]
+    harness = Harness(tmp_path, steps)
+
+    async def scenario() -> None:
+        await harness.start()
+        await harness.session.prompt("go")
+
+    asyncio.run(scenario())
+    result = harness.todo_results()[-1]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Error: remove needs the id of the task to remove"
+    assert result["details"]["error"] == "invalid_arguments"
+
+
 def test_volatile_sessions_say_so_to_the_model(tmp_path):
     steps = [{"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}}, {"text": "ok"}]
     harness = Harness(tmp_path, steps, file_backed=False)

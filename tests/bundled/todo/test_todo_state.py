@@ -461,13 +461,32 @@ def test_remove_drops_the_task():
     assert results.mutation_text(1, change.changed) == "todo revision 1 (1 change: t1)"
 
 
-@pytest.mark.parametrize("target", ["t9", None])
-def test_remove_of_an_unknown_id_is_rejected(target):
+def test_remove_of_an_unknown_id_is_rejected():
     rejected(
         build(("a", "pending", [])),
-        {"action": "remove", "baseRevision": 0, "id": target},
+        {"action": "remove", "baseRevision": 0, "id": "t9"},
         "unknown_task",
-        f"unknown task id {target if target else 'null'}",
+        "unknown task id t9",
+    )
+
+
+@pytest.mark.parametrize("params", [{}, {"id": None}, {"id": 42}])
+def test_remove_without_an_id_is_malformed_not_an_unknown_task(params):
+    """Issue 33, item 6: malformed arguments answer invalid_arguments (docs/extensions/todo.md)."""
+    rejected(
+        build(("a", "pending", [])),
+        {"action": "remove", "baseRevision": 0, **params},
+        "invalid_arguments",
+        "remove needs the id of the task to remove",
+    )
+
+
+def test_an_update_patch_without_an_id_is_malformed():
+    rejected(
+        build(("a", "pending", [])),
+        {"action": "update", "baseRevision": 0, "updates": [{"status": "completed"}]},
+        "invalid_arguments",
+        'each update must be an object with an id, not {"status":"completed"}',
     )
 
 

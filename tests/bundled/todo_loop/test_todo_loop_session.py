@@ -7,6 +7,9 @@ from itertools import pairwise
 import pytest
 from todo_loop_harness import NUDGE, NUDGE_WITH_BLOCK, NUDGES, Harness, plan_step
 
+from tau.bundled.todo import extension as bundled_todo
+from tau.bundled.todo_loop import extension as todo_loop
+from tau.extension import load_factory
 from tau.llm.providers import faux
 
 
@@ -86,6 +89,27 @@ def test_no_list_does_not_continue(tmp_path):
     harness.run("hi")
     assert harness.kinds() == ["user:hi", "say:hello"]
     assert len(harness.requests) == 1
+
+
+def test_todoloop_without_a_list_says_no_list_and_source_none(tmp_path):
+    """Issue 33, item 6 (seed 000: ``stopped: no list``): not ``stopped: all tasks closed`` with
+    ``source: pi-todo:state`` when no list was ever made."""
+    harness = Harness([{"text": "hello"}], tmp_path)
+
+    shown: list[str] = []
+
+    async def scenario():
+        # tau's own todo (not the harness's test tool): it answers the loop on the event bus
+        for index, factory in enumerate([bundled_todo, todo_loop]):
+            await load_factory(harness.runner, factory, path=f"ext{index + 1}.py")
+        harness.runner.bind(harness.session)
+        await harness.session.prompt("hi")
+        shown.extend(await harness.command("/todoloop"))
+
+    harness.run_more(scenario)
+    lines = shown[0].split("\n")
+    assert lines[0] == "state: stopped: no list"
+    assert lines[-1] == "tasks: 0/0 (source: none)"
 
 
 def test_an_all_closed_list_does_not_continue(tmp_path):

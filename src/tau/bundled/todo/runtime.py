@@ -139,8 +139,10 @@ class TodoExtension:
         """``pi-todo:read`` on the event bus: the checklist as this extension reads it.
 
         Fills ``request["todo"]`` with ``{"state": a copy of {schemaVersion, revision, tasks} or None,
-        "reason": why the storage is unavailable or None, "mode": the storage mode}``. ``request["ctx"]``
-        (optional) finds the session when no ``session_start`` has come yet.
+        "reason": why the storage is unavailable or None, "mode": the storage mode, "recorded": whether
+        a snapshot backs the state (``False``: no list was ever made on this branch, the state is the
+        implicit empty one)}``. ``request["ctx"]`` (optional) finds the session when no
+        ``session_start`` has come yet.
         """
         if not isinstance(request, dict):
             return
@@ -150,7 +152,7 @@ class TodoExtension:
         store = self._store(ctx)
         store.refresh()
         state = snapshot(store.state) if store.state is not None else None
-        request["todo"] = {"state": state, "reason": store.reason, "mode": store.mode}
+        request["todo"] = {"state": state, "reason": store.reason, "mode": store.mode, "recorded": store.recorded}
 
     def _store(self, ctx: Any) -> Store:
         """The store of the current session (made on first use when no ``session_start`` came)."""

@@ -147,6 +147,8 @@ class TodoLoop:
         state = answer.get("state")
         if state is None:
             return Observation(None, anchor, active, str(answer.get("reason") or "unknown"))
+        if answer.get("recorded") is False:  # the implicit empty list: none was ever made (seed 000)
+            return Observation(None, anchor, active)
         return Observation(task_list_of_state(state), anchor, active)
 
     # -- hooks -------------------------------------------------------------------------------
