@@ -488,6 +488,6 @@ def test_other_extensions_read_the_checklist_on_the_event_bus(tmp_path):
     faux.use_script([*steps, {"text": "still"}])
     asyncio.run(scenario())
     first, second = answers
-    assert first["mode"] == "file" and first["reason"] is None
+    assert first["mode"] == "file" and first["reason"] is None and first["recorded"] is True
     assert first["state"] == harness.states()[-1]
-    assert second == {"state": None, "reason": "a test quarantine", "mode": "unavailable"}
+    assert second == {"state": None, "reason": "a test quarantine", "mode": "unavailable", "recorded": False}
