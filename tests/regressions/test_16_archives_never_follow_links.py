@@ -107,7 +107,7 @@ def test_a_linked_session_dir_above_sol_stays_allowed_and_everything_is_private(
     assert files == [
         f"session-a/evidence-preserving-reducer/objects/{DIGEST[:2]}/{DIGEST}.txt",
         "session-a/observation-pack/ledger.jsonl",
-        f"session-a/observation-pack/objects/{OBS}.txt",
+        f"session-a/observation-pack/objects/{hashlib.sha256(b'x' * 100).hexdigest()}.txt",
     ]
     for directory, _, names in os.walk(sol):
         assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700, directory

@@ -8,6 +8,7 @@ back the exact bytes. The bundled loader installs both mechanisms, as ``tau`` do
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import sys
@@ -156,7 +157,9 @@ def test_fused_edit_then_large_output_then_placeholder_then_exact_recall(tmp_pat
     # the session file keeps the original; the archive lives under <sessionDir>/sol/<sessionId>/
     root = tmp_path / "sessions" / "sol" / harness.manager.get_session_id() / "observation-pack"
     obs_id = re.search(r"^id: (obs_[a-f0-9]{24})$", placeholder, re.MULTILINE).group(1)
-    assert (root / "objects" / f"{obs_id}.txt").read_text() == log
+    # objects are addressed by their content (issue 33): the placeholder's id finds it through its hash
+    assert (root / "objects" / f"{hashlib.sha256(log.encode()).hexdigest()}.txt").read_text() == log
+    assert obs_id in (root / "ledger.jsonl").read_text()
     assert text_of(big) == log  # the session keeps the original bytes
     events = [json.loads(line)["event"] for line in (root / "ledger.jsonl").read_text().splitlines()]
     assert events[:3] == ["full", "full", "placeholder"] and "recall" in events

@@ -61,8 +61,8 @@ def test_two_full_sends_then_one_stable_placeholder_and_the_history_is_untouched
     assert texts[2] == texts[3] and texts[2].startswith("[large tool result replaced")
     assert "head line" in texts[2] and "tail line" in texts[2]
     assert text_of(message) == BODY
-    obs_id = observation_of(message).id
-    assert (tmp_path / "sol/session-a/observation-pack/objects" / f"{obs_id}.txt").read_text() == BODY
+    content_hash = observation_of(message).content_hash
+    assert (tmp_path / "sol/session-a/observation-pack/objects" / f"{content_hash}.txt").read_text() == BODY
     records = ledger(tmp_path)
     # The swap is recorded once, when it is first sent; its bytes never change afterwards.
     assert [r["event"] for r in records] == ["full", "full", "placeholder"]
@@ -144,7 +144,7 @@ def test_a_failed_archive_leaves_only_that_message_unchanged(tmp_path, capsys):
     bad_id = observation_of(bad).id
     objects = tmp_path / "sol/session-a/observation-pack/objects"
     objects.mkdir(parents=True)
-    (objects / f"{bad_id}.txt").write_text("x" * len(text_of(bad).encode()))
+    (objects / f"{observation_of(bad).content_hash}.txt").write_text("x" * len(text_of(bad).encode()))
     texts = sends(tau, ctx, [good, bad], 3)[2]
     assert texts[0].startswith("[large tool result replaced") and texts[1] == text_of(bad)
     err = capsys.readouterr().err
@@ -256,16 +256,16 @@ def test_recall_refuses_unknown_ids_and_symlinked_objects(tmp_path):
     message = tool_result(BODY)
     sends(tau, ctx, [message], 1)
     obs_id = observation_of(message).id
-    path = tmp_path / "sol/session-a/observation-pack/objects" / f"{obs_id}.txt"
+    path = tmp_path / "sol/session-a/observation-pack/objects" / f"{observation_of(message).content_hash}.txt"
     path.unlink()
     (tmp_path / "target.txt").write_text("target bytes must not be recalled")
     os.symlink(tmp_path / "target.txt", path)
     with pytest.raises(OSError) as info:
         run(tau.call("obs_recall", {"id": obs_id}, ctx))
     assert info.value.code == "ELOOP"
-    fresh = tool_result(BODY, "fresh")
+    fresh = tool_result(BODY + "fresh\n", "fresh")  # other bytes: the linked object is not its
     sends(tau, ctx, [fresh], 1)
-    with pytest.raises(ToolError, match=f"Offset 999999 exceeds observation size {len(BODY)}"):
+    with pytest.raises(ToolError, match=f"Offset 999999 exceeds observation size {len(BODY) + 6}"):
         run(tau.call("obs_recall", {"id": observation_of(fresh).id, "offset": 999999}, ctx))
 
 
@@ -276,9 +276,10 @@ def test_sessions_are_isolated(tmp_path):
     for ctx in (ctx_a, ctx_b):
         texts = [t[0] for t in sends(tau, ctx, [message], 3)]
         assert texts[:2] == [BODY, BODY] and texts[2] != BODY
-    obs_id = observation_of(message).id
+    content_hash = observation_of(message).content_hash
     for session in ("session-a", "session-b"):
-        assert (tmp_path / "sol" / session / "observation-pack/objects" / f"{obs_id}.txt").read_text() == BODY
+        objects = tmp_path / "sol" / session / "observation-pack/objects"
+        assert (objects / f"{content_hash}.txt").read_text() == BODY
     other = tool_result(BODY, "only-in-a")
     sends(tau, ctx_a, [other], 1)
     with pytest.raises(ToolError, match="Unknown observation id"):
@@ -315,8 +316,12 @@ def forked(tmp_path, body=BODY):
     return tau, ctx, observation_of(message).id
 
 
-def object_path(tmp_path, obs_id, session="fork-session"):
-    return tmp_path / "sol" / session / "observation-pack/objects" / f"{obs_id}.txt"
+def object_path(tmp_path, obs_id, session="fork-session", body=BODY, tool_call="archived-output"):
+    """Where the object of ``obs_id`` (the result ``body`` of ``tool_call``) is stored: under its
+    content's SHA-256 (issue 33)."""
+    observation = observation_of(tool_result(body, tool_call))
+    assert observation.id == obs_id
+    return tmp_path / "sol" / session / "observation-pack/objects" / f"{observation.content_hash}.txt"
 
 
 def test_a_fork_restores_compacted_away_evidence_from_its_branch(tmp_path):
@@ -324,7 +329,7 @@ def test_a_fork_restores_compacted_away_evidence_from_its_branch(tmp_path):
     tau, ctx, obs_id = forked(tmp_path, body)
     recalled, pages = recall_all(tau, ctx, obs_id)
     assert recalled == body and pages > 1
-    assert object_path(tmp_path, obs_id).read_text() == body
+    assert object_path(tmp_path, obs_id, body=body).read_text() == body
     assert ctx.session_manager.branch_calls == 1
 
 
@@ -333,7 +338,8 @@ def test_an_in_memory_fork_restores_into_its_private_directory(tmp_path):
     ctx.session_manager.session_dir = ""
     assert recall_all(tau, ctx, obs_id)[0] == BODY
     root = runtime_root("", "fork-session")
-    assert os.path.exists(ObservationStore(root).object_path(obs_id))
+    stored = observation_of(tool_result(BODY, "archived-output")).content_hash
+    assert os.path.exists(ObservationStore(root).object_path(stored))
     shutil.rmtree(root.base)
 
 
@@ -400,13 +406,18 @@ def test_abandoned_sibling_branches_are_not_restored(tmp_path):
     obs_id = observation_of(result).id
     with pytest.raises(ToolError, match=f"Unknown observation id: {obs_id}"):
         run(tau.call("obs_recall", {"id": obs_id}, ctx))
-    assert not object_path(tmp_path, obs_id, "sibling").exists()
+    assert not object_path(tmp_path, obs_id, "sibling", tool_call="only-sibling-a").exists()
 
 
+@pytest.mark.parametrize("name", ["content", "legacy"])
 @pytest.mark.parametrize("kind", ["symlink", "directory"])
-def test_an_unsafe_existing_path_is_refused_without_reading_the_branch(tmp_path, kind):
+def test_an_unsafe_existing_path_is_refused(tmp_path, kind, name):
+    """At the object's name (its content hash, known only from the branch here) or at the name an
+    older archive gave it (its id: refused before the branch is read)."""
     tau, ctx, obs_id = forked(tmp_path)
     path = object_path(tmp_path, obs_id)
+    if name == "legacy":
+        path = path.with_name(f"{obs_id}.txt")
     path.parent.mkdir(parents=True)
     target = tmp_path / "unrelated.txt"
     target.write_text("unrelated bytes must stay unchanged")
@@ -416,9 +427,8 @@ def test_an_unsafe_existing_path_is_refused_without_reading_the_branch(tmp_path,
         path.mkdir()
     with pytest.raises(OSError):
         run(tau.call("obs_recall", {"id": obs_id}, ctx))
-    assert (
-        ctx.session_manager.branch_calls == 0 and target.read_text() == "unrelated bytes must stay unchanged"
-    )
+    assert target.read_text() == "unrelated bytes must stay unchanged"
+    assert ctx.session_manager.branch_calls == (0 if name == "legacy" else 1)
 
 
 def test_a_corrupt_object_appearing_during_restoration_is_not_overwritten(tmp_path, monkeypatch):

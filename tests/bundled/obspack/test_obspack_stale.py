@@ -146,7 +146,8 @@ def test_a_changed_object_is_refused(tmp_path):
         session.request()
         session.call("bash", {"command": f"echo {session.calls}"}, "ok")
     obs_id = text_observation(message).id
-    path = tmp_path / "sol" / "session-a" / "observation-pack" / "objects" / f"{obs_id}.txt"
+    content_hash = text_observation(message).content_hash
+    path = tmp_path / "sol" / "session-a" / "observation-pack" / "objects" / f"{content_hash}.txt"
     data = bytearray(path.read_bytes())
     data[5] ^= 1  # same size, one bit changed
     path.write_bytes(bytes(data))
@@ -214,3 +215,25 @@ def test_archive_work_per_request_is_bounded(tmp_path):
     assert len(list(objects.iterdir())) == 40
     results = given[2::2]
     assert all(text_of(m).startswith(("[large tool result replaced", PLACEHOLDER)) for m in results[:38])
+
+
+def test_identical_outputs_are_one_archive_object_and_every_recall_is_exact(tmp_path):
+    """Issue 33, item 8: byte-identical results (a command run again and again) were one archive
+    object each; objects are addressed by their content, and every placeholder's id still recalls
+    the exact bytes."""
+    session = Session(tmp_path, {"swapBatching": False})
+    output = "\n".join(f"PASSED tests/test_{n:03d}.py::test_case" for n in range(120)) + "\n"
+    assert 4_000 < len(output.encode()) < 10 * 1024
+    results = []
+    for _ in range(30):
+        results.append(session.call("bash", {"command": "make test"}, output))
+        session.request()
+    given = session.request()
+    packed = [text_of(session.shown(m, given)) for m in results[:-1]]
+    assert all(text.startswith(PLACEHOLDER) for text in packed)  # superseded by the next run
+    ids = {text_observation(m).id for m in results[:-1]}
+    assert len(ids) == 29  # one observation per result (tool call ids differ)
+    objects = tmp_path / "sol" / "session-a" / "observation-pack" / "objects"
+    assert [p.name for p in objects.iterdir()] == [f"{text_observation(results[0]).content_hash}.txt"]
+    for obs_id in ids:
+        assert session.recall_all(obs_id) == output.encode()

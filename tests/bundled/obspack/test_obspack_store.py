@@ -33,19 +33,19 @@ def make_store(tmp_path, session="session-a") -> ObservationStore:
 def test_objects_are_private_and_published_whole(tmp_path):
     store = make_store(tmp_path)
     store.ensure_stored(OBS, DATA, sha(DATA))
-    path = tmp_path / "sol" / "session-a" / "observation-pack" / "objects" / f"{OBS}.txt"
+    path = tmp_path / "sol" / "session-a" / "observation-pack" / "objects" / f"{sha(DATA)}.txt"
     assert path.read_bytes() == DATA
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     for directory in (path.parent, path.parent.parent, tmp_path / "sol", tmp_path / "sol" / "session-a"):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700
-    assert os.listdir(path.parent) == [f"{OBS}.txt"]  # no temporary file left behind
+    assert os.listdir(path.parent) == [f"{sha(DATA)}.txt"]  # no temporary file left behind
 
 
 def test_an_existing_identical_object_is_reused_and_a_corrupt_one_is_never_overwritten(tmp_path):
     store = make_store(tmp_path)
     store.ensure_stored(OBS, DATA, sha(DATA))
     store.ensure_stored(OBS, DATA, sha(DATA))
-    path = store.object_path(OBS)
+    path = store.object_path(sha(DATA))
     corrupt = b"x" * len(DATA)
     with open(path, "wb") as handle:
         handle.write(corrupt)
@@ -64,13 +64,13 @@ def test_an_existing_identical_object_is_reused_and_a_corrupt_one_is_never_overw
 
 def test_a_symlinked_object_or_objects_directory_is_refused(tmp_path):
     store = make_store(tmp_path)
-    store.ensure_stored("obs_" + "b" * 24, DATA, sha(DATA))
+    store.ensure_stored("obs_" + "b" * 24, b"other bytes", sha(b"other bytes"))
     target = tmp_path / "target.txt"
     target.write_bytes(DATA)
-    os.symlink(target, store.object_path(OBS))
+    os.symlink(target, store.object_path(sha(DATA)))
     with pytest.raises(StoreError, match="not a regular file"):
         store.ensure_stored(OBS, DATA, sha(DATA))
-    with pytest.raises(StoreError) as info, store.open_object(OBS):
+    with pytest.raises(StoreError) as info, store.open_object(OBS, sha(DATA)):
         pass
     assert info.value.code == "ELOOP"
 
@@ -82,6 +82,25 @@ def test_a_symlinked_object_or_objects_directory_is_refused(tmp_path):
     with pytest.raises(StoreError, match=f"Observation directory is not a regular directory for {OBS}"):
         other.ensure_stored(OBS, DATA, sha(DATA))
     assert os.listdir(outside) == []
+
+
+def test_identical_bytes_are_one_object_and_every_id_reads_them(tmp_path):
+    """Issue 33, item 8: objects are addressed by their content (one object for identical results);
+    an older archive's object named by its observation id is still read."""
+    store = make_store(tmp_path)
+    ids = [f"obs_{n:024x}" for n in range(50)]
+    for obs_id in ids:
+        store.ensure_stored(obs_id, DATA, sha(DATA))
+    assert os.listdir(store.objects_path) == [f"{sha(DATA)}.txt"]
+    for obs_id in ids:
+        with store.open_object(obs_id, sha(DATA)) as (fd, size):
+            assert (size, os.pread(fd, size, 0)) == (len(DATA), DATA)
+    legacy = "obs_" + "c" * 24
+    Path(store.objects_path, f"{legacy}.txt").write_bytes(b"old layout\n")
+    with store.open_object(legacy, sha(b"old layout\n")) as (fd, size):
+        assert os.pread(fd, size, 0) == b"old layout\n"
+    with pytest.raises(StoreError, match="not a SHA-256 content hash"), store.open_object(legacy, "../x"):
+        pass
 
 
 @pytest.mark.parametrize("linked", ["sol", "sol/session-a"])
@@ -164,8 +183,8 @@ def test_the_store_works_without_o_nofollow(tmp_path, monkeypatch):
     monkeypatch.setattr(private_dirs, "_NOFOLLOW", 0)
     store = make_store(tmp_path)
     store.ensure_stored(OBS, DATA, sha(DATA))
-    os.remove(store.object_path(OBS))
-    os.symlink(tmp_path / "nowhere", store.object_path(OBS))
+    os.remove(store.object_path(sha(DATA)))
+    os.symlink(tmp_path / "nowhere", store.object_path(sha(DATA)))
     with pytest.raises(StoreError) as info:
         store.ensure_stored(OBS, DATA, sha(DATA))
     assert "not a regular file" in str(info.value)

@@ -220,9 +220,8 @@ class ObservationPack:
         offset = params.get("offset")
         offset = 0 if offset is None else int(offset)
         state = self.state_for(ctx)
-        await self.ensure_available(state, obs_id, ctx)
-        expected = await self.expected_hash(state, obs_id, ctx)
-        with state.store.open_object(obs_id) as (fd, size):
+        expected = await self.ensure_available(state, obs_id, ctx)
+        with state.store.open_object(obs_id, expected) as (fd, size):
             if await asyncio.to_thread(sha256_fd, fd) != expected:
                 raise ToolError(
                     f"Observation {obs_id} failed its integrity check: the stored object's SHA-256 does not "
@@ -251,19 +250,26 @@ class ObservationPack:
         state.store.append_ledger(ledger_bytes([record]))
         return ToolResult.text(text, details=details)
 
-    async def ensure_available(self, state: RootState, obs_id: str, ctx: Any) -> None:
-        """Make sure the object exists, restoring it from the current branch when it does not.
+    async def ensure_available(self, state: RootState, obs_id: str, ctx: Any) -> str:
+        """Make sure the object exists, restoring it from the current branch when it does not; the
+        SHA-256 it must have, which also names it (objects are addressed by their content).
 
-        Concurrent recalls of one id share one restoration; after a failed one, a waiting recall
-        tries again. An unsafe existing path is refused before the branch is read.
+        The hash is the one remembered when it was stored, else its ledger records', else the tool
+        result's (or call's) on the branch. Concurrent recalls of one id share one restoration; after
+        a failed one, a waiting recall tries again. An unsafe existing path is refused before the
+        branch is read when the hash is known without it.
         """
-        while not self._exists(state.store, obs_id):
+        known = state.stored.get(obs_id)
+        if known is None:
+            known = await asyncio.to_thread(_ledger_hash, state.store, obs_id)
+        while not self._exists(state.store, obs_id, known):
             running = state.restoring.get(obs_id)
             if running is not None and not running.done():
                 try:
                     await asyncio.shield(running)
                 except Exception:
                     pass
+                known = state.stored.get(obs_id, known)
                 continue
             task = asyncio.ensure_future(self._restore(state, obs_id, ctx))
             state.restoring[obs_id] = task
@@ -272,12 +278,19 @@ class ObservationPack:
             finally:
                 if state.restoring.get(obs_id) is task:
                     del state.restoring[obs_id]
-            return
+            return state.stored[obs_id]
+        if known is None:  # an object an older archive named by its id: the branch says what it must be
+            observation = _on_branch(ctx, obs_id)
+            if observation is None:
+                raise ToolError(f"Unknown observation id: {obs_id}")
+            known = observation.content_hash
+        state.stored[obs_id] = known
+        return known
 
     @staticmethod
-    def _exists(store: ObservationStore, obs_id: str) -> bool:
+    def _exists(store: ObservationStore, obs_id: str, content_hash: str | None) -> bool:
         try:
-            with store.open_object(obs_id):
+            with store.open_object(obs_id, content_hash):
                 return True
         except FileNotFoundError:
             return False
@@ -290,20 +303,6 @@ class ObservationPack:
             state.store.ensure_stored, observation.id, observation.data, observation.content_hash
         )
         state.stored[obs_id] = observation.content_hash
-
-    async def expected_hash(self, state: RootState, obs_id: str, ctx: Any) -> str:
-        """The SHA-256 the object must have: remembered when it was stored, else from its ledger
-        records, else from the tool result (or call) on the branch it was stored from."""
-        known = state.stored.get(obs_id)
-        if known is None:
-            observation = _on_branch(ctx, obs_id)
-            known = observation.content_hash if observation is not None else None
-        if known is None:
-            known = await asyncio.to_thread(_ledger_hash, state.store, obs_id)
-        if known is None:
-            raise ToolError(f"Unknown observation id: {obs_id}")
-        state.stored[obs_id] = known
-        return known
 
 
 def packed_notice(records: list[dict[str, Any]]) -> str:

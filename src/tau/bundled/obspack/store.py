@@ -1,4 +1,9 @@
-"""The content-addressed object store: ``<root>/observation-pack/objects/<id>.txt`` (extensions.md §5.4).
+"""The content-addressed object store: ``<root>/observation-pack/objects/<sha256>.txt`` (extensions.md §5.4).
+
+An object is named by the SHA-256 of its bytes, so identical outputs (the same command run again and
+again, under many observation ids) are one object; an observation id finds its object through the
+content hash it was stored with (remembered, on the branch, or in the ledger). Objects of archives
+written before this layout, named ``<obs_id>.txt``, are still read.
 
 Safety rules (SoL-Pi's), kept by :mod:`tau.bundled.sol_common.private_dirs` for every archive under
 ``sol/``: directories 0700 and files 0600; the runtime-root parts tau creates (``sol``,
@@ -15,6 +20,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator
 
@@ -39,6 +45,16 @@ _CHUNK = 1024 * 1024
 StoreError = PrivatePathError
 
 
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def object_name(content_hash: str) -> str:
+    """The file name of the object with this SHA-256 (a hex digest, checked: it names a file)."""
+    if not _HASH.fullmatch(content_hash):
+        raise StoreError(f"not a SHA-256 content hash: {content_hash[:80]!r}")
+    return f"{content_hash}.txt"
+
+
 def sha256_fd(fd: int) -> str:
     """The SHA-256 of the whole file open at ``fd`` (read with ``pread``: the offset is untouched)."""
     digest = hashlib.sha256()
@@ -59,8 +75,8 @@ class ObservationStore:
     def objects_path(self) -> str:
         return os.path.join(self.root.path, PACK_DIR, OBJECTS_DIR)
 
-    def object_path(self, obs_id: str) -> str:
-        return os.path.join(self.objects_path, f"{obs_id}.txt")
+    def object_path(self, content_hash: str) -> str:
+        return os.path.join(self.objects_path, object_name(content_hash))
 
     @property
     def ledger_path(self) -> str:
@@ -86,14 +102,16 @@ class ObservationStore:
     # -- objects -------------------------------------------------------------------------------
 
     def ensure_stored(self, obs_id: str, data: bytes, content_hash: str) -> None:
-        """Publish ``data`` as ``obs_id`` or verify the object already there (never overwrite it)."""
+        """Publish ``data`` (whose SHA-256 is ``content_hash``) as its object, or verify the object
+        already there (never overwrite it). ``obs_id`` names the observation in errors."""
+        name = object_name(content_hash)
         with self.objects_dir(True, obs_id) as directory:
-            if not publish_file(directory, f"{obs_id}.txt", data):
-                self._verify(directory, obs_id, len(data), content_hash)
+            if not publish_file(directory, name, data):
+                self._verify(directory, name, obs_id, len(data), content_hash)
 
-    def _verify(self, directory: int, obs_id: str, size: int, content_hash: str) -> None:
+    def _verify(self, directory: int, name: str, obs_id: str, size: int, content_hash: str) -> None:
         try:
-            fd = open_no_follow(f"{obs_id}.txt", os.O_RDONLY, dir_fd=directory)
+            fd = open_no_follow(name, os.O_RDONLY, dir_fd=directory)
         except OSError as exc:
             if exc.errno == errno.ELOOP or isinstance(exc, StoreError):
                 raise StoreError(
@@ -112,8 +130,9 @@ class ObservationStore:
             os.close(fd)
 
     @contextlib.contextmanager
-    def open_object(self, obs_id: str) -> Iterator[tuple[int, int]]:
-        """``(fd, size)`` of a stored object for reading.
+    def open_object(self, obs_id: str, content_hash: str | None = None) -> Iterator[tuple[int, int]]:
+        """``(fd, size)`` of the object of ``obs_id`` for reading: the one named by ``content_hash``,
+        else one an older archive stored under the observation id.
 
         Raises:
             FileNotFoundError: the object (or its directory) does not exist.
@@ -121,7 +140,14 @@ class ObservationStore:
         """
         with self.objects_dir(False, obs_id) as directory:
             name = f"{obs_id}.txt"
-            info = os.lstat(name, dir_fd=directory)
+            if content_hash is not None:
+                try:
+                    info = os.lstat(object_name(content_hash), dir_fd=directory)
+                    name = object_name(content_hash)
+                except FileNotFoundError:
+                    info = os.lstat(name, dir_fd=directory)
+            else:
+                info = os.lstat(name, dir_fd=directory)
             if stat.S_ISLNK(info.st_mode):
                 raise StoreError(f"Stored observation is a symbolic link: {obs_id}", "ELOOP")
             if not stat.S_ISREG(info.st_mode):
