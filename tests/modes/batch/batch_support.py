@@ -126,10 +126,13 @@ def assert_recall_works(out: Path, task_id: str) -> None:
     continued session returns its bytes."""
     import tau
 
-    objects = sorted((out / "sessions" / "sol").glob("*/observation-pack/objects/obs_*.txt"))
+    objects = sorted((out / "sessions" / "sol").glob("*/observation-pack/objects/*.txt"))
     assert len(objects) == 1, objects
-    object_id = objects[0].stem
     assert objects[0].read_text().startswith("1-padding-padding-padding\n")
+    # objects are named by their content's SHA-256; the ledger names the observation (issue 33)
+    ledger = objects[0].parent.parent / "ledger.jsonl"
+    records = [json.loads(line) for line in ledger.read_text().splitlines()]
+    (object_id,) = {r["id"] for r in records if r.get("contentHash") == objects[0].stem}
     recall = [{"tool": "obs_recall", "args": {"id": object_id, "offset": 0}}, {"text": "recalled"}]
     result = tau.run("recall it", session=out / "sessions" / f"{task_id}.jsonl", faux_script=recall)
     page = [m for m in result.messages if m["role"] == "toolResult"][-1]
