@@ -130,12 +130,16 @@ def run_batch(
             pass
         elif backend == "ray":
             from tau.modes.batch.ray_backend import run_ray
+            from tau.modes.batch.watchdog import guard
 
-            run_ray(todo, out, workers, ray_address, done)
+            with guard():  # a killed driver's Ray node processes and task commands are stopped
+                run_ray(todo, out, workers, ray_address, done)
         else:
             from tau.modes.batch.local import run_local
+            from tau.modes.batch.watchdog import guard
 
-            run_local(todo, out, workers or os.cpu_count() or 1, done)
+            with guard():  # a killed driver's workers, resource tracker and task commands are stopped
+                run_local(todo, out, workers or os.cpu_count() or 1, done)
     except KeyboardInterrupt:
         interrupted = True
     finally:

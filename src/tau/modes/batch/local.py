@@ -8,6 +8,7 @@ and sets a shared event, and each running task aborts its session, saves it and 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from tau.modes.batch.results import FINISHED_DIR
 from tau.modes.batch.tasks import Task
 from tau.modes.batch.worker import TaskRun, empty_result, run_task
 
@@ -24,10 +26,29 @@ Done = Callable[[Task, dict[str, Any]], None]
 _cancel: Any = None  # the batch's cancel event, in a worker process
 
 
-def _start_worker(cancel: Any) -> None:
+def _start_worker(cancel: Any, driver: int) -> None:
     global _cancel
     _cancel = cancel
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(driver)
+
+
+def _die_with(driver: int) -> None:
+    """End this worker when the driver ends, however it ends (a SIGKILL runs no clean-up of its own).
+
+    Linux's parent-death signal; a driver that died before it was armed is seen as a new parent.
+    The commands a task started are stopped by the batch's watchdog (:mod:`.watchdog`).
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl: the watchdog still ends this worker
+            pass
+    if os.getppid() != driver:
+        os._exit(1)
 
 
 def _run_in_worker(task: Task, where: TaskRun) -> dict[str, Any]:
@@ -45,7 +66,7 @@ def run_local(tasks: list[Task], out: Path, workers: int, done: Done) -> None:
         max_workers=max(1, min(workers, len(tasks))),
         mp_context=context,
         initializer=_start_worker,
-        initargs=(cancel,),
+        initargs=(cancel, os.getpid()),
     )
     futures: dict[Future[dict[str, Any]], Task] = {}
     reported: set[Future[dict[str, Any]]] = set()
@@ -54,7 +75,11 @@ def run_local(tasks: list[Task], out: Path, workers: int, done: Done) -> None:
         # it cancels as one during the run does, or shutdown would wait for every running task.
         try:
             for task in tasks:
-                where = TaskRun(sessions=str(out / "sessions"), work=str(out / "work" / task.id))
+                where = TaskRun(
+                    sessions=str(out / "sessions"),
+                    work=str(out / "work" / task.id),
+                    finished=str(out / FINISHED_DIR),
+                )
                 futures[pool.submit(_run_in_worker, task, where)] = task
             for future in as_completed(futures):
                 reported.add(future)

@@ -270,6 +270,9 @@ def _fetch(ray: Any, ref: Any, task: Task, out: Path) -> dict[str, Any]:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return {"result": empty_result(task.id, "error", f"ray task failed: {message}"), "warnings": []}
     write_private_files(out / "sessions", payload.pop("files", {}))
+    from tau.modes.batch.results import FINISHED_DIR, write_finished
+
+    write_finished(out / FINISHED_DIR, payload["result"])  # kept if the driver dies before recording it
     return payload
 
 

@@ -46,11 +46,15 @@ class TaskRun:
         sessions: The directory of the task's session file ``<id>.jsonl`` (and its ``sol/`` archives).
         work: The task's fresh working directory when it has no ``cwd`` (created here).
         env: Environment variables set for the task (credentials passed by a remote driver).
+        finished: Where the task writes its result as it ends (``finished/`` of the output directory,
+            when the task runs on the driver's machine): a driver killed before it recorded the
+            result finds it there on the next run.
     """
 
     sessions: str
     work: str
     env: dict[str, str] = field(default_factory=dict)
+    finished: str | None = None
 
 
 def empty_result(task_id: str, status: str, exit_reason: str, session: str | None = None) -> dict[str, Any]:
@@ -85,6 +89,10 @@ def run_task(task: Task, where: TaskRun, cancelled: Callable[[], bool] = lambda:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = asyncio.run(_run(task, where, cancelled))
+        if where.finished is not None:
+            from tau.modes.batch.results import write_finished
+
+            write_finished(Path(where.finished), result)
         return {"result": result, "warnings": sorted({str(w.message) for w in caught})}
     finally:
         for name, value in saved.items():
