@@ -142,14 +142,16 @@ def _resume_records_the_finished_task(tmp_path: Path, out: Path) -> None:
     the long one again."""
     (tmp_path / "marks" / "second-run").touch()
     assert not (out / "results.jsonl").exists() or "quick" not in results(out)
+    quick = (out / "sessions" / "quick.jsonl").read_bytes()
     code, _, err = cli(["batch", str(tmp_path / "tasks.jsonl"), "--out", str(out), "--no-progress"])
     assert code == 0, err
     found = results(out)
     assert (found["quick"]["status"], found["quick"]["final_text"]) == ("ok", "done quick")
     assert (found["long"]["status"], found["long"]["final_text"]) == ("ok", "done long")
-    sessions = sorted(path.name for path in (out / "sessions").glob("*.jsonl"))
-    assert sessions == ["long.attempt-1.jsonl", "long.jsonl", "quick.jsonl"]  # quick was not run again
     assert "1 skipped" in err
+    # quick was not run again: its session is the first run's, and no attempt was set aside
+    assert (out / "sessions" / "quick.jsonl").read_bytes() == quick
+    assert not list((out / "sessions").glob("quick.attempt-*"))
     assert not list((out / "finished").glob("*.json"))
 
 
@@ -165,3 +167,45 @@ def test_a_killed_ray_batch_leaves_no_process_and_its_finished_task_is_kept(tmp_
     pytest.importorskip("ray")
     out = _kill_and_check(tmp_path, "ray", start_timeout=300)
     _resume_records_the_finished_task(tmp_path, out)
+
+
+def test_the_watchdog_stops_only_marked_processes_and_nothing_after_a_clean_end(tmp_path):
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc")
+    from tau.modes.batch import watchdog
+
+    token = "t" * 32
+    marked = subprocess.Popen(["sleep", "600"], env={**os.environ, watchdog.MARK: token})
+    other = subprocess.Popen(["sleep", "600"], env={**os.environ, watchdog.MARK: "another run"})
+    try:
+        assert watchdog.marked_processes(token) == [marked.pid]
+        assert watchdog.stop_marked(token) == [marked.pid]
+        assert marked.wait(timeout=30) == -signal.SIGTERM and other.poll() is None
+    finally:
+        for process in (marked, other):
+            process.kill()
+            process.wait()
+
+    # a driver that ends normally tells its watchdog so: what it started is left alone
+    with watchdog.guard():
+        started = subprocess.Popen(["sleep", "600"])  # inherits the mark
+        token = os.environ[watchdog.MARK]
+    try:
+        assert watchdog.MARK not in os.environ
+        assert watchdog.marked_processes(token) == [started.pid] and started.poll() is None
+    finally:
+        started.kill()
+        started.wait()
+
+
+def test_a_finished_record_that_is_not_a_result_is_left_alone(tmp_path, capsys):
+    from tau.modes.batch.results import ResultStore, write_finished
+    from tau.modes.batch.worker import empty_result
+
+    write_finished(tmp_path / "finished", empty_result("t1", "ok", "stop"))
+    (tmp_path / "finished" / "t2.json").write_text('{"id": "t3"}')
+    store = ResultStore(tmp_path, ["t1", "t2"])
+    assert store.finished("t1") and not store.finished("t2")
+    assert not (tmp_path / "finished" / "t1.json").exists() and (tmp_path / "finished" / "t2.json").exists()
+    assert results(tmp_path)["t1"]["status"] == "ok"
+    assert "t2.json: not a result; left as it is" in capsys.readouterr().err
