@@ -309,8 +309,10 @@ def declare_tool_changes(context: AgentContext, pending: list[AgentMessage]) -> 
     baseline = list(pending)
     if system is not None:
         baseline[index] = _with_tool_changes(system, [], [])
+    # Compared, not kept: tool_state_changes copies the declarations it adds.
     added, removed = tool_state_changes(
-        current_tools([*context.messages, *baseline]), [tool_declaration(tool) for tool in context.tools]
+        current_tools([*context.messages, *baseline]),
+        [tool_declaration(tool, copied=False) for tool in context.tools],
     )
     if system is not None:
         if not added and not removed and not system.get("toolsAdded") and not system.get("toolsRemoved"):

@@ -253,12 +253,15 @@ class ToolDefinition:
         return None
 
 
-def tool_declaration(definition: ToolDefinition) -> Tool:
-    """The declaration the model sees, as pi persists it in a system message's ``toolsAdded``."""
+def tool_declaration(definition: ToolDefinition, *, copied: bool = True) -> Tool:
+    """The declaration the model sees, as pi persists it in a system message's ``toolsAdded``.
+
+    ``copied=False`` shares the definition's parameters (to compare declarations, not to keep one).
+    """
     declaration: Tool = {
         "name": definition.name,
         "description": definition.description,
-        "parameters": copy.deepcopy(definition.parameters),
+        "parameters": copy.deepcopy(definition.parameters) if copied else definition.parameters,
     }
     if definition.constrained_sampling is not None:
         declaration["constrainedSampling"] = definition.constrained_sampling

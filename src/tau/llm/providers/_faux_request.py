@@ -19,7 +19,7 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.common.jsstr import js_len
-from tau.llm.providers._message_memo import MessageMemo, common_prefix
+from tau.llm.providers._message_memo import MessageMemo, common_prefix, json_copy
 from tau.llm.stream import StreamOptions
 from tau.llm.transcript import content_text, current_system_prompt, current_tools, system_message_text
 from tau.llm.types import Model, TranscriptContext, Usage
@@ -92,9 +92,12 @@ def _prompt_part(message: Mapping[str, Any]) -> tuple[str, int]:
 
 def message_memo() -> MessageMemo:
     """What faux derives per message, kept between the calls of a run: each message's ``prompt``
-    part with its JS length (:func:`estimate_usage`) and its ``payload`` messages
-    (:func:`chat_completions_payload`, handed to ``before_provider_request`` handlers)."""
-    return MessageMemo(prompt=(_prompt_part, False), payload=(_chat_messages, True))
+    part with its JS length (:func:`estimate_usage`), its ``payload`` messages
+    (:func:`chat_completions_payload`, handed to ``before_provider_request`` handlers) and its
+    ``factory`` copy (the plain JSON a ``factory`` step is given, which it may change)."""
+    return MessageMemo(
+        prompt=(_prompt_part, False), payload=(_chat_messages, True), factory=(json_copy, True)
+    )
 
 
 def _joined_length(parts: Sequence[str], count: int | None = None) -> int:

@@ -42,6 +42,7 @@ from tau.llm.providers._faux_request import (
     message_memo,
     render_prompt,
 )
+from tau.llm.providers._message_memo import MessageMemo, json_copy
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import current_system_prompt, current_tools
 from tau.llm.types import Model, TranscriptContext, empty_usage
@@ -292,7 +293,7 @@ class FauxProvider:
                     [], "error", error_message=NO_MORE_RESPONSES if self.scripted else NO_SCRIPT
                 )
             else:
-                message = _message_from_step(await self._resolve(step, context))
+                message = _message_from_step(await self._resolve(step, context, self._memo))
             message.update(api=model.api, provider=model.provider, model=model.id)
             if message.get("timestamp") is None:
                 message["timestamp"] = ms_now()
@@ -319,11 +320,14 @@ class FauxProvider:
         except Exception as exc:  # boundary: a malformed block must still end the stream
             builder.fail(exc)
 
-    async def _resolve(self, step: Step, context: TranscriptContext) -> Step:
+    async def _resolve(
+        self, step: Step, context: TranscriptContext, memo: MessageMemo | None = None
+    ) -> Step:
         for _ in range(_MAX_FACTORY_DEPTH):
             if "factory" not in step:
                 return step
-            produced = await _maybe_await(self._factory(step["factory"])(_factory_request(context)))
+            request = _factory_request(context, memo)
+            produced = await _maybe_await(self._factory(step["factory"])(request))
             steps = list(produced) if isinstance(produced, list) else [produced]
             if not steps or steps[0] is None:
                 raise FauxScriptError(f"faux factory {step['factory']!r} returned no step")
@@ -359,14 +363,20 @@ class FauxProvider:
         return func
 
 
-def _factory_request(context: TranscriptContext) -> dict[str, Any]:
+def _factory_request(context: TranscriptContext, memo: MessageMemo | None = None) -> dict[str, Any]:
+    """The request a ``factory`` step is given: plain JSON it may keep or change freely.
+
+    With ``memo`` (refreshed with this request's messages) each message's copy is kept between the
+    calls of a run while the message and the copy are unchanged: a long run's factory calls do not
+    copy the whole context each time.
+    """
     messages = context["messages"]
-    request = {
+    copies = memo.column("factory") if memo is not None else [json_copy(m) for m in messages]
+    return {
         "systemPrompt": current_system_prompt(messages),
-        "messages": [m for m in messages if m.get("role") != "system"],
-        "tools": current_tools(messages),
+        "messages": [copy for copy in copies if copy.get("role") != "system"],
+        "tools": json_copy(current_tools(messages)),
     }
-    return jsjson.loads(jsjson.dumps(request))  # plain JSON: the factory may keep or change it freely
 
 
 async def _maybe_await(value: Any) -> Any:
