@@ -1,8 +1,9 @@
 """Benchmark: a long RPC session, 1,000 prompts through ``tau --mode rpc`` beside real pi 1.6.
 
-Each prompt makes three model requests and two tool calls (``bash``: ``echo <n>``, then ``echo
-second``, then an answer), so by prompt 600 the context holds about 3,600 messages; both programs
-compact when their context reaches the threshold (the faux model's window is 128k tokens for both),
+Each prompt makes three model requests and two tool calls (``bash``: ``echo <n>; seq 1 150``, then
+``echo second; seq 151 300``, about 700 bytes of output each, then an answer), so by prompt 600 the
+context holds about 3,600 messages; both programs compact when their context reaches the threshold
+(the faux model's window is 128k tokens for both; pi reaches it every ~200 prompts),
 with the same scripted model (``rpc_soak_faux.py`` for tau, ``_PI_FAUX`` below for pi) answering the
 summary requests too. A prompt's time is from writing its ``prompt`` command to reading its
 ``agent_settled`` event (tool runs and any compaction included). The table gives the median of
@@ -63,13 +64,13 @@ function respond(context) {
   const messages = context.messages;
   if (isSummary(messages)) return fauxAssistantMessage(SUMMARY);
   const last = messages[messages.length - 1];
-  if (last.role !== "toolResult") return call(`echo ${text(last.content).trim()}`);
+  if (last.role !== "toolResult") return call(`echo ${text(last.content).trim()}; seq 1 150`);
   let results = 0;
   for (let i = messages.length - 1; i >= 0 && messages[i].role !== "user"; i--) {
     if (messages[i].role === "toolResult") results++;
   }
-  if (results < 2) return call("echo second");
-  return fauxAssistantMessage(`done ${text(last.content).trim()}`);
+  if (results < 2) return call("echo second; seq 151 300");
+  return fauxAssistantMessage("done");
 }
 
 export default function (pi) {

@@ -1,9 +1,9 @@
 """The scripted model of ``bench/rpc_soak.py`` for tau (a faux ``factory``); ``_PI_FAUX`` in
 ``rpc_soak.py`` gives real pi the same replies.
 
-A prompt ``<n>`` → a ``bash`` call ``echo <n>``; its result → a second call ``echo second``; that
-result → the answer ``done <n>``. A summary request (pi's summarizer, or tau's cache-friendly one)
-→ a short summary.
+A prompt ``<n>`` → a ``bash`` call ``echo <n>; seq 1 150`` (about 700 bytes of output); its result →
+a second call ``echo second; seq 151 300``; that result → the answer ``done``. A summary request
+(pi's summarizer, or tau's cache-friendly one) → a short summary.
 """
 
 from __future__ import annotations
@@ -43,15 +43,15 @@ def _reply(request: dict[str, Any]) -> dict[str, Any]:
     messages = request["messages"]
     last = messages[-1]
     if last["role"] != "toolResult":
-        return _call(f"echo {_text(last['content']).strip()}")
+        return _call(f"echo {_text(last['content']).strip()}; seq 1 150")
     results = 0
     for message in reversed(messages):
         if message["role"] == "user":
             break
         results += message["role"] == "toolResult"
     if results < 2:
-        return _call("echo second")
-    return {"text": f"done {_text(last['content']).strip()}"}
+        return _call("echo second; seq 151 300")
+    return {"text": "done"}
 
 
 def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
