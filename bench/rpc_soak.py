@@ -6,8 +6,10 @@ context holds about 3,600 messages; both programs compact when their context rea
 (the faux model's window is 128k tokens for both; pi reaches it every ~200 prompts),
 with the same scripted model (``rpc_soak_faux.py`` for tau, ``_PI_FAUX`` below for pi) answering the
 summary requests too. A prompt's time is from writing its ``prompt`` command to reading its
-``agent_settled`` event (tool runs and any compaction included). The table gives the median of
-every 50 prompts, per program, and which windows held a compaction.
+``agent_settled`` event (tool runs and any compaction included). The programs run side by side and
+take their prompts in turn (prompt 1 of each, then prompt 2 of each, …), so every window of every
+program is measured under the same load. The table gives the median of every 50 prompts, per
+program, and which windows held a compaction.
 
 Programs: ``tau`` (the default profile: todo, todo-loop, Action Fusion, ObservationPack), ``tau -ne``
 (no extensions, as pi runs), ``pi`` (``pi --offline -ne -e <faux extension>``, when ``pi`` is on PATH
@@ -113,14 +115,23 @@ class Program:
             python = [sys.executable]
             if profile and name == "tau":
                 python += ["-m", "cProfile", "-o", profile]
-            self.argv = [*python, "-m", "tau", "--offline", "--model", "faux/faux-1", "--faux-script", str(script)]
+            self.argv = [
+                *python,
+                "-m",
+                "tau",
+                "--offline",
+                "--model",
+                "faux/faux-1",
+                "--faux-script",
+                str(script),
+            ]
             if name == "tau-ne":
                 self.argv.append("-ne")
         self.argv += ["--session-dir", str(self.work / "sessions"), "--mode", "rpc"]
         self.env = env
 
-    def run(self, prompts: int) -> dict[str, Any]:
-        process = subprocess.Popen(
+    def start(self) -> None:
+        self.process = subprocess.Popen(
             self.argv,
             cwd=self.work / "proj",
             env=self.env,
@@ -130,35 +141,40 @@ class Program:
             text=True,
             bufsize=1,
         )
+        self.times: list[float] = []
+        self.compactions: list[int] = []
+
+    def prompt(self, number: int) -> None:
+        """Send prompt ``number`` and wait for its ``agent_settled``; its time is recorded."""
+        process = self.process
         assert process.stdin is not None and process.stdout is not None
-        times: list[float] = []
-        compacted: list[int] = []
-        try:
-            for number in range(1, prompts + 1):
-                started = time.perf_counter()
-                process.stdin.write(json.dumps({"type": "prompt", "message": str(number)}) + "\n")
-                process.stdin.flush()
-                while True:
-                    line = process.stdout.readline()
-                    if not line:
-                        raise RuntimeError(f"{self.name} ended at prompt {number}")
-                    if '"type":"compaction_end"' in line:
-                        compacted.append(number)
-                    elif '"type":"agent_settled"' in line:
-                        break
-                    elif '"success":false' in line:
-                        raise RuntimeError(f"{self.name}: {line.strip()[:300]}")
-                    if time.perf_counter() - started > TIMEOUT_S:
-                        raise RuntimeError(f"{self.name}: prompt {number} took over {TIMEOUT_S:g} s")
-                times.append((time.perf_counter() - started) * 1000)
-        finally:
+        started = time.perf_counter()
+        process.stdin.write(json.dumps({"type": "prompt", "message": str(number)}) + "\n")
+        process.stdin.flush()
+        while True:
+            line = process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{self.name} ended at prompt {number}")
+            if '"type":"compaction_end"' in line:
+                self.compactions.append(number)
+            elif '"type":"agent_settled"' in line:
+                break
+            elif '"success":false' in line:
+                raise RuntimeError(f"{self.name}: {line.strip()[:300]}")
+            if time.perf_counter() - started > TIMEOUT_S:
+                raise RuntimeError(f"{self.name}: prompt {number} took over {TIMEOUT_S:g} s")
+        self.times.append((time.perf_counter() - started) * 1000)
+
+    def stop(self) -> dict[str, Any]:
+        process = self.process
+        if process.stdin is not None:
             process.stdin.close()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        return {"times_ms": times, "compactions": compacted}
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        return {"times_ms": self.times, "compactions": self.compactions}
 
 
 def windows(times: list[float], size: int) -> list[float]:
@@ -179,12 +195,21 @@ def main() -> int:
         print("pi not found (put it on PATH or set PI_BIN): pi is skipped", file=sys.stderr)
         names.remove("pi")
     work = Path(tempfile.mkdtemp(prefix="tau-rpc-soak-"))
+    programs = [Program(name, work, pi_bin, args.profile) for name in names]
     results: dict[str, dict[str, Any]] = {}
     try:
-        for name in names:
-            print(f"{name}: {args.prompts} prompts…", file=sys.stderr, flush=True)
-            results[name] = Program(name, work, pi_bin, args.profile).run(args.prompts)
+        for program in programs:
+            program.start()
+        # Interleaved, one prompt of each program in turn: a shared machine's load changes over
+        # the run, and each window of every program is measured under the same conditions.
+        for number in range(1, args.prompts + 1):
+            for program in programs:
+                program.prompt(number)
+            if number % 100 == 0:
+                print(f"{number} prompts…", file=sys.stderr, flush=True)
     finally:
+        for program in programs:
+            results[program.name] = program.stop()
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     table = {name: windows(result["times_ms"], args.window) for name, result in results.items()}
@@ -198,12 +223,16 @@ def main() -> int:
         label = f"{first}-{first + args.window - 1}"
         cells = []
         for name, rows in table.items():
-            marks = "*" if any(first <= n < first + args.window for n in results[name]["compactions"]) else " "
+            marks = (
+                "*" if any(first <= n < first + args.window for n in results[name]["compactions"]) else " "
+            )
             cells.append(f"{rows[index]:>11.1f}{marks}" if index < len(rows) else " " * 12)
         print(f"{label:<12}" + "".join(cells))
     print("(* a compaction in that window)")
     for name, result in results.items():
-        print(f"{name}: compactions at prompts {result['compactions'] or 'none'}; worst window {max(table[name]):.1f} ms")
+        print(
+            f"{name}: compactions at prompts {result['compactions'] or 'none'}; worst window {max(table[name]):.1f} ms"
+        )
     if "pi" in table:
         bound = max(table["pi"])
         for name in (n for n in table if n != "pi"):

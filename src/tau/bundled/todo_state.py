@@ -271,7 +271,9 @@ def _update(before: list[Task], params: dict[str, Any]) -> list[Task]:
     for patch in patches:
         if not isinstance(patch, dict) or not isinstance(patch.get("id"), str):
             shown_patch = shown(patch) if isinstance(patch, dict) else repr(patch)
-            raise TodoError("invalid_arguments", f"each update must be an object with an id, not {shown_patch}")
+            raise TodoError(
+                "invalid_arguments", f"each update must be an object with an id, not {shown_patch}"
+            )
         task = by_id.get(_resolve(by_id, patch.get("id")))  # type: ignore[arg-type]
         if task is None:
             raise TodoError("unknown_task", f"unknown task id {shown(patch.get('id'))}")

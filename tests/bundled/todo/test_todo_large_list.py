@@ -40,7 +40,9 @@ def text_of(message: dict[str, Any]) -> str:
     return "\n".join(block.get("text", "") for block in content if block.get("type") == "text")
 
 
-def run(tmp_path: Path, steps: list[Any], sol: dict[str, Any]) -> tuple[list[list[dict[str, Any]]], SessionManager]:
+def run(
+    tmp_path: Path, steps: list[Any], sol: dict[str, Any]
+) -> tuple[list[list[dict[str, Any]]], SessionManager]:
     faux.use_script(steps)
     requests: list[list[dict[str, Any]]] = []
     registry = ModelRegistry()
@@ -102,7 +104,9 @@ def test_a_12_kb_checklist_stays_visible_after_its_full_sends(tmp_path, sol):
     results = [
         e["message"]
         for e in manager.get_entries()
-        if e["type"] == "message" and e["message"]["role"] == "toolResult" and e["message"]["toolName"] == "todo"
+        if e["type"] == "message"
+        and e["message"]["role"] == "toolResult"
+        and e["message"]["toolName"] == "todo"
     ]
     assert [r["isError"] for r in results] == [False, False]
     assert len(text_of(results[0]).encode()) > 12_000  # over ObservationPack's 10 KiB threshold

@@ -54,7 +54,12 @@ def _tasks(tmp_path: Path, marks: Path) -> Path:
             "model": "faux/faux-1",
             "faux_script": [{"bash": long_command}, {"text": "done long"}],
         },
-        {"id": "quick", "prompt": "work quickly", "model": "faux/faux-1", "faux_script": [{"text": "done quick"}]},
+        {
+            "id": "quick",
+            "prompt": "work quickly",
+            "model": "faux/faux-1",
+            "faux_script": [{"text": "done quick"}],
+        },
     ]
     return write_tasks(tmp_path / "tasks.jsonl", tasks)
 

@@ -407,7 +407,10 @@ def test_the_action_fusion_banner_shows_while_a_slow_then_run_runs(tmp_path):
     script.write_text(
         json.dumps(
             [
-                {"tool": "write", "args": {"path": "m.py", "content": "x = 1\n", "then_run": {"command": command}}},
+                {
+                    "tool": "write",
+                    "args": {"path": "m.py", "content": "x = 1\n", "then_run": {"command": command}},
+                },
                 {"text": "fused call done"},
             ]
         )

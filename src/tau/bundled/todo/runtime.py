@@ -152,7 +152,12 @@ class TodoExtension:
         store = self._store(ctx)
         store.refresh()
         state = snapshot(store.state) if store.state is not None else None
-        request["todo"] = {"state": state, "reason": store.reason, "mode": store.mode, "recorded": store.recorded}
+        request["todo"] = {
+            "state": state,
+            "reason": store.reason,
+            "mode": store.mode,
+            "recorded": store.recorded,
+        }
 
     def _store(self, ctx: Any) -> Store:
         """The store of the current session (made on first use when no ``session_start`` came)."""

@@ -320,9 +320,7 @@ class FauxProvider:
         except Exception as exc:  # boundary: a malformed block must still end the stream
             builder.fail(exc)
 
-    async def _resolve(
-        self, step: Step, context: TranscriptContext, memo: MessageMemo | None = None
-    ) -> Step:
+    async def _resolve(self, step: Step, context: TranscriptContext, memo: MessageMemo | None = None) -> Step:
         for _ in range(_MAX_FACTORY_DEPTH):
             if "factory" not in step:
                 return step

@@ -68,7 +68,9 @@ def guard() -> Iterator[None]:
             start_new_session=True,  # neither a terminal's Ctrl+C nor its hangup reaches it
         )
     except OSError as exc:  # without it a killed driver leaves orphans, as before: say so, run anyway
-        print(f"tau batch: no watchdog ({exc}); kill -9 of tau batch would leave its workers", file=sys.stderr)
+        print(
+            f"tau batch: no watchdog ({exc}); kill -9 of tau batch would leave its workers", file=sys.stderr
+        )
         yield
         return
     os.environ[MARK] = token
