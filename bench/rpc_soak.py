@@ -18,7 +18,7 @@ pi's worst window median.
 
 Usage: ``PATH=/work/pi-run/node_modules/.bin:$PATH .venv/bin/python bench/rpc_soak.py
 [--prompts 1000] [--window 50] [--programs tau,tau-ne,pi] [--json] [--profile FILE]``
-(``--profile`` runs tau under cProfile and writes the stats to FILE).
+(``--profile`` runs tau under cProfile and writes the stats to FILE.tau and FILE.tau-ne).
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ class Program:
             env["TAU_AGENT_DIR"] = str(self.work / "agent")
             env["PYTHONPATH"] = str(ROOT / "src")
             python = [sys.executable]
-            if profile and name == "tau":
-                python += ["-m", "cProfile", "-o", profile]
+            if profile:
+                python += ["-m", "cProfile", "-o", f"{profile}.{name}"]
             self.argv = [
                 *python,
                 "-m",
@@ -187,7 +187,7 @@ def main() -> int:
     parser.add_argument("--window", type=int, default=50)
     parser.add_argument("--programs", default="tau,tau-ne,pi")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--profile", metavar="FILE", help="run tau under cProfile, stats to FILE")
+    parser.add_argument("--profile", metavar="FILE", help="run tau under cProfile, stats to FILE.<program>")
     args = parser.parse_args()
     pi_bin = os.environ.get("PI_BIN") or shutil.which("pi")
     names = [name for name in args.programs.split(",") if name]

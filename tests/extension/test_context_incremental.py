@@ -118,6 +118,20 @@ def test_conversion_equals_convert_to_llm_after_every_change():
             ]
 
 
+def test_an_unchanged_built_message_keeps_its_conversion_object():
+    """Issue 33, item 9: a compaction's summary, converted again on every request, stays the same
+    object while it is unchanged, so the passes after conversion keep their work past it."""
+    conversion = Conversion()
+    summary = {"role": "compactionSummary", "summary": "S", "tokensBefore": 10, "timestamp": 1}
+    messages = [summary, {"role": "user", "content": "q", "timestamp": 2}]
+    first = conversion.convert(messages)
+    second = conversion.convert([*messages, {"role": "assistant", "content": [], "timestamp": 3}])
+    assert second[0] is first[0] and second[1] is messages[1]
+    summary["summary"] = "edited in place"
+    third = conversion.convert(messages)
+    assert third[0] is not first[0] and third == convert_to_llm(messages)
+
+
 def _scanned(scan: ContextScan) -> tuple:
     items = [(id(i.message), i.index, i.turn, i.keys, i.block) for i in scan.items]
     return items, list(scan.sizes), dict(scan.latest), scan.turns

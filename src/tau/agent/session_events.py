@@ -117,7 +117,10 @@ class Conversion:
     for the leading messages that are the same objects as last time (a C-level identity check)
     their converted list is reused as it is. The other roles (custom, bash executions, summaries)
     build new messages from their fields, which a ``context`` handler may have edited in place:
-    they are converted again on every request. A message's role is never changed in place.
+    they are converted again on every request, and the last conversion is kept when it is equal,
+    so what follows (a provider's per-message memo, passes that check how far the request is the
+    same objects as last time) does not start over at a compaction's summary on every request. A
+    message's role is never changed in place.
     """
 
     def __init__(self) -> None:
@@ -138,8 +141,8 @@ class Conversion:
             if len(fresh) != present:
                 self._given = []  # dropped then, kept now (or the reverse): start over
                 return self.convert(messages)
-            if fresh:
-                out[at] = fresh[0]
+            if fresh and fresh[0] != out[at]:
+                out[at] = fresh[0]  # unchanged, the last conversion stays: the same object as before
         tail = messages[same:]
         if _passed_through(tail):  # the common tail: no message is built, one C-level pass
             before += range(len(out), len(out) + len(tail))
