@@ -151,9 +151,16 @@ class CompactionMixin:
         return _settings_module().CompactionSettings.from_settings(self._settings.effective, key)
 
     def _recording_stream(self: Any, model: Any, context: Any, options: Any) -> Any:
-        """The agent's provider call, remembered: a cache-friendly summary starts with it."""
+        """The agent's provider call, remembered: a cache-friendly summary starts with it.
+
+        Without a ``before_provider_request`` handler the provider is given no ``on_payload``: a
+        provider that builds its payload only for the hook (faux) then builds none.
+        """
         from tau.agent.compaction.cached import LastRequest
 
+        if options is not None and options.on_payload is not None:
+            if not self._hooks.has_handlers("before_provider_request"):
+                options = dataclasses.replace(options, on_payload=None)
         self._last_request = LastRequest(
             list(context["messages"]), options, model.provider, model.id, self._session_manager.get_leaf_id()
         )
