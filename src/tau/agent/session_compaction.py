@@ -158,9 +158,12 @@ class CompactionMixin:
         """
         from tau.agent.compaction.cached import LastRequest
 
-        if options is not None and options.on_payload is not None:
-            if not self._hooks.has_handlers("before_provider_request"):
-                options = dataclasses.replace(options, on_payload=None)
+        if (
+            options is not None
+            and options.on_payload is not None
+            and not self._hooks.has_handlers("before_provider_request")
+        ):
+            options = dataclasses.replace(options, on_payload=None)
         self._last_request = LastRequest(
             list(context["messages"]), options, model.provider, model.id, self._session_manager.get_leaf_id()
         )
