@@ -237,6 +237,13 @@ SCENARIOS: dict[str, tuple[Scenario, Layout]] = {
             ),
             Layout(_search_tree()),
         ),
+        (
+            # A plain --tools list activates the tools in the order listed, not registration order:
+            # the session's toolsAdded, the prompt's tool list and each request's declarations follow it.
+            "tools-order",
+            Scenario("tools-order", [*RPC, "--tools", "ls,bash,read"], [*_call("ls"), *_prompt("hi")]),
+            Layout({"proj/a.txt": "a\n"}),
+        ),
     ]
 }
 

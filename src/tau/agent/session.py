@@ -76,7 +76,7 @@ class AgentSession(
         cwd: the working directory (default: the session's).
         hooks: the extension layer (default: none). :meth:`set_hooks` binds one later.
         thinking_level: explicit level; default: the session's, then settings, clamped to the model.
-        active_tools: names active at start (default: ``settings.defaultTools``; ``["*"]``: all allowed).
+        active_tools: names active at start, in order (default: ``settings.defaultTools``; a ``"*"`` entry: every allowed tool, after the names before it).
         tool_modifiers: ``+name``/``-name`` entries applied to a restored loadout.
         restore_tools: restore the loadout recorded in the session's system messages.
         allowed_tools: the ``--tools`` allowlist matcher.
@@ -132,7 +132,12 @@ class AgentSession(
         self.agent = self._create_agent(model, thinking_level)
         self._record_initial_selection()
         initial = list(active_tools) if active_tools is not None else self._settings.default_tools()
-        self._tools.request(list(self._tools.registry) if initial == ["*"] else initial)
+        if "*" in initial:  # an allowlist: the tools it names in its order, then every allowed one (pi)
+            listed = [name for name in initial if name != "*"]
+            registry = self._tools.registry
+            self._tools.request([*(name for name in listed if name in registry), *registry], order=listed)
+        else:
+            self._tools.request(initial)
         if restore_tools:
             self._restore_tools_from_transcript(tool_modifiers)
         self._apply_loadout()
@@ -236,6 +241,7 @@ class AgentSession(
 
     async def start(self, reason: str = "startup") -> None:
         """Announce the session to extensions (``session_start``); the modes call it once bound."""
+        self._tools.settle_order()
         await self._emit_hook({"type": "session_start", "reason": reason})
 
     async def shutdown(self, reason: str = "quit") -> None:
@@ -400,7 +406,7 @@ class AgentSession(
     def register_tool(self, definition: ToolDefinition) -> None:
         """Register an extension tool (replacing a built-in of that name); active tools activate at once."""
         if self._tools.register(definition):
-            self._tools.set_active([*self._tools.active, definition.name])
+            self._tools.activate_registered(definition.name)
         self._apply_loadout()
 
     def unregister_tool(self, name: str) -> None:

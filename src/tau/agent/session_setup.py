@@ -109,8 +109,9 @@ def _provider_default(registry: ModelRegistry, provider: str) -> Model:
 
 @dataclass
 class ToolSelection:
-    """Initial active tools (``["*"]``: every allowed tool), the allowlist, modifiers for a restored
-    loadout, and whether to restore the loadout a resumed session recorded."""
+    """Initial active tools (a ``"*"`` entry: every allowed tool, after the names listed), the
+    allowlist, modifiers for a restored loadout, and whether to restore the loadout a resumed
+    session recorded."""
 
     active: list[str]
     allowed: Callable[[str], bool] | None
@@ -157,8 +158,10 @@ def _selection(
     if entries and all(entry[:1] in "+-" for entry in entries):
         active = apply_tool_modifiers(defaults, entries)
         return ToolSelection(active, Allowlist(active) if no_tools else None, entries, restore)
-    # An allowlist activates every registered tool it names or matches (MCP tools: see Allowlist).
-    return ToolSelection(["*"], Allowlist(entries), [], False)
+    # An allowlist activates every registered tool it names or matches (MCP tools: see Allowlist),
+    # those it names in its order first: the order declarations reach the model in (pi).
+    named = [entry for entry in entries if "*" not in entry]
+    return ToolSelection([*named, "*"], Allowlist(entries), [], False)
 
 
 def unknown_tools_warning(entries: Sequence[str], offered: set[str]) -> str | None:

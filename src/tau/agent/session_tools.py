@@ -141,6 +141,10 @@ class ToolSet:
         self._allowed = allowed
         self._excluded = excluded
         self.active: list[str] = []
+        # The order the initial selection (or a restored loadout) names tools in: a named extension
+        # tool that registers while extensions load takes its place in it, as in pi, where every
+        # extension tool is registered before the first loadout is built. None once the session starts.
+        self._order: list[str] | None = None
         # Tools the transcript mentions (a restored loadout), and names to activate once registered:
         # the restored loadout's, and the initial selection's (``--tools +codemode``, ``defaultTools``).
         self._mentioned: set[str] = set()
@@ -212,6 +216,26 @@ class ToolSet:
             return self.is_named(name) and definition.declarable
         return not known and definition.activated_on_registration
 
+    def activate_registered(self, name: str) -> None:
+        """Activate a tool that just registered (:meth:`register` said so): at its place in the
+        initial order while extensions load, else after the active tools."""
+        order = self._order
+        if order is None or name not in order:
+            self.set_active([*self.active, name])
+            return
+        rank = order.index(name)
+        later = next(
+            (i for i, other in enumerate(self.active) if other not in order or order.index(other) > rank),
+            len(self.active),
+        )
+        placed = [*self.active[:later], name, *self.active[later:]]
+        self.active = []  # set_active keeps the current order; this is a new one
+        self.set_active(placed)
+
+    def settle_order(self) -> None:
+        """The session starts: tools registering from now on join after the active ones (pi)."""
+        self._order = None
+
     def clear_pending(self) -> None:
         """A run starts: requested tools that never registered are dropped (pi)."""
         self._pending.clear()
@@ -237,9 +261,14 @@ class ToolSet:
         self._pending.difference_update(self.active)
         return list(self.active)
 
-    def request(self, names: Iterable[str]) -> None:
-        """The initial selection: activate the registered names, keep the others until they register."""
+    def request(self, names: Iterable[str], order: Sequence[str] | None = None) -> None:
+        """The initial selection: activate the registered names, keep the others until they register.
+
+        ``order`` (default: ``names``) is where a named tool that registers while extensions load
+        takes its place (:meth:`activate_registered`).
+        """
         names = list(names)
+        self._order = list(order) if order is not None else names
         self.set_active(names)
         self._pending.update(name for name in names if name not in self.registry and self.is_allowed(name))
 
@@ -315,6 +344,7 @@ class ToolSet:
         removed = {entry[1:] for entry in modifiers if entry.startswith("-")}
         self._mentioned = mentioned | set(names) | removed
         self.active = []
+        self._order = list(names)
         self.set_active(names)
         self._pending = {name for name in names if self.is_allowed(name) and name not in self.active}
         return True
