@@ -25,7 +25,17 @@ from typing import Any
 from tau.agent.prompt_templates import PromptTemplate, load_prompt_templates
 from tau.agent.skills import Diagnostic, Skill, load_skills, skill_entries
 
-__all__ = ["ResourceOptions", "Resources", "extend_resources", "load_resources"]
+__all__ = [
+    "ResourceOptions",
+    "Resources",
+    "enabled_by_overrides",
+    "enabled_by_patterns",
+    "entry_matches",
+    "extend_resources",
+    "is_pattern_entry",
+    "load_resources",
+    "resolve_entry",
+]
 
 
 @dataclass
@@ -342,6 +352,36 @@ def _matches_patterns(path: str, patterns: list[str], base: str) -> bool:
     if any(_matches_exact(path, p[1:], base) for p in patterns if p.startswith("-")):
         enabled = False
     return enabled
+
+
+# -- the same rules for other resource arrays (the ``extensions`` setting) --------------------
+
+
+def resolve_entry(raw: str, base: str) -> str:
+    """A settings entry's path: ``~`` expanded, relative to ``base`` (the agent dir or ``.tau``)."""
+    return _resolve(raw, base)
+
+
+def is_pattern_entry(entry: str) -> bool:
+    """Whether a settings entry is a pattern (``!``, ``+``, ``-``, or a glob), not a path."""
+    return _is_pattern(entry)
+
+
+def entry_matches(path: str, pattern: str, base: str, *, exact: bool = False) -> bool:
+    """Whether ``pattern`` (without its ``!``/``+``/``-``) names ``path``: a glob against the path
+    relative to ``base``, its name or the whole path; ``exact``: the relative or whole path itself."""
+    return _matches_exact(path, pattern, base) if exact else _matches(path, pattern, base)
+
+
+def enabled_by_overrides(path: str, entries: list[str], base: str) -> bool:
+    """An auto-discovered resource under a settings array's ``!``, ``+`` and ``-`` entries."""
+    return _enabled(path, _overrides(entries), base)
+
+
+def enabled_by_patterns(path: str, entries: list[str], base: str) -> bool:
+    """A file a settings entry named, under the array's patterns (globs include, ``!`` excludes,
+    ``+``/``-`` force)."""
+    return _matches_patterns(path, [entry for entry in entries if _is_pattern(entry)], base)
 
 
 def extend_resources(

@@ -106,6 +106,7 @@ SCHEMA: dict[str, Expect] = {
     "shellPath": _STRING,
     "shellCommandPrefix": _STRING,
     "defaultProjectTrust": _one_of("ask", "always", "never"),
+    "extensions": _STRINGS,
     "disabledExtensions": _STRINGS,
     "skills": _STRINGS,
     "prompts": _STRINGS,

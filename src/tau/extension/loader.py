@@ -6,15 +6,19 @@ order:
 
 1. ``-e PATH`` in the order given (a file, a package directory, or a directory to scan;
    ``builtin:NAME`` or ``bundled:NAME`` for one bundled extension);
-2. ``<cwd>/.tau/extensions/`` when the project is trusted;
-3. ``<agentDir>/extensions/``;
+2. when the project is trusted, the paths of its ``extensions`` setting, then ``<cwd>/.tau/extensions/``;
+3. the paths of the user's ``extensions`` setting, then ``<agentDir>/extensions/``;
 4. the entry-point group ``tau.extensions`` (installed packages);
-5. the bundled extensions, in :data:`BUNDLED_EXTENSIONS` order.
+5. the bundled (pi: built-in) extensions, in :data:`BUNDLED_EXTENSIONS` order.
 
 A directory is scanned one level deep: ``*.py`` files and ``<dir>/__init__.py`` packages, by name.
-``--no-extensions`` keeps only ``-e``; ``--disable-extension NAME`` and the ``disabledExtensions``
-setting drop bundled extensions by name. A module that fails to import, has no factory, or whose
-factory raises is reported (``Failed to load extension "<path>": <error>``) and the others load.
+The ``extensions`` setting's patterns turn extensions off and on, the bundled ones as
+``builtin:NAME`` (:mod:`tau.extension.configured`). ``--no-extensions`` keeps only ``-e``;
+``--disable-extension NAME`` and the ``disabledExtensions`` setting drop bundled extensions by
+name. A module that fails to import, has no factory, or whose factory raises is reported
+(``Failed to load extension "<path>": <error>``) and the others load. The bundled ``codemode``,
+``tool-search`` and ``mcp`` are replaceable (pi): one whose tool, command or flag another extension
+registers too is left out, with a warning.
 """
 
 from __future__ import annotations
@@ -33,18 +37,30 @@ from typing import Any
 from tau.agent.hooks import resolve
 from tau.common.paths import agent_dir, project_config_dir
 from tau.extension.api import ExtensionAPI
+from tau.extension.configured import (
+    BUILTIN_PREFIX,
+    PI_ONLY_BUILTINS,
+    builtin_state,
+    conventional_enabled,
+    extension_settings,
+    settings_paths,
+)
 from tau.extension.runner import Extension, ExtensionRunner
 from tau.extension.ui import ExtensionUI
 
 __all__ = [
     "BUNDLED_EXTENSIONS",
     "ENTRY_POINT_GROUP",
+    "REPLACEABLE_EXTENSIONS",
+    "Candidate",
     "ExtensionSource",
     "discover_extensions",
+    "extension_inventory",
     "load_extension",
     "load_extension_factory",
     "load_extensions",
     "load_factory",
+    "unknown_builtin_warnings",
 ]
 
 ENTRY_POINT_GROUP = "tau.extensions"
@@ -61,6 +77,8 @@ BUNDLED_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "tool-search": ("tau.bundled.tool_search",),
     "mcp": ("tau.bundled.mcp",),
 }
+# pi's replaceable built-ins: left out when another extension registers a tool, command or flag of theirs.
+REPLACEABLE_EXTENSIONS = ("codemode", "tool-search", "mcp")
 # ``-e builtin:NAME`` (pi's spelling) or ``-e bundled:NAME`` loads one bundled extension explicitly,
 # also under ``--no-extensions``.
 _EXPLICIT_BUNDLED = ("builtin:", "bundled:")
@@ -241,10 +259,10 @@ def _bundled_module(candidates: Sequence[str]) -> str | None:
     return None
 
 
-def _bundled_sources(disabled: set[str]) -> list[ExtensionSource]:
+def _bundled_sources() -> list[ExtensionSource]:
     found = []
     for name, candidates in BUNDLED_EXTENSIONS.items():
-        module = None if name in disabled else _bundled_module(candidates)
+        module = _bundled_module(candidates)
         if module is not None:
             found.append(
                 ExtensionSource(
@@ -271,6 +289,59 @@ def _explicit_bundled(given: str) -> ExtensionSource:
     return ExtensionSource(f"bundled:{name}", "bundled", name, load)
 
 
+@dataclass
+class Candidate:
+    """An extension the settings and folders offer, whether it loads, and the group ``tau config``
+    lists it under (pi's ``pi config`` labels: ``Built-in``, ``User settings``, ``Project (.tau/)``, …)."""
+
+    source: ExtensionSource
+    enabled: bool
+    group: str
+
+
+def _collect(folder: str) -> list[str]:
+    """The extensions of a folder a settings entry names: the folder itself when it is a package."""
+    path = Path(folder)
+    if (path / "__init__.py").is_file():
+        return [folder]
+    return [source.path for source in _scan(path, "settings")]
+
+
+def extension_inventory(
+    *,
+    cwd: str | os.PathLike[str] = ".",
+    trusted: bool = False,
+    settings: Any = None,
+    disabled: Iterable[str] = (),
+    directory: Path | None = None,
+) -> list[Candidate]:
+    """Every extension the settings, the conventional folders, installed packages and the bundle
+    offer, in load order, each with whether it loads (``-e`` paths are not among them)."""
+    base = Path(cwd).resolve()
+    agent = directory or agent_dir()
+    project_base = project_config_dir(base)
+    entries = extension_settings(settings, str(agent), str(project_base))
+    if not trusted:  # an untrusted project's settings are never read
+        entries.project = []
+    found: list[Candidate] = []
+    scopes = [("project", project_base, entries.project, "Project")] if trusted else []
+    scopes.append(("user", agent, entries.user, "User"))
+    for scope, folder, scope_entries, label in scopes:
+        for path, on in settings_paths(scope_entries, str(folder), _collect):
+            found.append(Candidate(_file_source(Path(path), scope), on, f"{label} settings"))
+        shown = ".tau/" if scope == "project" else f"{folder}/"
+        for source in _scan(folder / "extensions", scope):
+            on = conventional_enabled(source.path, scope_entries, str(folder))
+            found.append(Candidate(source, on, f"{label} ({shown})"))
+    found += [Candidate(source, True, "Installed packages") for source in _entry_point_sources()]
+    off = set(disabled)
+    for source in _bundled_sources():
+        on, scope = builtin_state(source.name, entries)
+        group = "Built-in" if scope == "user" else "Built-in (project override)"
+        found.append(Candidate(source, on and source.name not in off, group))
+    return found
+
+
 def discover_extensions(
     *,
     cli_paths: Sequence[str | os.PathLike[str] | Factory] = (),
@@ -279,22 +350,23 @@ def discover_extensions(
     no_extensions: bool = False,
     disabled: Iterable[str] = (),
     directory: Path | None = None,
+    settings: Any = None,
 ) -> list[ExtensionSource]:
     """Every extension to load, in load order, each path once."""
     base = Path(cwd).resolve()
     skipped = set(disabled)
-    # A disabled bundled extension stays off when named with -e too (``--no-mcp -e builtin:mcp``).
+    # A disabled bundled extension stays off when named with -e too (``--no-mcp -e builtin:mcp``);
+    # the ``extensions`` setting does not stop an explicit -e (pi).
     sources = [s for s in _cli_sources(cli_paths, base) if not (s.source == "bundled" and s.name in skipped)]
     if not no_extensions:
-        if trusted:
-            sources += _scan(project_config_dir(base) / "extensions", "project")
-        sources += _scan((directory or agent_dir()) / "extensions", "user")
-        sources += _entry_point_sources()
-        sources += _bundled_sources(set(disabled))
+        inventory = extension_inventory(
+            cwd=base, trusted=trusted, settings=settings, disabled=skipped, directory=directory
+        )
+        sources += [candidate.source for candidate in inventory if candidate.enabled]
     unique: dict[Any, ExtensionSource] = {}
     for source in sources:
         key: Any = source.path
-        if source.source in ("cli", "project", "user"):
+        if source.source in ("cli", "project", "user", "settings"):
             key = str(Path(source.path).resolve())
         elif source.source == "inline":  # two lambdas share a name, never an identity
             key = id(source)
@@ -399,6 +471,7 @@ async def load_extensions(
             f"Warning: no bundled extension named {', '.join(unknown)} to disable (known: {known})",
             file=sys.stderr,
         )
+    runner.load_warnings += unknown_builtin_warnings(settings)
     sources = discover_extensions(
         cli_paths=cli_paths,
         cwd=cwd,
@@ -406,7 +479,81 @@ async def load_extensions(
         no_extensions=no_extensions,
         disabled=disabled_names,
         directory=directory,
+        settings=settings,
     )
     for source in sources:
         await load_extension(runner, source)
+    _omit_replaced(runner)
     return runner
+
+
+def unknown_builtin_warnings(settings: Any) -> list[str]:
+    """A warning per ``builtin:NAME`` of the ``extensions`` setting that names no built-in extension."""
+    entries = extension_settings(settings, "", "")
+    named = []
+    for entry in [*entries.user, *entries.project]:
+        target = entry[1:] if entry[:1] in ("+", "-", "!") else entry
+        if target.startswith(BUILTIN_PREFIX) and not any(ch in target for ch in "*?["):
+            named.append(target[len(BUILTIN_PREFIX) :])
+    unknown = [n for n in dict.fromkeys(named) if n not in BUNDLED_EXTENSIONS and n not in PI_ONLY_BUILTINS]
+    known = ", ".join(BUNDLED_EXTENSIONS)
+    return [f'extensions setting: no built-in extension named "{name}" (known: {known})' for name in unknown]
+
+
+# -- replaceable built-ins -------------------------------------------------------------------
+
+
+def _registered_names(extension: Extension) -> list[str]:
+    return [
+        *(f"tool:{name}" for name in extension.tools),
+        *(f"command:{name}" for name in extension.commands),
+        *(f"flag:{name}" for name in extension.flags),
+    ]
+
+
+def _is_replaceable(extension: Extension) -> bool:
+    return extension.source == "bundled" and extension.name in REPLACEABLE_EXTENSIONS
+
+
+def _omit_replaced(runner: ExtensionRunner) -> None:
+    """Leave out each replaceable bundled extension that registers a tool, command or flag another
+    extension registers too (pi): a third-party ``/mcp`` replaces the bundled MCP support instead of
+    both connecting the same servers; one ``tool_search`` or ``codemode`` tool replaces the bundled one."""
+    taken = {
+        name: extension
+        for extension in runner.extensions
+        if not _is_replaceable(extension)
+        for name in _registered_names(extension)
+    }
+    for extension in [e for e in runner.extensions if _is_replaceable(e)]:
+        clash = next((name for name in _registered_names(extension) if name in taken), None)
+        if clash is None:
+            continue
+        _unload(runner, extension)
+        kind, raw = clash.split(":", 1)
+        shown = {"command": f"/{raw}", "flag": f"--{raw}"}.get(kind, raw)
+        runner.load_warnings.append(
+            f"Extension {taken[clash].path} registers {kind} `{shown}`, so built-in extension "
+            f"`{extension.name}` was not loaded. To use `{extension.name}`, check that `tau config` lists "
+            "it as on under Built-in, then disable or remove the other extension. We recommend only "
+            "having one or the other loaded at a time."
+        )
+
+
+def _unload(runner: ExtensionRunner, extension: Extension) -> None:
+    """Take a loaded extension out again: its handlers, bus subscriptions, servers and tools."""
+    owned = [name for name in extension.tools if runner.tool_owner(name) is extension]
+    runner.extensions.remove(extension)
+    runner.event_bus.drop_owner(extension.path)
+    for server in runner.mcp_servers.list():
+        if server["extensionPath"] == extension.path:
+            runner.mcp_servers.unregister(server["name"], extension.path)
+    host = runner.host
+    if host is None:
+        return
+    for name in owned:
+        owner = runner.tool_owner(name)
+        if owner is None:
+            host.unregister_tool(name)
+        else:
+            host.register_tool(runner.wrap_tool(owner.tools[name]))

@@ -58,6 +58,7 @@ class ExtensionRunner(HookDispatch):
         self.trusted = trusted
         self.flag_values: dict[str, Any] = {}
         self.load_errors: list[dict[str, str]] = []
+        self.load_warnings: list[str] = []  # startup warnings (a replaced built-in, an unknown name)
         self._host: Any = None
         self._error_listeners: list[ErrorListener] = []
         self._stale: str | None = None

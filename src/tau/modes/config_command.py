@@ -2,8 +2,10 @@
 
 pi 1.6's ``pi config`` opens a selector for package resources; tau has no packages, so its ``config``
 answers the question a user has when something behaves unexpectedly: which settings files are read
-(the user's, and the project's when the project is trusted), what each one holds, and the effective
-values (built-in defaults, then the files). It never writes anything.
+(the user's, and the project's when the project is trusted), what each one holds, the effective
+values (built-in defaults, then the files), and the extensions, grouped as ``pi config`` groups them
+(``Built-in`` for the bundled ones), each on (``[x]``) or off (``[ ]``). It never writes anything:
+the ``extensions`` setting turns them on and off (``"-builtin:mcp"``).
 """
 
 from __future__ import annotations
@@ -100,8 +102,16 @@ def main(argv: list[str]) -> int:
     project = _file(project_config_dir(cwd) / "settings.json", trusted)
     project["trusted"] = trusted
     effective, problems = _effective(user, project if trusted else None)
+    extensions, more = _extensions(cwd, trusted, user, project, effective)
+    problems += more
     if args.json:
-        document = {"user": user, "project": project, "effective": effective, "problems": problems}
+        document = {
+            "user": user,
+            "project": project,
+            "effective": effective,
+            "extensions": extensions,
+            "problems": problems,
+        }
         print(json.dumps(document, indent=2, ensure_ascii=False))
         return 0
     lines = [f"user settings: {user['path']} ({_state(user, False)})"]
@@ -112,6 +122,10 @@ def main(argv: list[str]) -> int:
         lines.append(_indented(project["values"]))
     lines.append("effective settings (built-in defaults, then the files read):")
     lines.append(_indented(effective))
+    lines.append('extensions (the "extensions" setting turns them off and on: "-builtin:mcp", "!name.py"):')
+    for group, items in _grouped(extensions):
+        lines.append(f"  {group}")
+        lines += [f"    {'[x]' if item['enabled'] else '[ ]'} {item['name']}" for item in items]
     lines += [f"warning: {problem}" for problem in problems]
     print("\n".join(lines))
     return 0
@@ -119,3 +133,56 @@ def main(argv: list[str]) -> int:
 
 def _indented(values: dict[str, Any]) -> str:
     return "\n".join("  " + line for line in json.dumps(values, indent=2, ensure_ascii=False).splitlines())
+
+
+# pi config's group order: installed packages, then the user's groups, then the project's; within
+# a scope the conventional folder, the built-ins, then the settings entries.
+_GROUP_RANK = {"Installed packages": 0, "User": 1, "Built-in": 2, "User settings": 3}
+_PROJECT_RANK = {"Project": 4, "Built-in (project override)": 5, "Project settings": 6}
+
+
+def _group_rank(group: str) -> int:
+    for label, rank in {**_GROUP_RANK, **_PROJECT_RANK}.items():
+        if group == label or (label in ("User", "Project") and group.startswith(label + " (")):
+            return rank
+    return 7
+
+
+def _display_name(path: str, builtin: bool) -> str:
+    if builtin:
+        return path.split(":", 1)[1]
+    name, parent = os.path.basename(path), os.path.basename(os.path.dirname(path))
+    return name if parent == "extensions" else f"{parent}/{name}"
+
+
+def _extensions(
+    cwd: str, trusted: bool, user: dict[str, Any], project: dict[str, Any], effective: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every extension a run here would consider (``-e`` aside), with its group and whether it loads;
+    and the warnings for ``builtin:`` names that name no bundled extension."""
+    from tau.agent.settings import Settings
+    from tau.extension.loader import extension_inventory, unknown_builtin_warnings
+
+    settings = Settings(user.get("values") or {}, (project.get("values") or {}) if trusted else {})
+    disabled = [name for name in effective.get("disabledExtensions") or [] if isinstance(name, str)]
+    listed = []
+    for candidate in extension_inventory(cwd=cwd, trusted=trusted, settings=settings, disabled=disabled):
+        source = candidate.source
+        builtin = source.source == "bundled"
+        listed.append(
+            {
+                "group": candidate.group,
+                "name": _display_name(source.path, builtin),
+                "path": f"builtin:{source.name}" if builtin else source.path,
+                "enabled": candidate.enabled,
+            }
+        )
+    return listed, unknown_builtin_warnings(settings)
+
+
+def _grouped(extensions: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in extensions:
+        groups.setdefault(item["group"], []).append(item)
+    ordered = sorted(groups.items(), key=lambda pair: _group_rank(pair[0]))
+    return [(group, sorted(items, key=lambda item: item["name"])) for group, items in ordered]

@@ -217,6 +217,7 @@ async def open_runtime(
         resources=resources,
     )
     extensions = await load_extensions(session, options, mode, trusted)
+    warnings += list(getattr(extensions, "load_warnings", None) or [])
     failures = list(getattr(extensions, "load_errors", None) or [])
     if stop_on_load_errors and failures:
         manager.close()
