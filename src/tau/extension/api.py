@@ -159,6 +159,17 @@ class ExtensionAPI:
         """Render ``custom`` entries of ``custom_type`` in the interactive mode."""
         self._extension.entry_renderers[custom_type] = renderer
 
+    def register_tool_renderer(self, resolver: Callable[[str, Callable[[], Any]], Any]) -> None:
+        """Choose how calls to any tool are drawn in the interactive mode, also tools not registered
+        (yet), such as MCP tools in a resumed session before their server connected (pi
+        ``registerToolRenderer``).
+
+        ``resolver(tool_name, next)`` returns an object (or dict) with ``render_call`` and/or
+        ``render_result``, or ``None``; ``next()`` returns what the later resolvers (in load order),
+        then the registered tool, would use, so ``next() or mine`` only fills in.
+        """
+        self._extension.tool_renderers.append(resolver)
+
     # -- MCP servers ---------------------------------------------------------------------------
 
     def register_mcp_server(self, name: str, config: dict[str, Any]) -> None:

@@ -44,6 +44,7 @@ class Extension:
     shortcuts: dict[str, dict[str, Any]] = field(default_factory=dict)
     message_renderers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     entry_renderers: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    tool_renderers: list[Callable[[str, Callable[[], Any]], Any]] = field(default_factory=list)
 
 
 class EventBus:

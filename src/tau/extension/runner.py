@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,19 @@ _STALE = (
     "This extension ctx is stale after session replacement or reload. Do not keep a tau or command ctx "
     "across ctx.new_session(), ctx.fork() or a reload."
 )
+
+
+def _has_renderers(value: Any) -> bool:
+    return value is not None and any(getattr(value, n, None) for n in ("render_call", "render_result"))
+
+
+def _as_renderers(value: Any) -> Any:
+    """A resolver's answer as an object with ``render_call``/``render_result`` (a dict is accepted)."""
+    if isinstance(value, dict):
+        value = types.SimpleNamespace(
+            render_call=value.get("render_call"), render_result=value.get("render_result")
+        )
+    return value if _has_renderers(value) else None
 
 
 class ExtensionRunner(HookDispatch):
@@ -294,6 +308,26 @@ class ExtensionRunner(HookDispatch):
             (e.entry_renderers[custom_type] for e in self.extensions if custom_type in e.entry_renderers),
             None,
         )
+
+    def get_tool_renderer(self, name: str, definition: Any = None) -> Any:
+        """What draws calls to tool ``name``: an object with ``render_call``/``render_result`` from the
+        extensions' tool renderer resolvers (load order; each may defer to the rest with ``next()``),
+        else ``definition`` when it has renderers of its own, else ``None``."""
+        own = definition if _has_renderers(definition) else None
+        resolvers = [(ext, r) for ext in self.extensions for r in ext.tool_renderers]
+
+        def resolve_from(index: int) -> Any:
+            if index == len(resolvers):
+                return own
+            extension, resolver = resolvers[index]
+            try:
+                found = resolver(name, lambda: resolve_from(index + 1))
+            except Exception as exc:  # a broken resolver must not break the screen; the rest still draw
+                self.emit_error(extension.path, "tool_renderer", error_text(exc))
+                return resolve_from(index + 1)
+            return _as_renderers(found)
+
+        return resolve_from(0)
 
     def set_flag_value(self, name: str, value: Any) -> None:
         """The value given on the command line for an extension flag (``--name``)."""

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.bundled.mcp.config import McpConfig, ServerEntry, load_mcp_config, update_server_config
-from tau.bundled.mcp.naming import create_tool_name, mcp_namespace
+from tau.bundled.mcp.naming import create_tool_name, mcp_namespace, rows_before_connect
 from tau.bundled.mcp.section import MCP_SERVERS_SECTION, configured_exposures, render_servers_section
 from tau.extension import get_mcp_tool_exposure
 
@@ -670,4 +670,6 @@ class McpExtension:
         self.tau.on("tool_call", self.on_tool_call)
         self.tau.on("mcp_servers_change", self.on_mcp_servers_change)
         self.tau.on("session_shutdown", self.on_session_shutdown)
+        # A resumed session draws its MCP calls before (or without) their server connecting.
+        self.tau.register_tool_renderer(rows_before_connect)
         register_command(self)

@@ -15,7 +15,14 @@ from typing import Any
 from tau.common.jsstr import js_trim
 from tau.extension import mcp_namespace
 
-__all__ = ["MAX_TOOL_NAME_LENGTH", "create_tool_name", "locale_key", "mcp_namespace", "server_summary"]
+__all__ = [
+    "MAX_TOOL_NAME_LENGTH",
+    "create_tool_name",
+    "locale_key",
+    "mcp_namespace",
+    "rows_before_connect",
+    "server_summary",
+]
 
 # Provider tool names are limited to 64 characters of [A-Za-z0-9_-].
 MAX_TOOL_NAME_LENGTH = 64
@@ -52,3 +59,19 @@ def locale_key(name: str) -> tuple[Any, ...]:
     """Sort key of a server name as JavaScript's ``localeCompare`` orders them (ICU's root collation:
     punctuation, then digits, then letters without regard to case; lower case first on a tie)."""
     return (tuple(_primary(char) for char in name), tuple(char.isupper() for char in name))
+
+
+_MCP_TOOL = re.compile(r"^mcp__(.+?)__(.+)$")
+
+
+def rows_before_connect(name: str, next_renderer: Callable[[], Any]) -> Any:
+    """The tool renderer resolver of the mcp extension (pi's): calls to an MCP tool that is not
+    registered, such as those of a resumed session before its server connected, are drawn as a
+    connected server's are (``server/tool {arguments}``, then the result's text)."""
+    found = next_renderer()
+    match = _MCP_TOOL.match(name)
+    if found is not None or match is None:
+        return found
+    from tau.bundled.mcp.tools import render_mcp_call, render_mcp_result
+
+    return {"render_call": render_mcp_call(f"{match[1]}/{match[2]}"), "render_result": render_mcp_result}

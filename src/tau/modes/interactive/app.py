@@ -158,7 +158,12 @@ class InteractiveMode:
         ]
 
     def _tool_definition(self, name: str) -> Any:
-        return self.session.get_tool_definition(name)
+        """What draws a tool's rows: the extensions' tool renderers first (they also draw tools not
+        registered, such as a resumed session's MCP calls before the server connects), else the tool."""
+        definition = self.session.get_tool_definition(name)
+        if self.runner is None:
+            return definition
+        return self.runner.get_tool_renderer(name, definition) or definition
 
     def _message_renderer(self, custom_type: str) -> Any:
         return self.runner.get_message_renderer(custom_type) if self.runner is not None else None
