@@ -47,6 +47,31 @@ def test_tokens_split_identifiers_and_drop_stop_words_and_plurals():
     assert tokenize("dev-radius thread_read") == ["dev", "radiu", "thread", "read"]
 
 
+UNSPACED = json.loads((Path(__file__).parent / "data" / "tokens.json").read_text())
+
+
+@pytest.mark.parametrize("case", UNSPACED["tokens"], ids=lambda case: case["text"])
+def test_unspaced_scripts_split_into_pis_words(case):
+    """ICU's word segmenter, as pi's Intl.Segmenter (``data/tokens.json``, made by ``node
+    data/tokens.mjs`` with pi 1.6's own ``tokenize``; Node 22.23 carries ICU 78.3, icu4py too)."""
+    assert tokenize(case["text"]) == case["tokens"]
+
+
+@pytest.mark.parametrize("case", UNSPACED["ranking"], ids=lambda case: case["query"])
+def test_queries_in_unspaced_scripts_rank_as_pis(case):
+    documents = [search_document(tool) for tool in UNSPACED["tools"]]
+    ranked = Bm25Ranker().rank(case["query"], documents, 8)
+    assert [{"name": name, "score": score} for name, score in ranked] == case["ranked"]
+
+
+def test_without_icu_unspaced_text_splits_at_spaces(monkeypatch):
+    from tau.bundled.tool_search import ranker
+
+    monkeypatch.setattr(ranker, "_word_breaker", False)
+    assert tokenize("查询天气预报 数据库") == ["查询天气预报", "数据库"]
+    assert tokenize("getFiles now") == ["get", "file", "now"]  # ASCII never needed ICU
+
+
 class FakeTau:
     def __init__(self, tools: list[dict[str, Any]], active: list[str]) -> None:
         self.tools, self.active, self.registered = tools, list(active), []

@@ -12,18 +12,20 @@ tool name and its namespace as separate fields:
 - ties keep the order the tools were registered in.
 
 Words are split at identifier boundaries (``readFile`` → ``read file``), lower-cased, stripped of
-English stop words and of a plural ``s`` (``issues`` → ``issue``). Text that is not plain ASCII is
-split at spaces; pi splits it with the ICU word segmenter, so unspaced scripts (Chinese) rank
-differently.
+English stop words and of a plural ``s`` (``issues`` → ``issue``). Text that is not plain ASCII goes
+through ICU's word segmenter, as pi's ``Intl.Segmenter`` (Node 22 carries ICU 78; the ``icu4py``
+wheel of the ``icu`` extra the same), so unspaced scripts (Chinese, Japanese, Thai) split into pi's
+words; without ``icu4py`` such text is split at spaces only (docs/mcp.md).
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
+
+from tau.common.jsmath import js_log
 
 __all__ = ["Bm25Ranker", "SearchDocument", "search_document", "tokenize"]
 
@@ -51,6 +53,25 @@ def _stem(term: str) -> str:
     return term
 
 
+_word_breaker: Any = None  # icu4py's WordBreaker, False when it is not installed
+
+
+def _icu_words(text: str) -> list[str] | None:
+    """ICU's words of ``text`` (``Intl.Segmenter``'s word-like segments), or ``None`` without ICU."""
+    global _word_breaker
+    if _word_breaker is None:
+        try:
+            from icu4py.breakers import WordBreaker as breaker
+        except ImportError:
+            breaker = False
+        _word_breaker = breaker
+    if _word_breaker is False:
+        return None
+    # The text holds only letters, marks, digits and spaces here: the segments that are not
+    # spaces are the word-like ones.
+    return [word for word in _word_breaker(text, "en") if not word.isspace()]
+
+
 def tokenize(text: str) -> list[str]:
     """The search terms of ``text``."""
     import regex  # \p{…} classes; tau depends on it already
@@ -58,7 +79,11 @@ def tokenize(text: str) -> list[str]:
     normalized = unicodedata.normalize("NFC", text)
     normalized = _ACRONYM.sub(r"\1 \2", _CAMEL.sub(r"\1 \2", normalized)).lower()
     normalized = regex.sub(r"[^\p{L}\p{M}\p{N}]+", " ", normalized)
-    words = normalized.split(" ") if _ASCII_WORDS.match(normalized) else normalized.split()
+    if _ASCII_WORDS.match(normalized):
+        words = normalized.split(" ")
+    else:
+        segmented = _icu_words(normalized)
+        words = normalized.split() if segmented is None else segmented
     return [
         _stem(word) if _ASCII_WORD.match(word) else word for word in words if word and word not in _STOP_WORDS
     ]
@@ -186,7 +211,7 @@ class Bm25Ranker:
                 for doc in indexed
                 if term in doc.name_terms or term in doc.counts or term in doc.namespace_terms
             )
-            idf[term] = math.log(1 + (len(indexed) - frequency + 0.5) / (frequency + 0.5))
+            idf[term] = js_log(1 + (len(indexed) - frequency + 0.5) / (frequency + 0.5))
         full_name_bonus = sum(idf.values())
         exact_query = _normalize_name(query)
         matches = []
