@@ -123,6 +123,25 @@ async def test_http_tools_are_declared_and_called_with_pi_result_shapes(
 
 
 @in_loop
+async def test_servers_start_together(project, isolated_agent_dir, tmp_path):
+    """Each server answers only once all three have started: connecting them one after the other
+    would leave the first waiting for the others (an event, not a clock, decides)."""
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    env = {"MCP_TEST_BARRIER": f"{barrier}:3"}
+    write_config(
+        isolated_agent_dir,
+        {name: stdio_server(exposure="direct", env=env) for name in ("one", "two", "three")},
+    )
+    async with await _session() as session:
+        await session.prompt(call("mcp__three__echo", {"text": "all up"}))
+        declared = set(_declared(session))
+        (result,) = _results(session)
+    assert {"mcp__one__echo", "mcp__two__echo", "mcp__three__echo"} <= declared
+    assert result["content"] == [{"type": "text", "text": "all up"}]
+
+
+@in_loop
 async def test_deferred_tools_are_listed_in_the_section_and_loaded_by_tool_search(
     project, isolated_agent_dir, http_server
 ):
@@ -392,9 +411,17 @@ async def test_the_mcp_manager_disables_a_server_and_saves_it(project, isolated_
 async def test_over_http_a_crash_mid_call_and_a_call_that_never_answers(project, isolated_agent_dir):
     server = HttpServer()
     try:
-        write_config(isolated_agent_dir, {"web": {"url": server.url, "exposure": "direct", "timeout": 3}})
+        # The call that never answers goes through an entry with a short timeout; the other calls
+        # keep the default 60 s, so a loaded machine's slow answer is never taken for a hang.
+        write_config(
+            isolated_agent_dir,
+            {
+                "web": {"url": server.url, "exposure": "direct"},
+                "slow": {"url": server.url, "exposure": "direct", "timeout": 5},
+            },
+        )
         async with await _session() as session:
-            await session.prompt(call("mcp__web__hang"))
+            await session.prompt(call("mcp__slow__hang"))
             await session.prompt(call("mcp__web__crash"))
             await session.prompt(call("mcp__web__echo", {"text": "gone"}))
             server.stop()
@@ -404,7 +431,7 @@ async def test_over_http_a_crash_mid_call_and_a_call_that_never_answers(project,
     finally:
         server.stop()
     assert hang["isError"] is True
-    assert hang["content"] == [{"type": "text", "text": "MCP request timed out after 3000ms"}]
+    assert hang["content"] == [{"type": "text", "text": "MCP request timed out after 5000ms"}]
     assert crash["isError"] is True and crash["content"] == [
         {"type": "text", "text": "MCP connection closed"}
     ]

@@ -5,7 +5,8 @@
     python server.py --http PORT     # streamable HTTP on 127.0.0.1:PORT/mcp
 
 With ``MCP_TEST_PID_FILE`` set, the server starts a helper process (``sleep``) and appends both pids
-to that file as it starts.
+to that file as it starts. With ``MCP_TEST_BARRIER=DIR:N`` it leaves a file in ``DIR`` and answers
+nothing until ``N`` servers have (so N servers all start only when they are started together).
 """
 
 from __future__ import annotations
@@ -82,7 +83,20 @@ def page(name: str) -> str:
     return f"Page {name}"
 
 
+def _barrier(spec: str) -> None:
+    folder, count = spec.rsplit(":", 1)
+    with open(os.path.join(folder, str(os.getpid())), "w"):
+        pass
+    deadline = time.monotonic() + 300
+    while len(os.listdir(folder)) < int(count):
+        if time.monotonic() > deadline:
+            sys.exit("the other servers never started")
+        time.sleep(0.05)
+
+
 if __name__ == "__main__":
+    if os.environ.get("MCP_TEST_BARRIER"):
+        _barrier(os.environ["MCP_TEST_BARRIER"])
     if os.environ.get("MCP_TEST_PID_FILE"):  # process tests find the server (and a helper) by pid
         import subprocess
 
