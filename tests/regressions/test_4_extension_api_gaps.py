@@ -128,6 +128,38 @@ def test_ctx_has_pending_messages_while_a_steering_message_waits(tmp_path):
     assert seen[-1][:2] == ("settled", False)
 
 
+
+def test_ctx_has_waiting_input_names_the_next_prompt_and_a_queued_follow_up(tmp_path):
+    """Issue 25: ``ctx.has_waiting_input()`` is true while a human message waits to be sent: a
+    follow-up queued during the run, or the next prompt the mode announced (``tau -p P1 P2``)."""
+    harness = Harness([{"bash": "sleep 0.2"}, {"text": "one"}, {"text": "two"}, {"text": "three"}], tmp_path)
+    seen: list[tuple[str, bool, bool]] = []
+
+    def ext(tau):
+        async def on_tool_start(event, ctx):
+            await harness.session.follow_up("and this")
+            seen.append(("follow-up", ctx.has_waiting_input(), ctx.has_pending_messages()))
+
+        def on_turn_end(event, ctx):
+            seen.append(("turn_end", ctx.has_waiting_input(), ctx.has_pending_messages()))
+
+        tau.on("tool_execution_start", on_tool_start)
+        tau.on("turn_end", on_turn_end)
+
+    async def scenario() -> None:
+        await harness.load(ext)
+        harness.session.announce_prompts(1)
+        await harness.session.prompt("go")
+        harness.session.announce_prompts(0)
+        await harness.session.prompt("last")
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert seen[0] == ("follow-up", True, True)
+    # "one" ends the run's first part while the follow-up is delivered; "two" answers it while the
+    # announced prompt still waits; "three" answers the last prompt: nothing waits
+    assert [flags[1] for flags in seen[1:]] == [True, True, True, False]
+
+
 # pi name -> the public tau.extension function that is its equivalent (checked in pi 1.6's source:
 # core/tools/truncate.ts, core/tools/path-utils.ts, core/exec.ts, core/extensions/loader.ts).
 PI_EQUIVALENTS = {

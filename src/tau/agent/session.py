@@ -168,6 +168,8 @@ class AgentSession(
         self._run_prompt_options: Any = None
         self._prompt_preflight = 0
         self._save_failure = None
+        self._announced_prompts = 0  # further human prompts the mode will send (``tau -p P1 P2``)
+        self._deferred_prompts = 0  # human prompts waiting for the ``agent_settled`` handlers
 
     def _create_agent(self, model: Model | None, thinking_level: str | None) -> Agent:
         # The projection every request starts from, built once here (and kept by the cache) rather
@@ -318,6 +320,17 @@ class AgentSession(
 
     def has_pending_messages(self) -> bool:
         return bool(self._steering_texts or self._follow_up_texts)
+
+    def announce_prompts(self, count: int) -> None:
+        """The mode will send ``count`` more human prompts after the current one (``tau -p P1 P2 …``)."""
+        self._announced_prompts = max(0, int(count))
+
+    def has_waiting_input(self) -> bool:
+        """Whether a human message waits to be sent: a queued steer or follow-up, a prompt held until
+        the ``agent_settled`` handlers return, or a further prompt the mode announced."""
+        return bool(
+            self._steering_texts or self._follow_up_texts or self._deferred_prompts or self._announced_prompts
+        )
 
     @property
     def pending_message_count(self) -> int:

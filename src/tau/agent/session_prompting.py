@@ -78,8 +78,12 @@ class PromptMixin:
         prepared; called before its ``agent_start``). A refused prompt raises instead.
         """
         if self._emitting_settled:
-            self._deferred_settled.append(
-                lambda: self.prompt(
+            human = source != "extension"
+            self._deferred_prompts += human
+
+            async def deferred() -> None:
+                self._deferred_prompts -= human
+                await self.prompt(
                     text,
                     images=images,
                     streaming_behavior=streaming_behavior,
@@ -87,7 +91,9 @@ class PromptMixin:
                     expand_commands=expand_commands,
                     preflight_result=preflight_result,
                 )
-            )
+
+            deferred.human_prompt = human  # type: ignore[attr-defined]
+            self._deferred_settled.append(deferred)
             return
         report = preflight_result or _ignore
         if expand_commands and text.startswith("/") and await self._try_command(text):
@@ -488,10 +494,14 @@ class PromptMixin:
         finally:
             self._emitting_settled = False
         deferred, self._deferred_settled = self._deferred_settled, []
+        ran = 0
         try:
             for action in deferred:
+                ran += 1
                 await action()
         finally:
+            # Actions a failure left unrun no longer wait: their prompts are not waiting either.
+            self._deferred_prompts -= sum(bool(getattr(a, "human_prompt", False)) for a in deferred[ran:])
             self._mark_idle_if_idle()
 
     def _find_last_assistant(self: Any) -> dict[str, Any] | None:

@@ -198,6 +198,13 @@ class ExtensionContext:
     def has_pending_messages(self) -> bool:
         return bool(self._host().has_pending_messages())
 
+    def has_waiting_input(self) -> bool:
+        """Whether a human message waits to be sent (tau only): a queued steer or follow-up, a prompt
+        held until the ``agent_settled`` handlers return, or the next prompt of ``tau -p P1 P2 …``."""
+        host = self._host()
+        waiting = getattr(host, "has_waiting_input", None)
+        return bool(waiting() if waiting is not None else host.has_pending_messages())
+
     def abort(self) -> None:
         """Abort the current run (returns at once; the run ends with ``stopReason: "aborted"``)."""
         fire_and_forget(self._host().abort())

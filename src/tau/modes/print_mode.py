@@ -21,10 +21,19 @@ TRUNCATED = "Response was truncated: the model reached its output token limit."
 
 
 async def run_prompts(session: Any, initial: str | None, messages: Sequence[str], images: Any = None) -> None:
-    """Send the initial message (with images) and then each further message, one run each."""
+    """Send the initial message (with images) and then each further message, one run each.
+
+    Before each prompt the session learns how many more follow (``announce_prompts``), so an
+    extension does not continue a run on its own while the human's next prompt waits.
+    """
+    announce = getattr(session, "announce_prompts", None)
     if initial is not None:
+        if announce is not None:
+            announce(len(messages))
         await session.prompt(initial, images=images)
-    for message in messages:
+    for index, message in enumerate(messages):
+        if announce is not None:
+            announce(len(messages) - index - 1)
         await session.prompt(message)
 
 

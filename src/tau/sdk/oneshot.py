@@ -56,7 +56,8 @@ def run(prompt: str | Sequence[str], **options: Any) -> RunResult:
 
 async def _run(prompts: list[str], options: dict[str, Any]) -> RunResult:
     async with await create_agent_session(**options) as session:
-        for text in prompts:
+        for index, text in enumerate(prompts):
+            session.announce_prompts(len(prompts) - index - 1)
             await session.prompt(text)
         last = next((m for m in reversed(session.messages) if m.get("role") == "assistant"), None)
         return RunResult(

@@ -68,6 +68,9 @@ class FakeCtx:
     def has_pending_messages(self):
         return self.pending
 
+    def has_waiting_input(self):
+        return self.pending
+
 
 def open_branch() -> FakeView:
     view = FakeView()

@@ -22,7 +22,7 @@ OTHERS_OFF = [
 
 
 def run_print(
-    tmp_path: Path, agent_dir: Path, *mode: str, **env: str
+    tmp_path: Path, agent_dir: Path, *mode: str, prompts: tuple[str, ...] = ("Build the three parts",), **env: str
 ) -> tuple[subprocess.CompletedProcess, list[dict]]:
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
@@ -39,7 +39,7 @@ def run_print(
             "--faux-script",
             str(script),
             *OTHERS_OFF,
-            "Build the three parts",
+            *prompts,
         ],
         cwd=project,
         env={**os.environ, "PYTHONPATH": str(REPO / "src"), **env},
@@ -81,6 +81,25 @@ def test_the_loop_carries_a_three_task_plan_to_the_end_in_one_run(tmp_path, isol
         assert before["role"] == "assistant" and before["stopReason"] == "stop"
     (last_state,) = [e for e in entries if e.get("customType") == "pi-todo:state"][-1:]
     assert [task["status"] for task in last_state["data"]["tasks"]] == ["completed"] * 3
+
+
+def test_the_loop_waits_while_the_next_prompt_of_a_multi_prompt_run_is_waiting(tmp_path, isolated_agent_dir):
+    """Issue 25, item 6: `tau -p P1 P2`: after P1 the human's P2 is already given, so the loop does not
+    continue P1's run; after the last prompt it carries the plan to the end as usual."""
+    done, entries = run_print(
+        tmp_path, isolated_agent_dir, prompts=("Build the three parts", "Now finish the next part")
+    )
+    assert (done.returncode, done.stdout) == (0, "Finished part 3.\n")
+    assert done.stderr.splitlines() == ["todo-loop: continuing, 1 task open (round 1/25)"]
+    assert final_answers(entries) == ["Finished part 1.", "Finished part 2.", "Finished part 3."]
+    humans = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
+    assert len(humans) == 2
+    # the one marker comes after the second prompt's answer, none in the first prompt's run
+    marker_at = next(i for i, e in enumerate(entries) if e["type"] == "custom_message")
+    second_prompt_at = next(
+        i for i, e in enumerate(entries) if e["type"] == "message" and e["message"] is humans[1]
+    )
+    assert marker_at > second_prompt_at
 
 
 def test_without_the_loop_the_same_run_stops_after_the_first_task(tmp_path, isolated_agent_dir):

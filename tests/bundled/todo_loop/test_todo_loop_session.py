@@ -363,3 +363,48 @@ def test_a_model_that_changes_nothing_is_stopped_after_max_stalls_rounds(tmp_pat
 
     harness.run_more(lambda: scenario())
     assert harness.kinds()[4:] == ["say:a", "marker", "say:b", "marker", "say:c", "marker", "say:d"]
+
+
+def test_no_continuation_while_a_human_prompt_waits_for_the_settle(tmp_path):
+    """Issue 25, item 6: a human prompt that arrives while ``agent_settled`` handlers run (an RPC
+    prompt behind the run) waits for them; another extension's hidden continuation runs first, and
+    todo-loop does not continue that run while the human's prompt waits."""
+    harness = Harness(
+        [
+            plan_step("completed"),
+            {"text": "first done"},  # nothing open: the run settles, and the human arrives then
+            plan_step("completed", "pending"),  # the other extension's continuation run
+            {"text": "resumed, one open"},
+            {"text": "answering the human"},
+            plan_step("completed", "completed"),
+            {"text": "all done"},
+        ],
+        tmp_path,
+    )
+    sent = {"done": False}
+
+    def continuing(tau):
+        async def settled(event, ctx):
+            if sent["done"]:
+                return
+            sent["done"] = True
+            tau.send_message({"customType": "other:resume", "content": "resume", "display": False}, trigger_turn=True)
+            await harness.session.prompt("the human's next message", source="rpc")
+
+        tau.on("agent_settled", settled)
+
+    async def scenario():
+        await harness.load(continuing)
+        await harness.session.prompt("build it")
+
+    harness.run_more(scenario)
+    texts = [kind for kind in harness.kinds() if kind.startswith(("say:", "user:")) or kind == "marker"]
+    assert texts == [
+        "user:build it",
+        "say:first done",
+        "say:resumed, one open",
+        "user:the human's next message",
+        "say:answering the human",
+        "marker",
+        "say:all done",
+    ]

@@ -192,13 +192,14 @@ class TodoLoop:
         return {"entries": [*event.entries, draft], "continue": True}
 
     def _would_end(self, event: Any, ctx: Any) -> bool:
-        """No tool calls (checked before), ``stopReason: "stop"``, nothing queued, nobody continuing."""
+        """No tool calls (checked before), ``stopReason: "stop"``, nothing queued, nobody continuing,
+        and no human message waiting to be sent (the next prompt of ``tau -p P1 P2``, a follow-up)."""
         if event.message.get("stopReason") != "stop" or event.outcome != "completed":
             return False
         if event.continue_:
             return False
         pending = (event.context or {}).get("pendingMessages")
-        return not pending and not ctx.has_pending_messages()
+        return not pending and not ctx.has_waiting_input()
 
     def on_context(self, event: Any, ctx: Any) -> dict[str, Any] | None:
         if self.disabled(ctx):
