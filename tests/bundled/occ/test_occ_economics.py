@@ -175,3 +175,21 @@ def test_deferred_economic_and_the_doubled_first_horizon():
 def test_a_compact_decision_without_archive_is_not_compactable():
     decision = decide(**{**ANCHOR, "archive_tokens": 0}, memo_tokens=-5_000)
     assert (decision.compact, decision.reason) == (False, "native_not_compactable")
+
+
+def test_no_economic_compaction_below_the_floor():
+    """Issue 25: a context under keepRecentTokens plus the summary is never compacted for economy,
+    however well the figures pay; at the floor the same figures compact, and window protection
+    still overrides the floor."""
+    from tau.bundled.occ.economics import MEMO_TOKENS, compaction_floor
+
+    floor = compaction_floor(20_000)
+    assert floor == 20_000 + MEMO_TOKENS
+    small = {**ANCHOR, "write_tokens": 15_000, "archive_tokens": 12_000}
+    assert decide(**small).compact is True  # without a floor (the seed's rule) this compacts
+    below = decide(**small, floor_tokens=floor)
+    assert (below.compact, below.reason) == (False, "below_floor")
+    at = decide(**{**small, "write_tokens": floor}, floor_tokens=floor)
+    assert (at.compact, at.reason) == (True, "economic")
+    tight = decide(**{**small, "context_window": 20_000}, floor_tokens=floor)
+    assert (tight.compact, tight.reason) == (True, "window_protection")

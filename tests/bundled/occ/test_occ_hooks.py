@@ -584,3 +584,68 @@ def test_removable_history_across_compactions():
     removable = removable_tokens(branch, observed, 10)
     # the previous summary (1,000 tokens) and the history after the first kept entry, not the big c1 output
     assert 3000 < removable < 4000
+
+
+def calls_turn(*calls, text="out"):
+    """A turn whose assistant message makes ``calls`` (``(name, args)``), each answered with ``text``."""
+    content = [{"type": "toolCall", "id": f"r{n}", "name": name, "arguments": args} for n, (name, args) in enumerate(calls)]
+    return TurnEndEvent(
+        message={"role": "assistant", "content": content, "stopReason": "toolUse"},
+        tool_results=[tool_result(f"r{n}", name, text, 9) for n, (name, _) in enumerate(calls)],
+    )
+
+
+def test_refetch_requests_are_not_request_horizon_samples():
+    """Issue 25: a step that took 6 requests, 3 of them re-reading a file and re-running a command
+    the model had already seen, is a sample of 3: the model's own churn does not lengthen the
+    horizon (which would make compacting look more worth it)."""
+    _, occ, ctx = make()
+    occ.state = {**initial_state(), "plan": [step("a", "in_progress"), step("b", "pending")]}
+    work = [
+        calls_turn(("read", {"path": "a.py"})),
+        calls_turn(("bash", {"command": "grep -n x a.py"})),
+        calls_turn(("read", {"path": "a.py"})),  # the same read, nothing changed: a refetch
+        calls_turn(("bash", {"command": "grep -n x a.py"})),  # a refetch
+        calls_turn(("obs_recall", {"id": "obs_0123456789abcdef01234567"})),  # a refetch
+        calls_turn(("edit", {"path": "a.py", "edits": []}), ("read", {"path": "a.py"})),  # new work
+    ]
+    for event in work:
+        occ.save({**occ.state, "requestCount": occ.state["requestCount"] + 1})
+        occ.on_turn_end(event, ctx)
+    assert occ.state["refetchRequestCount"] == 3
+    occ.observe_todo(ToolResultEvent(tool_call_id="t", tool_name="todo", input={}, content=[], details={"tasks": [
+        {"id": "a", "title": "a", "status": "completed"}, {"id": "b", "title": "b", "status": "pending"}]}, is_error=False))
+    assert occ.state["completedBoundaryRequestCounts"] == [3]
+    # after an edit, reading the file again is new work, and so is a test run after a change
+    occ.on_turn_end(calls_turn(("read", {"path": "a.py"})), ctx)
+    assert occ.state["refetchRequestCount"] == 4  # nothing changed since the last read
+    occ.on_turn_end(calls_turn(("write", {"path": "b.py", "content": ""}), ("bash", {"command": "grep -n x a.py"})), ctx)
+    assert occ.state["refetchRequestCount"] == 4
+
+
+def test_a_refetch_of_compacted_content_counts_against_the_next_decision():
+    """Issue 25: after a compaction, re-running a command whose output the compaction removed costs
+    one more request (its context read, its output written again); that is added to the cache debt,
+    so the next boundary that would have compacted is deferred until the debt is earned back."""
+    _, occ, ctx = make()
+    observe(occ, ctx)
+    occ.on_session_compact(SessionCompactEvent(compaction_entry={}, from_extension=False), ctx)
+    occ.save({**occ.state, "lastContextTokens": 100_000})
+    debt = occ.state["cacheDebtTokens"]
+    big = "y" * 8_000  # 2,000 tokens written again
+    occ.on_turn_end(calls_turn(("bash", {"command": "cat big.log"}), text=big), ctx)  # run before the compaction
+    assert occ.state["refetchRequestCount"] == 1
+    assert occ.state["cacheDebtTokens"] == debt + 100_000 + 12.5 * 2_000
+    # a command first run after the compaction is no refetch, and a second run of it is not compacted content
+    occ.on_turn_end(calls_turn(("bash", {"command": "ls -la"})), ctx)
+    occ.on_turn_end(calls_turn(("bash", {"command": "ls -la"})), ctx)
+    assert occ.state["refetchRequestCount"] == 2 and occ.state["cacheDebtTokens"] == debt + 125_000
+    # the next boundary: economic without the refetch's debt, deferred with it
+    state = {**occ.state, "plan": [step("a", "completed"), step("b", "pending"), step("c", "pending")],
+             "completedBoundaryRequestCounts": [5, 6], "requestCount": 30, "lastBoundaryRequestCount": 30,
+             "lastCompactionRequestCount": 10, "cacheDebtRepaymentTokens": 4_000}
+    occ.state = {**state, "cacheDebtTokens": 0}
+    observe(occ, ctx)
+    assert occ.decide(ctx, "c2").reason == "economic"
+    occ.state = state
+    assert occ.decide(ctx, "c2").reason == "deferred_carried_debt"

@@ -116,7 +116,9 @@ def test_a_boundary_compaction_removes_what_occ_estimated(tmp_path):
     queue += [{"tool": "update_plan", "args": {"steps": [{**s, "status": "completed"} for s in done]}}]
     queue += [{"text": "Both built."}]
     faux.use_script([{"factory": respond_from(queue)}])
-    session, manager = session_for(tmp_path, {"sol": {"onlineContextCompact": True}})
+    # a small retained tail: OCC's floor (keepRecentTokens + the summary) is under this context
+    settings = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 2000}}
+    session, manager = session_for(tmp_path, settings)
 
     async def run() -> None:
         await load_extensions(session, cwd=str(tmp_path), mode="json", disabled=["todo", "todo-loop"])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.occ.decision_record import DECISION_TYPE, decision_data
-from tau.bundled.occ.economics import Decision, Economics, decide
+from tau.bundled.occ.economics import MEMO_TOKENS, Decision, Economics, compaction_floor, decide
 from tau.bundled.occ.estimate import (
     ObservedTokens,
     boundary_keep_tokens,
@@ -33,6 +33,7 @@ from tau.bundled.occ.progress import boundary_compaction_instructions, progress_
 from tau.bundled.occ.state import (
     STATE_TYPE,
     average_increment,
+    note_turn,
     record_boundary,
     record_compaction,
     record_completed_plan_handoff,
@@ -44,6 +45,7 @@ from tau.bundled.occ.state import (
 )
 from tau.bundled.occ.tool import MECHANISM, plan_tool
 from tau.bundled.sol_common import SolSettings, format_savings_count, show_savings
+from tau.bundled.sol_common.refetch import CallHistory, tool_calls
 from tau.common.jsstr import js_len
 from tau.extension import ToolError, ToolResult
 
@@ -99,6 +101,7 @@ class OnlineContextCompact:
         self.plan_source = plan_source
         self.state = restore_state([])
         self._reset_transient()
+        self.calls = CallHistory()
 
     def _reset_transient(self) -> None:
         self.observed: list[dict[str, Any]] = []
@@ -141,8 +144,10 @@ class OnlineContextCompact:
     # -- state -----------------------------------------------------------------------------------
 
     def restore(self, ctx: Any) -> None:
-        self.state = restore_state(ctx.session_manager.get_branch())
+        branch = ctx.session_manager.get_branch()
+        self.state = restore_state(branch)
         self._reset_transient()
+        self.calls = _call_history(branch)
 
     def save(self, state: dict[str, Any]) -> None:
         if state is self.state:
@@ -303,6 +308,7 @@ class OnlineContextCompact:
             debt_tokens=state["cacheDebtTokens"],
             repayment_tokens=state["cacheDebtRepaymentTokens"],
             economics=Economics(window_reserve_tokens=compaction.reserve_tokens),
+            floor_tokens=compaction_floor(compaction.keep_recent_tokens, MEMO_TOKENS),
         )
         data = decision_data(
             decision,
@@ -318,6 +324,7 @@ class OnlineContextCompact:
 
     def on_turn_end(self, event: Any, ctx: Any) -> None:
         results = [r for r in event.tool_results if isinstance(r, dict)]
+        self.note_refetches(event.message, results)
         if any(r.get("toolName") != self.plan_tool_name and not r.get("isError") for r in results):
             self.refused = False
         boundary, self.pending_boundary = self.pending_boundary, None
@@ -337,6 +344,11 @@ class OnlineContextCompact:
             self.selected = decision
             ctx.abort()  # synchronously: the compaction runs from the agent_settled this produces
 
+    def note_refetches(self, message: Any, results: list[dict[str, Any]]) -> None:
+        """Count a request that only fetched again what the model was given (see :func:`note_turn`)."""
+        ratio = self.settings.cache_write_read_ratio or 0
+        self.save(note_turn(self.state, self.calls, message, results, ratio))
+
     # -- compaction and continuation -------------------------------------------------------------
 
     def on_session_before_compact(self, event: Any, ctx: Any) -> dict[str, Any] | None:
@@ -348,6 +360,7 @@ class OnlineContextCompact:
         return {"cancel": True} if self.in_flight else None
 
     def on_session_compact(self, event: Any, ctx: Any) -> None:
+        self.calls.epoch += 1
         debt = self.active_debt if not event.from_extension else None
         self.save(
             record_compaction(
@@ -435,6 +448,20 @@ def _command_failed(content: Any) -> bool:
         for block in blocks
         if isinstance(block, dict) and block.get("type") == "text"
     )
+
+
+def _call_history(branch: list[dict[str, Any]]) -> CallHistory:
+    """The calls of ``branch`` in order, each compaction a new epoch (on a start or a branch switch)."""
+    history = CallHistory()
+    for entry in branch:
+        if entry.get("type") == "compaction":
+            history.epoch += 1
+            continue
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            for name, arguments in tool_calls(message):
+                history.record(name, arguments)
+    return history
 
 
 def _unique(items: list[str]) -> list[str]:

@@ -6,6 +6,13 @@ once instead of being read, at ``r`` times the read price. The saving is the rem
 pays when the debt ``max(0, W − (A − M)) × max(0, r − 1)`` is earned back within the expected
 number of remaining requests, which is estimated from how many requests past plan steps took.
 Near the end of the context window it is done regardless (window protection).
+
+No economic compaction below a floor (issue 25): a context smaller than what the host's own
+compaction keeps (``keepRecentTokens``) plus the summary that would replace the rest is left alone.
+Below it the cache debt is small, but so is the saving, and what the model must fetch again after
+the compaction (re-reads, re-runs: priced as debt by :mod:`.state`) is what decides it; measured,
+such compactions cost more than they saved (a 7k-token context compacted at 2.2x the cost of not
+compacting).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ __all__ = [
     "Economics",
     "Horizon",
     "Reason",
+    "compaction_floor",
     "decide",
     "estimate_horizon",
 ]
@@ -42,6 +50,7 @@ Reason = Literal[
     "cache_ratio_unavailable",
     "native_not_compactable",
     "non_positive_saving",
+    "below_floor",
 ]
 
 
@@ -77,6 +86,12 @@ class Horizon:
     unbounded: int
     window_upper: int | None
     expected: int
+
+
+def compaction_floor(keep_recent_tokens: float, memo_tokens: float = MEMO_TOKENS) -> float:
+    """The smallest context OCC compacts for economy: what the host's compaction keeps
+    (``compaction.keepRecentTokens``, 20,000 by default) plus the summary (``memo_tokens``)."""
+    return keep_recent_tokens + memo_tokens
 
 
 def estimate_horizon(
@@ -128,6 +143,7 @@ class Decision:
 def _reason(
     *,
     compressible: bool,
+    floor: bool,
     window: bool,
     economic: bool,
     cooldown: bool,
@@ -142,6 +158,8 @@ def _reason(
         return "non_positive_saving"
     if window:
         return "window_protection"
+    if floor:
+        return "below_floor"
     if economic:
         return "deferred_post_compaction_cooldown" if cooldown else "economic"
     if horizon is None:
@@ -170,8 +188,13 @@ def decide(
     repayment_tokens: float = 0,
     memo_tokens: float = MEMO_TOKENS,
     economics: Economics = DEFAULT_ECONOMICS,
+    floor_tokens: float = 0,
 ) -> Decision:
-    """Decide whether to compact now. ``samples=None`` means no request horizon is available."""
+    """Decide whether to compact now. ``samples=None`` means no request horizon is available.
+
+    ``floor_tokens``: no economic compaction of a context smaller than this (window protection
+    still applies); :func:`compaction_floor` gives OCC's.
+    """
     w = write_tokens
     horizon = (
         None
@@ -216,9 +239,11 @@ def decide(
         requests_since_compaction is not None
         and requests_since_compaction < economics.minimum_requests_since_compaction
     )
-    compact = compressible and (window or (economic and not cooldown))
+    below = w < floor_tokens
+    compact = compressible and (window or (economic and not cooldown and not below))
     reason = _reason(
         compressible=compressible,
+        floor=below,
         window=window,
         economic=economic,
         cooldown=cooldown,

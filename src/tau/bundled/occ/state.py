@@ -6,6 +6,12 @@ snapshot on the branch. Transitions return a new dict and never change their inp
 
 Compaction keeps the plan, the request-horizon samples and the growth history (the seed), and
 cache debt accumulates (decisions.md).
+
+Refetches (issue 25, :mod:`tau.bundled.sol_common.refetch`): a request whose calls only fetch again
+what the model was already given is counted apart (``refetchRequestCount``) and left out of the
+request-horizon samples, so a model that thrashes after a compaction does not make the task look
+longer and the next compaction more worth it; a refetch of compacted content adds what that
+request cost to the cache debt the next decision must earn back.
 """
 
 from __future__ import annotations
@@ -14,16 +20,21 @@ import copy
 import math
 from typing import Any
 
+from tau.bundled.sol_common.refetch import CallHistory, tool_calls
+from tau.common.jsstr import js_len
+
 __all__ = [
     "STATE_TYPE",
     "average_increment",
     "initial_state",
+    "note_turn",
     "parse_state",
     "record_boundary",
     "record_compaction",
     "record_completed_plan_handoff",
     "record_correction",
     "record_provider_request",
+    "record_refetch",
     "requests_since_compaction",
     "restore_state",
     "with_plan",
@@ -37,6 +48,8 @@ _COUNTS = (
     "lastBoundaryRequestCount",
     "positiveContextDeltaCount",
     "nativeCompactionCount",
+    "refetchRequestCount",
+    "lastBoundaryRefetchCount",
 )
 _STATUSES = ("pending", "in_progress", "completed")
 
@@ -59,6 +72,8 @@ def initial_state() -> dict[str, Any]:
         "nativeCompactionCount": 0,
         "cacheDebtTokens": 0,
         "cacheDebtRepaymentTokens": 0,
+        "refetchRequestCount": 0,
+        "lastBoundaryRefetchCount": 0,
     }
 
 
@@ -89,6 +104,7 @@ def parse_state(data: Any) -> dict[str, Any] | None:
     """A valid snapshot as a state (legacy ones lack two optional fields), else ``None``."""
     if not isinstance(data, dict) or data.get("version") != 1:
         return None
+    data = {"refetchRequestCount": 0, "lastBoundaryRefetchCount": 0, **data}  # older snapshots lack them
     if not all(_count(data.get(key)) for key in _COUNTS):
         return None
     last_compaction = data.get("lastCompactionRequestCount")
@@ -103,6 +119,7 @@ def parse_state(data: Any) -> dict[str, Any] | None:
         or not _amount(data.get("cacheDebtTokens"))
         or not _amount(data.get("cacheDebtRepaymentTokens"))
         or data["lastBoundaryRequestCount"] > data["requestCount"]
+        or data["lastBoundaryRefetchCount"] > data["refetchRequestCount"]
         or not isinstance(data.get("awaitingPlanRestatement", False), bool)
         or not _plan_ok(data.get("plan"))
         or not _progress_ok(data.get("pendingProgress"))
@@ -157,17 +174,31 @@ def record_provider_request(state: dict[str, Any], context_tokens: float) -> dic
 def record_boundary(
     state: dict[str, Any], plan: list[dict[str, Any]], progress: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """A completed step: one request-horizon sample, and its progress record."""
+    """A completed step: one request-horizon sample (its requests, refetches left out), and its
+    progress record."""
     pending = [*state["pendingProgress"], *([copy.deepcopy(progress)] if progress else [])]
+    requests = state["requestCount"] - state["lastBoundaryRequestCount"]
+    refetches = state.get("refetchRequestCount", 0) - state.get("lastBoundaryRefetchCount", 0)
     return {
         **state,
         "plan": copy.deepcopy(plan),
         "completedBoundaryRequestCounts": [
             *state["completedBoundaryRequestCounts"],
-            state["requestCount"] - state["lastBoundaryRequestCount"],
+            max(1, requests - refetches) if requests > 0 else requests,
         ],
         "lastBoundaryRequestCount": state["requestCount"],
+        "lastBoundaryRefetchCount": state.get("refetchRequestCount", 0),
         "pendingProgress": pending,
+    }
+
+
+def record_refetch(state: dict[str, Any], debt_tokens: float = 0) -> dict[str, Any]:
+    """A request that only fetched again what the model had been given; ``debt_tokens``, what it
+    cost when it fetched content a compaction removed (added to the debt the next decision weighs)."""
+    return {
+        **state,
+        "refetchRequestCount": state.get("refetchRequestCount", 0) + 1,
+        "cacheDebtTokens": state["cacheDebtTokens"] + max(0.0, debt_tokens),
     }
 
 
@@ -193,6 +224,7 @@ def record_correction(state: dict[str, Any]) -> dict[str, Any]:
         "pendingProgress": [],
         "completedBoundaryRequestCounts": [],
         "lastBoundaryRequestCount": state["requestCount"],
+        "lastBoundaryRefetchCount": state.get("refetchRequestCount", 0),
         "lastContextTokens": None,
         "positiveContextDeltaTotal": 0,
         "positiveContextDeltaCount": 0,
@@ -212,4 +244,37 @@ def record_completed_plan_handoff(state: dict[str, Any]) -> dict[str, Any]:
         "plan": [],
         "completedBoundaryRequestCounts": [],
         "lastBoundaryRequestCount": state["requestCount"],
+        "lastBoundaryRefetchCount": state.get("refetchRequestCount", 0),
     }
+
+
+def _result_tokens(result: Any) -> float:
+    """A tool result's text as tokens (UTF-16 code units / 4)."""
+    content = result.get("content") if isinstance(result, dict) else None
+    blocks = content if isinstance(content, list) else []
+    return sum(js_len(str(b.get("text") or "")) for b in blocks if isinstance(b, dict)) / 4
+
+
+def note_turn(
+    state: dict[str, Any], calls: CallHistory, message: Any, results: list[Any], ratio: float
+) -> dict[str, Any]:
+    """A turn's calls noted in ``calls``; when every call was a refetch, the request is counted as
+    one (:func:`record_refetch`), and when one of them fetched what a compaction removed, it costs
+    the debt of one more request: its context read (``lastContextTokens``) and its results written
+    again (``ratio`` times their tokens, in cache-read units)."""
+    made = tool_calls(message)
+    if not made:
+        return state
+    refetches = [calls.is_refetch(name, arguments) for name, arguments in made]
+    compacted = False
+    for refetch, (name, arguments) in zip(refetches, made, strict=True):
+        epoch = calls.previous_epoch(name, arguments) if refetch else None
+        compacted = compacted or (epoch is not None and epoch < calls.epoch)
+    for name, arguments in made:
+        calls.record(name, arguments)
+    if not all(refetches):
+        return state
+    debt = 0.0
+    if compacted:
+        debt = (state.get("lastContextTokens") or 0) + ratio * sum(map(_result_tokens, results))
+    return record_refetch(state, debt)

@@ -12,7 +12,10 @@ placeholders at their small size), the removable history ``A``: what the host's 
 when it keeps the message that completed the step (the plan call, or the final answer of a run) and
 what follows it, at most ``keepRecentTokens`` 20,000 (:func:`tau.bundled.occ.estimate.removable_tokens`,
 split turns included), a summary of 1,000 tokens, the cache write/read ratio 12.5, the request
-samples, growth, debt and cooldown of OCC's state (:mod:`tau.bundled.occ.state`). When it compacts,
+samples, growth, debt and cooldown of OCC's state (:mod:`tau.bundled.occ.state`), its floor (no
+economic compaction under ``keepRecentTokens`` plus the summary) and its refetches (requests that
+only fetch again what was given are no horizon samples; a refetch of compacted content is debt:
+:func:`tau.bundled.occ.state.note_turn`). When it compacts,
 a compaction entry with a 1,000-token summary is placed on the replayed branch after the boundary
 turn, keeping from the host's cut; its summary calls are priced as tau sends them, cache-friendly
 (:func:`tau.modes.savings.replay.occ_summary_figures`): the last request read from the cache, the
@@ -29,6 +32,7 @@ from tau.agent.compaction.prepare import prepare_compaction
 from tau.agent.compaction.settings import CompactionSettings
 from tau.bundled.occ import economics
 from tau.bundled.occ import state as occ_state
+from tau.bundled.sol_common.refetch import CallHistory
 
 __all__ = ["SUMMARY_TOKENS", "OccReplay", "SummaryCall", "boundaries"]
 
@@ -126,6 +130,7 @@ class OccReplay:
     reasons: Counter[str] = field(default_factory=Counter)
     summaries: list[SummaryCall] = field(default_factory=list)
     last_prompt: int = 0
+    calls: CallHistory = field(default_factory=CallHistory)
 
     @classmethod
     def for_branch(cls, branch: list[Entry], window: int | None) -> OccReplay:
@@ -135,6 +140,14 @@ class OccReplay:
     def request(self, tokens: int) -> None:
         self.last_prompt = tokens
         self.state = occ_state.record_provider_request(self.state, tokens)
+
+    def turn(self, message: dict[str, Any], results: list[dict[str, Any]]) -> None:
+        """The request's calls and their results: a refetch request is counted as OCC counts it."""
+        self.state = occ_state.note_turn(self.state, self.calls, message, results, RATIO)
+
+    def compacted(self) -> None:
+        """A compaction on the branch (the host's, or one this replay placed): a new epoch."""
+        self.calls.epoch += 1
 
     def at(
         self, work: list[Entry], index: int, observed: list[dict[str, Any]], model: tuple[str, str]
@@ -164,6 +177,7 @@ class OccReplay:
             debt_tokens=self.state["cacheDebtTokens"],
             repayment_tokens=self.state["cacheDebtRepaymentTokens"],
             memo_tokens=SUMMARY_TOKENS,
+            floor_tokens=economics.compaction_floor(KEEP_RECENT_TOKENS, SUMMARY_TOKENS),
         )
         preparation = (
             prepare_compaction(branch, CompactionSettings(keep_recent_tokens=keep))
@@ -178,6 +192,7 @@ class OccReplay:
         self.state = occ_state.record_compaction(
             self.state, decision.new_debt_tokens, max(0.0, archive - SUMMARY_TOKENS)
         )
+        self.compacted()
         split = preparation.is_split_turn and bool(preparation.turn_prefix_messages)
         calls = 2 if split and preparation.messages_to_summarize else 1
         self.summaries.append(SummaryCall(self.last_prompt, calls, model, archive))

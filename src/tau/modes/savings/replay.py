@@ -131,8 +131,11 @@ def replay_branch(
             last_at = index
             if occ is not None:
                 occ.request(prompt)
+                occ.turn(message, _results_after(work, index))
             if on_request is not None:
                 on_request()
+        elif occ is not None and work[index].get("type") == "compaction":
+            occ.compacted()
         if occ is not None:
             observed = last + [m for e in work[last_at : index + 1] if (m := _stored(e)) is not None]
             compaction = occ.at(work, index, observed, model)
@@ -146,6 +149,21 @@ def replay_branch(
     if occ is not None:
         result.occ = occ
     return result
+
+
+def _results_after(work: list[Entry], index: int) -> list[dict[str, Any]]:
+    """The tool results that answer the request ``work[index]`` (the messages right after it)."""
+    results = []
+    for entry in work[index + 1 :]:
+        message = _stored(entry)
+        if message is None:
+            if entry.get("type") == "custom":
+                continue
+            break
+        if message.get("role") != "toolResult":
+            break
+        results.append(message)
+    return results
 
 
 def _stored(entry: Entry) -> dict[str, Any] | None:

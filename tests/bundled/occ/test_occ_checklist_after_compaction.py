@@ -1,0 +1,166 @@
+"""After a compaction, the model's first request carries the current checklist (seed 002: the
+snapshot "once when no exact successful full current result supplies it, including after …
+compaction"), whichever compaction it was: Online Context Compact's boundary compaction (todo as
+the plan), the host's threshold compaction, a manual one (issue 25, item 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import re
+import sys
+from typing import Any
+
+from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
+from tau.agent.session import AgentSession
+from tau.agent.settings import Settings
+from tau.extension import load_extensions
+from tau.llm.providers import faux
+from tau.llm.registry import ModelRegistry
+from tau.session.manager import SessionManager
+
+SUMMARY = "## Goal\nBuild a and b.\n"
+_LIST = re.compile(r'\{"revision":(\d+),"tasks":\[.*\]\}')
+
+
+def big(n: int) -> dict[str, Any]:
+    return {"bash": f"{sys.executable} -c \"print('x' * 9000)\" # {n}"}
+
+
+def texts(messages: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append(content)
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                out.append(block["text"])
+    return out
+
+
+def latest_list(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest checklist JSON the model can see (a todo result's list, or a snapshot block)."""
+    for text in reversed(texts(messages)):
+        found = _LIST.search(text)
+        if found:
+            return json.loads(found.group(0))
+    return None
+
+
+class Planner:
+    """A faux model that plans a and b with todo, works on a, completes it, then finishes b.
+
+    Ids are read from the newest list the request shows, so the model acts on what it sees.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[list[dict[str, Any]]] = []
+        self.step = 0
+
+    def todo(self, messages: list[dict[str, Any]], statuses: tuple[str, str]) -> dict[str, Any]:
+        shown = latest_list(messages)
+        updates = [
+            {"id": task["id"], "status": status}
+            for task, status in zip(shown["tasks"], statuses, strict=True)
+            if task["status"] != status
+        ]
+        return {"tool": "todo", "args": {"action": "update", "baseRevision": shown["revision"], "updates": updates}}
+
+    def respond(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        messages = request["messages"]
+        if "summarization assistant" in request["systemPrompt"] or CACHED_REQUEST_PREAMBLE in json.dumps(
+            messages[-1]
+        ):
+            return [{"text": SUMMARY}, {"factory": self.respond}]
+        self.requests.append(messages)
+        if any("Online context compaction finished" in text for text in texts(messages[-1:])):
+            return [self.todo(messages, ("completed", "completed")), {"factory": self.respond}]
+        last = messages[-1]
+        boundary = last["role"] == "toolResult" and last.get("toolName") == "todo" and "(2 changes" in texts([last])[0]
+        if boundary and latest_list(messages)["tasks"][1]["status"] == "in_progress":
+            return [{"text": "(the stopped run)"}, {"factory": self.respond}]
+        script = [
+            {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "tasks": [{"title": "a"}, {"title": "b"}]}},
+            None,  # a in progress
+            *(big(n) for n in range(6)),
+            None,  # a completed, b in progress: the boundary
+        ]
+        if self.step < len(script):
+            step = script[self.step]
+            self.step += 1
+            if step is None:
+                statuses = ("in_progress", "pending") if self.step == 2 else ("completed", "in_progress")
+                step = self.todo(messages, statuses)
+            return [step, {"factory": self.respond}]
+        return [{"text": "All done."}, {"factory": self.respond}]
+
+
+def test_the_first_request_after_an_online_compaction_shows_the_current_checklist(tmp_path):
+    model = Planner()
+    faux.use_script([{"factory": model.respond}])
+    registry = ModelRegistry()
+    manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
+    settings = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 500}}
+    session = AgentSession(
+        manager, Settings.in_memory(settings), registry, registry.find("faux", "faux-1"), cwd=str(tmp_path)
+    )
+
+    async def scenario() -> None:
+        await load_extensions(session, cwd=str(tmp_path), mode="json", disabled=["todo-loop"])
+        await session.start()
+        await session.prompt("build a and b")
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        faux.use_script(None)
+    kinds = [e.get("customType") or e["type"] for e in manager.get_entries()]
+    assert kinds.count("compaction") == 1, kinds
+    after = next(
+        messages
+        for messages in model.requests
+        if any("Online context compaction finished" in text for text in texts(messages))
+    )
+    shown = latest_list(after)
+    assert shown is not None and [t["status"] for t in shown["tasks"]] == ["completed", "in_progress"]
+    # once: the kept plan call's result shows it, so no snapshot block repeats it
+    current = json.dumps(shown, separators=(",", ":"))
+    assert sum(text.count(current) for text in texts(after)) == 1
+    assert latest_list(model.requests[-1])["tasks"][1]["status"] == "completed"  # b finished after it
+
+
+def test_the_first_request_after_a_threshold_compaction_shows_the_current_checklist(tmp_path):
+    steps = [
+        {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "tasks": [{"title": "one"}, {"title": "two"}]}},
+        {"text": "x" * 4000},
+        {"text": SUMMARY},
+        {"text": "after"},
+    ]
+    requests: list[list[dict[str, Any]]] = []
+
+    def stream_fn(model, context, options=None):
+        requests.append(json.loads(json.dumps(context["messages"])))
+        return faux.stream(model, context, options)
+
+    faux.use_script(steps)
+    registry = ModelRegistry()
+    model = dataclasses.replace(registry.find("faux", "faux-1"), context_window=2000)
+    manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
+    settings = {"compaction": {"enabled": True, "reserveTokens": 500, "keepRecentTokens": 200}}
+    session = AgentSession(manager, Settings.in_memory(settings), registry, model, cwd=str(tmp_path), stream_fn=stream_fn)
+
+    async def scenario() -> None:
+        await load_extensions(session, cwd=str(tmp_path), mode="json", disabled=["todo-loop"])
+        await session.start()
+        await session.prompt("plan it")
+        await session.prompt("next")
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        faux.use_script(None)
+    assert [e["type"] for e in manager.get_branch()].count("compaction") == 1
+    shown = latest_list([m for m in requests[-1] if m.get("role") != "system"])
+    assert shown is not None and [t["title"] for t in shown["tasks"]] == ["one", "two"]
