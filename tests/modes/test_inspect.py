@@ -147,6 +147,24 @@ def test_info_json_counts_branches_and_shows_the_written_version(pi_fixtures, ca
     assert "version" not in summary["header"]
 
 
+def test_info_shows_observation_packs_window_and_its_refetches(tmp_path, capsys):
+    """Issue 25: the newest window record of the branch: the current window and the refetch count."""
+    from tau.bundled.obspack.window import WINDOW_TYPE, window_entry
+
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        header(),
+        entry("message", "m1", None, message={"role": "user", "content": "hi", "timestamp": 1}),
+        entry("custom", "w1", "m1", customType=WINDOW_TYPE, data=window_entry(6, 1, 4, 12)),
+        entry("custom", "w2", "w1", customType=WINDOW_TYPE, data=window_entry(8, 2, 4, 12)),
+    )
+    code, out, _ = run(capsys, "info", str(path))
+    assert code == 0
+    assert out.splitlines()[-1] == "observation pack  window 8 turns (started at 4, at most 12), 2 refetches of packed results"
+    _, out, _ = run(capsys, "info", str(path), "--json")
+    assert orjson.loads(out)["observationWindow"]["staleAfterTurns"] == 8
+
+
 # --- check --------------------------------------------------------------------------------------
 
 

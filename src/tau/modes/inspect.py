@@ -261,6 +261,7 @@ def summarize(session: SessionManager, file: str) -> dict[str, Any]:
         "problems": len(session.problems),
         "occDecisions": _occ_decisions(session),
         "reducer": _reducer_summary(session),
+        "observationWindow": _observation_window(session),
     }
 
 
@@ -297,6 +298,18 @@ def _reducer_summary(session: SessionManager) -> dict[str, Any] | None:
         "fallbacks": dict(fallbacks),
         "routes": routes,
     }
+
+
+def _observation_window(session: SessionManager) -> dict[str, Any] | None:
+    """ObservationPack's window on the active branch (its newest record), if it ever changed."""
+    from tau.bundled.obspack.window import WINDOW_TYPE
+
+    for entry in reversed(session.get_branch()):
+        if entry.get("type") == "custom" and entry.get("customType") == WINDOW_TYPE:
+            data = entry.get("data")
+            if isinstance(data, dict):
+                return data
+    return None
 
 
 def _occ_decisions(session: SessionManager) -> list[dict[str, Any]]:
@@ -364,6 +377,14 @@ def info_lines(summary: dict[str, Any]) -> list[str]:
     reducer = summary.get("reducer")
     if reducer:
         lines += _reducer_lines(reducer)
+    window = summary.get("observationWindow")
+    if window:
+        refetches = window.get("refetches")
+        lines.append(
+            f"observation pack  window {window.get('staleAfterTurns')} turns "
+            f"(started at {window.get('startTurns')}, at most {window.get('maxTurns')}), "
+            f"{refetches} refetch{'' if refetches == 1 else 'es'} of packed results"
+        )
     decisions = summary["occDecisions"]
     if decisions:
         from tau.bundled.occ.decision_record import format_decision

@@ -3,7 +3,8 @@
 ``plan_projection`` walks every item of the context on every request (the reference); the
 :class:`Planner` visits only the packed items, the candidates up to the cap, and the large and
 recorded ones. Both run side by side on generated sessions (hypothesis): tool calls that supersede
-each other, results of every size and kind, duplicates, hidden messages, appends, a leaf moved off
+each other, results of every size and kind, turns that use earlier results (issue 25: age from last
+use) and the economic floor, duplicates, hidden messages, appends, a leaf moved off
 and back, branch switches and compactions, a failing archive, a changing price ratio. Every
 request's plan and the messages it leaves must be the same.
 """
@@ -51,7 +52,8 @@ class Session:
 
 
 def _text(size: int, seed: int) -> str:
-    return (f"line {seed} " * (size // 7 + 1))[:size]
+    # ``1000 + seed`` is a distinctive token: a later turn whose text names it uses the result
+    return (f"line {1000 + seed} " * (size // 9 + 1))[:size]
 
 
 def _call(name: str, pick: int, number: int) -> dict[str, Any]:
@@ -139,8 +141,9 @@ def _turn(session: Session, turn: tuple[list[str], list[tuple[str, int]], int]) 
     names, results, pick = turn
     number = session.counter
     calls = [_call(name, pick + index, number * 10 + index) for index, name in enumerate(names)]
+    used = f"see {1000 + pick * 7}" if pick % 2 else "ok"  # now and then a number an earlier result holds
     session.add(
-        {"role": "assistant", "content": [{"type": "text", "text": "ok"}, *calls], "stopReason": "toolUse"}
+        {"role": "assistant", "content": [{"type": "text", "text": used}, *calls], "stopReason": "toolUse"}
     )
     for call, (kind, size) in zip(calls, results, strict=False):
         session.add(_result(call, kind, size, number))
@@ -212,13 +215,45 @@ class Side:
     st.booleans(),
     st.booleans(),
     st.lists(st.sampled_from([1.0, 12.5, 0.5]), min_size=1, max_size=3),
+    st.sampled_from([0.0, 0.1, 1.0]),
+    st.lists(st.sampled_from([0, 0, 0, 1, 2]), min_size=1, max_size=4),
 )
-def test_the_planner_decides_every_request_as_the_reference(steps, cap, after, floor, stale, batch, ratios):
-    rules = PackRules(stale=stale, batch=batch, after_turns=after, min_tokens=floor, max_new_objects=cap)
+def test_the_planner_decides_every_request_as_the_reference(
+    steps, cap, after, floor, stale, batch, ratios, refetch_chance, widenings
+):
     session = Session()
     reference, planner = Side(), Side()
     for number, step in enumerate(steps):
         _apply_step(session, step)
+        # the window widens now and then (a refetch), never narrows: the same scan, other rules
+        after += widenings[number % len(widenings)] if number % 3 == 2 else 0
+        rules = PackRules(
+            stale=stale,
+            batch=batch,
+            after_turns=after,
+            min_tokens=floor,
+            max_new_objects=cap,
+            refetch_chance=refetch_chance,
+        )
         ratio = ratios[number % len(ratios)]
         expected = reference.request(session, number, rules, ratio, fast=False)
         assert planner.request(session, number, rules, ratio, fast=True) == expected
+
+
+def test_a_wider_window_keeps_what_was_packed_and_decides_as_the_reference():
+    """Issue 25: the window widens mid-session (other rules, the same scan); what the planner packed
+    before stays packed (re-applied, no new record), exactly as the reference decides."""
+    session = Session()
+    reference, planner = Side(), Side()
+    turn = (["bash", "read"], [("ok", 700), ("ok", 2_000), ("ok", 10)], 1)
+    small = ([], [("ok", 10)] * 3, 0)
+    steps = [("turn", turn), *[("turn", small)] * 4, ("turn", small), ("turn", small)]
+    records = []
+    for number, step in enumerate(steps):
+        _apply_step(session, step)
+        after = 2 if number < 5 else 4  # widened after the swaps of request 4
+        rules = PackRules(after_turns=after, min_tokens=50, batch=False, refetch_chance=0)
+        expected = reference.request(session, number + 1, rules, 12.5, fast=False)
+        assert planner.request(session, number + 1, rules, 12.5, fast=True) == expected
+        records.append(jsjson.loads(expected[0])["records"])
+    assert any(records[:5]) and records[5] == [] and records[6] == []

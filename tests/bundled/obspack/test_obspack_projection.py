@@ -479,5 +479,5 @@ def test_the_interactive_recall_row_shows_the_savings_banner(tmp_path):
     assert row.body == [
         "⚡ SoL-Pi · Observation Pack",
         "Money saved · full observation replay avoided",
-        f"Recalled {result['details']['bytes']} bytes across 398 lines",  # one page
+        f"Recalled {result['details']['bytes']} bytes across 198 lines",  # one page
     ]

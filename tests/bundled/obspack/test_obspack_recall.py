@@ -1,14 +1,15 @@
-"""obs_recall reads: exact pages and literal byte search (extensions.md §5.4)."""
+"""obs_recall reads: exact pages and literal byte search (extensions.md §5.4), bounded by what a recall
+costs (issue 25): pages of at most 8 KiB, a search hit's lines with one line of context."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 
 import pytest
 
 from tau.bundled.obspack.recall import MAX_RECALL_BYTES, read_page, render_page, search
+from tau.common import jsjson
 from tau.extension import AbortSignal, ToolError
 
 OBS = "obs_" + "c" * 24
@@ -41,7 +42,7 @@ def test_pages_return_the_exact_bytes_and_never_split_a_code_point(stored):
             second == f"[chunk_bytes={len(page.data)} chunk_lines={page.lines}; use next_offset to continue]"
         )
         assert chunk.encode() == page.data and "\ufffd" not in chunk
-        assert len(text.encode()) <= MAX_RECALL_BYTES and text.count("\n") + (not text.endswith("\n")) <= 400
+        assert len(text.encode()) <= MAX_RECALL_BYTES and text.count("\n") + (not text.endswith("\n")) <= 200
         recalled += page.data
         pages += 1
         offset = page.next_offset
@@ -50,17 +51,32 @@ def test_pages_return_the_exact_bytes_and_never_split_a_code_point(stored):
     assert recalled == body and pages > 3
 
 
-def test_a_page_stops_after_398_lines(stored):
+def test_a_page_stops_after_198_lines(stored):
     fd, size = stored(b"x\n" * 1000)
     page = read_page(fd, size, 0)
-    assert page.data == b"x\n" * 398 and page.details(OBS) == {
+    assert page.data == b"x\n" * 198 and page.details(OBS) == {
         "id": OBS,
         "offset": 0,
-        "bytes": 796,
-        "lines": 398,
-        "nextOffset": 796,
+        "bytes": 396,
+        "lines": 198,
+        "nextOffset": 396,
         "eof": False,
     }
+
+
+def test_a_recall_page_is_bounded_to_8_kib(stored):
+    """Issue 25: a recalled page stays in every later request, so it is at most 8 KiB (7,680 bytes of
+    the original under two header lines), not 16 KiB; a 40 KB log comes back in six pages."""
+    body = "".join(f"{n:05d} " + "x" * 74 + "\n" for n in range(500)).encode()  # 40,000 bytes, 80 a line
+    fd, size = stored(body)
+    page = read_page(fd, size, 0)
+    assert (len(page.data), page.next_offset) == (7680, 7680)  # 96 lines, the last one cut
+    assert len(render_page(OBS, page).encode()) <= 8 * 1024 == MAX_RECALL_BYTES
+    offsets, offset = [], 0
+    while not (page := read_page(fd, size, offset)).eof:
+        offsets.append(offset)
+        offset = page.next_offset
+    assert len(offsets) + 1 == 6
 
 
 def test_an_offset_past_the_end_is_an_error(stored):
@@ -84,8 +100,9 @@ def test_search_finds_overlapping_matches_with_lines_and_contexts(stored):
         (11, 13, 2),
     ]
     assert found.eof and found.next_offset == size
-    first = found.matches[0]
-    assert first["context"] == body.decode() and (first["contextStart"], first["contextEnd"]) == (0, size)
+    first = found.matches[0]  # line 2 with one line each side, without the final line break
+    assert first["context"] == "line one\naaaa\nthird\x00nul"
+    assert (first["contextStart"], first["contextEnd"]) == (0, size - 1)
     nul = run(search(fd, size, OBS, "\x00nul\n", 0)).matches
     assert [(m["byteOffset"], m["line"]) for m in nul] == [(19, 3)]
     multi = run(search(fd, size, OBS, "one\naaaa", 0)).matches
@@ -96,18 +113,32 @@ def test_search_finds_overlapping_matches_with_lines_and_contexts(stored):
     assert (miss.matches, miss.next_offset, miss.eof) == ([], size, True)
 
 
+def test_a_search_hit_is_its_line_with_a_little_context_not_a_page(stored):
+    """Issue 25: searching a packed 40 KB test log for the one failing line returns that line and the
+    line on each side (about 250 bytes), where paging to it returned a 16 KB page."""
+    lines = [f"tests/test_{n:04d}.py::test_case_number_{n} PASSED" for n in range(1000)]
+    lines[612] = "tests/test_0612.py::test_case_number_612 FAILED - AssertionError: assert 41 == 42"
+    body = ("\n".join(lines) + "\n").encode()
+    fd, size = stored(body)
+    found = run(search(fd, size, OBS, "FAILED", 0))
+    (match,) = found.matches
+    assert match["line"] == 613 and match["context"] == "\n".join(lines[611:614])
+    text = jsjson.dumps_str(found.details(OBS, "FAILED"))
+    assert len(text.encode()) < 600 and size > 40_000
+
+
 @pytest.mark.parametrize("char", ["é", "☾", "😀"])
-def test_search_contexts_are_80_bytes_each_side_trimmed_to_whole_code_points(stored, char):
-    body = (char * 100 + "NEEDLE" + char * 100).encode()
+def test_search_contexts_in_one_long_line_are_160_bytes_each_side_trimmed_to_whole_code_points(stored, char):
+    body = (char * 200 + "NEEDLE" + char * 200).encode()
     fd, size = stored(body)
     (match,) = run(search(fd, size, OBS, "NEEDLE", 0)).matches
-    start = len((char * 100).encode())
+    start = len((char * 200).encode())
     assert match["byteOffset"] == start
-    assert start - 80 <= match["contextStart"] <= start and match["contextEnd"] <= start + 6 + 80
+    assert start - 160 <= match["contextStart"] <= start and match["contextEnd"] <= start + 6 + 160
     assert match["contextEnd"] - match["contextStart"] == len(match["context"].encode())
     assert body[match["contextStart"] : match["contextEnd"]].decode() == match["context"]
     width = len(char.encode())
-    assert start - match["contextStart"] > 80 - width and match["contextEnd"] - start - 6 > 80 - width
+    assert start - match["contextStart"] > 160 - width and match["contextEnd"] - start - 6 > 160 - width
 
 
 def test_search_stops_at_20_matches_and_continues_without_skips_or_repeats(stored):
@@ -125,13 +156,13 @@ def test_search_stops_at_20_matches_and_continues_without_skips_or_repeats(store
     assert starts == [4 * n for n in range(45)] and rounds == 3
 
 
-def test_search_results_fit_16_kib_once_contexts_are_json_escaped(stored):
+def test_search_results_fit_8_kib_once_contexts_are_json_escaped(stored):
     noise = "\x01" * 300  # each byte escapes to six in JSON
     body = ("".join(f"{noise}K{noise}" for _ in range(30))).encode()
     fd, size = stored(body)
     found = run(search(fd, size, OBS, "K", 0))
     assert 0 < len(found.matches) < 20 and not found.eof
-    assert len(json.dumps(found.details(OBS, "K")).encode()) <= MAX_RECALL_BYTES
+    assert len(jsjson.dumps(found.details(OBS, "K"))) <= MAX_RECALL_BYTES
     rest = run(search(fd, size, OBS, "K", found.next_offset))
     assert rest.matches[0]["byteOffset"] == found.next_offset
 

@@ -110,7 +110,8 @@ def test_the_newest_output_of_a_command_or_path_is_never_packed_before_it_is_old
 
 
 def test_every_packed_kind_is_recalled_byte_for_byte(tmp_path):
-    session = Session(tmp_path, {"swapBatching": False})
+    # no economic floor: every kind is packed, small edit arguments included
+    session = Session(tmp_path, {"swapBatching": False, "staleRefetchChance": 0})
     large = session.call("bash", {"command": "cat big.log"}, "big line\n" * 2000)
     failing = session.call("bash", {"command": "make"}, log("build 1"), error=True)
     read = session.call("read", {"path": "b.py"}, log("b.py")[:-27])

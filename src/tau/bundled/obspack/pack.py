@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from tau.bundled.obspack.planner import Planner
 from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
 from tau.bundled.obspack.recall import read_page, render_page, search
 from tau.bundled.obspack.store import ObservationStore, sha256_fd
+from tau.bundled.obspack.window import WINDOW_TYPE, Window
 from tau.bundled.sol_common import (
     SolSettings,
     banner_lines,
@@ -59,9 +61,11 @@ class RootState:
     """What ObservationPack keeps in memory for one runtime root (one session)."""
 
     store: ObservationStore
+    window: Window
     counts: SendCounts = field(default_factory=SendCounts)
     applied: Applied = field(default_factory=Applied)
     stored: dict[str, str] = field(default_factory=dict)  # observation id → its SHA-256
+    window_restored: bool = False  # read from the branch at the first request
     restoring: dict[str, asyncio.Future[None]] = field(default_factory=dict)
 
 
@@ -79,7 +83,9 @@ class ObservationPack:
             batch=settings.swap_batching,
             after_turns=settings.stale_after_turns,
             min_tokens=settings.stale_min_tokens,
+            refetch_chance=settings.stale_refetch_chance,
         )
+        self.max_turns = settings.stale_max_turns
         self.default_ratio = settings.cache_write_read_ratio
         self.roots: dict[str, RootState] = {}
         self._observed: dict[str, tuple[str, str, Observation | None]] = {}
@@ -99,8 +105,15 @@ class ObservationPack:
         root = runtime_root(manager.get_session_dir(), manager.get_session_id())
         state = self.roots.get(root.key)
         if state is None:
-            state = self.roots[root.key] = RootState(ObservationStore(root))
+            window = Window(self.rules.after_turns, self.max_turns)
+            state = self.roots[root.key] = RootState(ObservationStore(root), window)
         return state
+
+    def rules_for(self, window: Window) -> PackRules:
+        """The rules with the session's current window."""
+        if window.turns == self.rules.after_turns:
+            return self.rules
+        return dataclasses.replace(self.rules, after_turns=window.turns)
 
     def observe(self, message: dict[str, Any]) -> Observation | None:
         """:func:`observation_of`, remembered per tool call while the text stays the same."""
@@ -154,16 +167,23 @@ class ObservationPack:
                 state.stored[observation.id] = observation.content_hash
 
         seen_before, self._seen = self._seen, set()
+        scan = self._planner.scan(messages)
+        if self.rules.stale and not state.window_restored:
+            state.window_restored = True
+            state.window.restore(manager.get_branch())
+        if self.rules.stale and state.window.note_calls(scan.new_calls):
+            self._record_window(state.window)
         plan = self._planner.plan(
             messages,
             store=store,
             send_counts=state.counts,
             branch_ids=branch_ids,
-            rules=self.rules,
+            rules=self.rules_for(state.window),
             applied=state.applied,
             write_read_ratio=write_read_ratio(getattr(ctx, "model", None), self.default_ratio),
             observe=self.observe,
             placeholder=self.placeholder,
+            scanned=True,
         )
         if self._planner.scan.fresh:
             # A new context observed every result: remember only those, so the cache never
@@ -182,12 +202,20 @@ class ObservationPack:
             plan.apply_kept()
             return None
         plan.apply(manager.get_leaf_id() or ROOT_LEAF, state.counts, state.applied)
+        state.window.note_swaps(plan)
         if plan.first_savings:
             try:
                 show_savings(ctx, MECHANISM, packed_notice(plan.first_savings))
             except Exception:  # the projection is committed; a notice is only presentation
                 pass
         return None
+
+    def _record_window(self, window: Window) -> None:
+        """Persist a changed window (a small ``custom`` entry; resuming and ``tau session info`` read it)."""
+        try:
+            self.tau.append_entry(WINDOW_TYPE, window.entry())
+        except Exception as exc:  # the window still applies in this process
+            sys.stderr.write(f"[observationpack] window not recorded: {exc}\n")
 
     async def on_session_shutdown(self, event: Any, ctx: Any) -> None:
         try:

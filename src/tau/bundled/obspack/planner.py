@@ -27,6 +27,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
+from tau.bundled.obspack.economy import Economy
 from tau.bundled.obspack.observation import (
     Observation,
     arguments_observation,
@@ -56,6 +57,7 @@ from tau.bundled.obspack.projection import (
     identity_of,
     old_reason,
     plan_projection,
+    request_economy,
 )
 from tau.bundled.obspack.stale import KEPT_TOOLS
 
@@ -77,6 +79,8 @@ class Planner:
         self._reset(0)
 
     def _reset(self, journal: int) -> None:
+        for item in self.scan.items:  # filed again below: other rules (a wider window), same scan
+            item.memo.pop("filed", None)
         self._read = 0  # scan items filed so far
         self._open: list[Item] = []  # items that may become due, in order
         self._large: list[Item] = []  # items with a large observation, not packed, in order
@@ -101,8 +105,13 @@ class Planner:
         write_read_ratio: float = 12.5,
         observe: Callable[[dict[str, Any]], Observation | None] = observation_of,
         placeholder: Callable[[Observation, int, int], str] = placeholder_for,
+        scanned: bool = False,
     ) -> ProjectionPlan:
-        """What :func:`~.projection.plan_projection` decides for ``messages`` with ``scan=self.scan``."""
+        """What :func:`~.projection.plan_projection` decides for ``messages`` with ``scan=self.scan``.
+
+        ``scanned``: the caller already passed ``messages`` through :attr:`scan` for this request
+        (to look at the new calls before choosing the rules).
+        """
         if rules.max_new_objects < 1:  # no cap to stop at: the reference walks every item
             self._key = None
             return plan_projection(
@@ -116,8 +125,9 @@ class Planner:
                 observe=observe,
                 placeholder=placeholder,
                 scan=self.scan,
+                scanned=scanned,
             )
-        context = self.scan(messages)
+        context = self.scan if scanned else self.scan(messages)
         key = (id(applied), id(send_counts), rules, applied.anonymous)
         if context.fresh or key != self._key:
             # Filing the items below reads what the journal holds so far.
@@ -131,6 +141,7 @@ class Planner:
         self._read = len(context.items)
         request.follow_journal()
         request.find_packed()
+        request.economy = request_economy(context, rules, applied, write_read_ratio, self._replaced_from)
         request.walk()
         _decide(
             request.plan,
@@ -174,6 +185,7 @@ class _Request:
 
     archive: _Archive
     send_counts: SendCounts
+    economy: Economy | None = None
 
     def __init__(
         self,
@@ -285,9 +297,9 @@ class _Request:
         if observation is None or observation.tokens < self.rules.min_tokens:
             return False  # never due: nothing to pack, or under the stale floor
         if item.block is not None:
-            swap = _stale_arguments(item, observation, self.context, self.rules)
+            swap = _stale_arguments(item, observation, self.context, self.rules, self.economy)
         else:
-            swap = _stale_result(item, observation, self.context, self.rules)
+            swap = _stale_result(item, observation, self.context, self.rules, self.economy)
         if swap is not None:
             self.due.append(swap)
             return True
@@ -312,7 +324,7 @@ class _Request:
     def _visit_large(self, item: Item) -> None:
         """The reference's rules for a large result: a stale swap first, else its full sends."""
         large: Observation = item.memo["large"]
-        swap = _stale_result(item, large, self.context, self.rules) if self.rules.stale else None
+        swap = _stale_result(item, large, self.context, self.rules, self.economy) if self.rules.stale else None
         if swap is None:
             swap = _large_swap(
                 item,

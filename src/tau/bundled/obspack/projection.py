@@ -7,8 +7,11 @@ Three rules make an observation *due* for its placeholder:
 - **superseded** (stale packing): a later call has one of the result's keys (a later run of the
   same command, a later read, edit or write of the same path, see :mod:`.stale`); the newest
   output of a command or path is never superseded;
-- **old** (stale packing): ``after_turns`` assistant turns have passed since the call; results and
-  ``edit``/``write`` arguments of at least ``min_tokens``, whose placeholder saves half or more.
+- **old** (stale packing): ``after_turns`` assistant turns (the window) have passed since the call
+  and since the last turn that used it (its distinctive tokens in the turn's text or tool-call
+  arguments, :mod:`.scan`); results and ``edit``/``write`` arguments of at least ``min_tokens``,
+  whose placeholder saves half or more, and whose packing pays for the refetch it may cost
+  (:func:`.economy.pays_to_pack`, against the context as sent).
 
 The newest successful ``todo`` result is never packed, whatever its size or age: it is how the model
 sees its current checklist (seed 002), and ``todo`` adds no snapshot while a result shows the list.
@@ -23,14 +26,12 @@ failed append changes nothing.
 
 from __future__ import annotations
 
-import operator
 import sys
-from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress, repeat
 from typing import Any
 
+from tau.bundled.obspack.economy import REFETCH_CHANCE, Economy, expected_remaining, swaps_pay
 from tau.bundled.obspack.ledger import full_record, placeholder_record
 from tau.bundled.obspack.observation import (
     FULL_SENDS,
@@ -42,9 +43,9 @@ from tau.bundled.obspack.observation import (
     text_observation,
 )
 from tau.bundled.obspack.placeholder import arguments_placeholder, compact_placeholder, placeholder_for
-from tau.bundled.obspack.stale import KEPT_TOOLS, MUTATIONS, Key, call_keys, message_tokens
+from tau.bundled.obspack.scan import ContextScan, Item
+from tau.bundled.obspack.stale import KEPT_TOOLS
 from tau.common import jsjson
-from tau.extension import unchanged_prefix
 
 __all__ = [
     "ROOT_LEAF",
@@ -61,12 +62,16 @@ __all__ = [
 ]
 
 ROOT_LEAF = "<root>"
-CHECKLIST_TOOL = "todo"
 SUPERSEDED = "superseded by a later call on the same command or path"
 
 
 def old_reason(turns: int) -> str:
-    return f"older than {turns} assistant turns"
+    return f"unused for {turns} assistant turns"
+
+
+def is_old_reason(reason: str) -> bool:
+    """Whether a swap's reason is the old rule's (whatever the window was)."""
+    return reason.startswith("unused for ")
 
 
 @dataclass(frozen=True)
@@ -77,9 +82,10 @@ class PackRules:
     tail_bytes: int = 512
     stale: bool = True
     batch: bool = True
-    after_turns: int = 4
-    min_tokens: int = 120
+    after_turns: int = 4  # the window: turns without use after which a result is old
+    min_tokens: int = 120  # the smallest result stale packing ever replaces
     max_new_objects: int = 32  # archive work per request: the rest waits for the next requests
+    refetch_chance: float = REFETCH_CHANCE  # the economic floor's p (economy.py); 0: no floor
 
 
 @dataclass
@@ -144,126 +150,6 @@ def identity_of(item: Item) -> str:
 
 
 @dataclass
-class Item:
-    """Something of the context a placeholder may replace: a tool result, or a call's arguments."""
-
-    message: dict[str, Any]
-    index: int  # position in the request's messages
-    turn: int  # assistant messages before the one holding the call
-    keys: tuple[Key, ...]
-    block: int | None = None  # for arguments: the call's index in the assistant message's content
-    call: dict[str, Any] | None = None
-    # What was derived from the message once (its observations, its stale placeholders): the scan
-    # keeps an item only while its message is the same object with its source's content.
-    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
-
-
-class ContextScan:
-    """The context's packable items, call turns and newest call per key, remembered between
-    requests for the leading messages that are the same objects as last time (the host reuses its
-    copies and restores edited ones in place, so such a message still has its source's content
-    when the handler sees it); only new messages are read. Any other change of the list
-    (compaction, branch switch, a removed message) reads it all again and sets :attr:`fresh`.
-    Message sizes are estimated when first asked for (:meth:`suffix_tokens`).
-    """
-
-    def __init__(self) -> None:
-        self._given: list[Any] = []  # the messages read, hidden extension messages left out
-        self._all: list[Any] = []  # the messages given, as given
-        self._custom: list[int] = []  # positions in ``_all`` of the hidden extension messages
-        self.items: list[Item] = []
-        self._sizes: list[int] = []  # the estimates of ``_given[self._sized :]``
-        self._sized = 0
-        self.latest: dict[Key, int] = {}
-        self.turns = 0
-        self._calls: dict[str, tuple[int, tuple[Key, ...]]] = {}
-        self.checklist = -1  # position of the newest successful ``todo`` result (never packed)
-        self.fresh = True
-
-    def __call__(self, messages: list[dict[str, Any]]) -> ContextScan:
-        # Hidden extension messages (a checklist block, a loop's nudge) are left out: they move or
-        # are new objects from one request to the next, and they are never packed. The leading
-        # messages that are the same objects as last time keep their place among the others.
-        shared = unchanged_prefix(messages, self._all)
-        custom = self._custom[: bisect_left(self._custom, shared)]
-        known = shared - len(custom)
-        tail = messages[shared:]
-        hidden = _custom_positions(tail)
-        custom += (shared + index for index in hidden)
-        self._all, self._custom = list(messages), custom
-        given = self._given[:known]
-        given += [message for message in tail if message.get("role") != "custom"] if hidden else tail
-        same = known + unchanged_prefix(given[known:], self._given[known:])
-        self.fresh = same < len(self._given) or not self._given
-        if same < len(self._given):
-            self._reset()
-            self.fresh = True
-        self._read_from(given, len(self._given))
-        self._given = given
-        return self
-
-    def _reset(self) -> None:
-        self._given, self.items, self._sizes, self._sized = [], [], [], 0
-        self.latest, self.turns, self._calls, self.checklist = {}, 0, {}, -1
-
-    @property
-    def sizes(self) -> list[int]:
-        """Every message's estimate (:func:`message_tokens`), in order."""
-        self.suffix_tokens(0)
-        return list(self._sizes)
-
-    def suffix_tokens(self, start: int) -> int:
-        """The estimated tokens of the messages from position ``start`` on.
-
-        Estimated once per message, when first needed: a resumed session's first request (a fresh
-        context, whose swaps are not weighed) estimates nothing.
-        """
-        if not self._sizes:
-            self._sized = start
-        if start < self._sized:
-            self._sizes[:0] = map(message_tokens, self._given[start : self._sized])
-            self._sized = start
-        end = self._sized + len(self._sizes)
-        if end < len(self._given):
-            self._sizes += map(message_tokens, self._given[end:])
-        return sum(self._sizes[start - self._sized :])
-
-    def _read_from(self, given: list[dict[str, Any]], start: int) -> None:
-        """Read the messages of ``given`` from position ``start`` on (the new ones)."""
-        items, calls, latest, turns = self.items, self._calls, self.latest, self.turns
-        for index in range(start, len(given)):
-            message = given[index]
-            role = message.get("role")
-            if role == "assistant":
-                for position, block in enumerate(message.get("content") or []):
-                    if not isinstance(block, dict) or block.get("type") != "toolCall":
-                        continue
-                    name = block.get("name")
-                    keys = call_keys(str(name), block.get("arguments"))
-                    calls[str(block.get("id"))] = (turns, keys)
-                    for key in keys:
-                        latest[key] = turns
-                    if name in MUTATIONS:
-                        items.append(Item(message, index, turns, keys, position, block))
-                turns += 1
-            elif role == "toolResult":
-                turn, keys = calls.get(str(message.get("toolCallId")), (turns - 1, ()))
-                items.append(Item(message, index, turn, keys))
-                if message.get("toolName") == CHECKLIST_TOOL and not message.get("isError"):
-                    self.checklist = index
-        self.turns = turns
-
-
-def _custom_positions(messages: list[Any]) -> list[int]:
-    """The positions of the ``custom`` messages (one C-level pass for dicts)."""
-    try:
-        roles = list(map(dict.get, messages, repeat("role")))
-    except TypeError:  # a message that is not a dict: as the straightforward pass would fail
-        roles = [message.get("role") for message in messages]
-    return list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom"))))
-
-
-@dataclass
 class _Swap:
     item: Item
     observation: Observation
@@ -283,6 +169,7 @@ class ProjectionPlan:
     counts: list[tuple[str, int]] = field(default_factory=list)
     first_savings: list[dict[str, Any]] = field(default_factory=list)  # the placeholder records of new swaps
     applied: list[tuple[str, Any, str]] = field(default_factory=list)  # (observation id, content, identity)
+    swapped: list[tuple[Item, str, str]] = field(default_factory=list)  # (item, observation id, reason) of new swaps
 
     def apply_kept(self) -> None:
         """Edit in the swaps sent before (they need no ledger line: their bytes never change)."""
@@ -308,25 +195,6 @@ def _edit(item: Item, content: Any) -> None:
     blocks = list(item.message.get("content") or [])
     blocks[item.block] = {**blocks[item.block], "arguments": content}
     item.message["content"] = blocks
-
-
-def expected_remaining(requests: int) -> int:
-    """How many more requests a context that has seen ``requests`` will serve: half as many again.
-
-    Session lengths are long-tailed, so the requests already made are the natural estimate of those
-    to come (the median of a Lindy prior); half of it hedges the asymmetry of the bet (a swap that
-    does not pay back costs a whole suffix written again) and measured best on the economy benchmark
-    (``bench/README.md``).
-    """
-    return max(1, requests // 2)
-
-
-def swaps_pay(saved: int, suffix: int, remaining: int, write_read_ratio: float) -> bool:
-    """Whether swapping pays: ``saved`` tokens not read by each of ``remaining`` later requests,
-    against writing again the ``suffix`` (from the earliest swap on) instead of reading it now.
-    Prices in cache-read units: a read costs 1, a write ``write_read_ratio``."""
-    extra_now = max(0, suffix - saved) * write_read_ratio - suffix
-    return remaining * saved > extra_now
 
 
 def _content_tokens(content: Any) -> int:
@@ -370,15 +238,17 @@ def plan_projection(
     observe: Callable[[dict[str, Any]], Observation | None] = observation_of,
     placeholder: Callable[[Observation, int, int], str] = placeholder_for,
     scan: ContextScan | None = None,
+    scanned: bool = False,
 ) -> ProjectionPlan:
     """Decide every item of ``messages``; nothing is changed yet.
 
-    ``scan`` keeps its work between requests; ``applied`` remembers the swaps already sent (without
-    it, only SoL-Pi's large rule applies and each swap is made as soon as it is due).
+    ``scan`` keeps its work between requests (``scanned``: it has read ``messages`` already);
+    ``applied`` remembers the swaps already sent (without it, only SoL-Pi's large rule applies and
+    each swap is made as soon as it is due).
     """
     rules = rules or PackRules(head_bytes=head_bytes, tail_bytes=tail_bytes, stale=False, batch=False)
     store = _Archive(store, applied, rules.max_new_objects)
-    context = (scan or ContextScan())(messages)
+    context = scan if scan is not None and scanned else (scan or ContextScan())(messages)
     plan = ProjectionPlan()
     request = context.turns + 1
     counted: dict[str, int] = {}
@@ -389,6 +259,9 @@ def plan_projection(
     # (its archive and full sends are recorded). A resumed session with thousands of due results
     # is then read at the cost of a dictionary lookup per item, not a decision.
     cap = rules.max_new_objects if applied is not None else -1
+    # First what was sent packed before (every request carries it again), then the decisions: the
+    # economic floor weighs a refetch against the context as sent, placeholders included.
+    open_items: list[tuple[Item, Observation, Observation | None]] = []
     for item in context.items:
         if item.block is not None:
             if not rules.stale or applied is None:
@@ -399,11 +272,7 @@ def plan_projection(
             if _sent_before(item, observation, applied, branch_ids):
                 plan.kept.append((item, applied.content[observation.id]))
                 continue
-            if len(due) == cap:
-                continue
-            swap = _stale_arguments(item, observation, context, rules)
-            if swap is not None:
-                due.append(swap)
+            open_items.append((item, observation, None))
             continue
         large = _memo(item, "large", observe, item.message)
         observation = large
@@ -419,11 +288,20 @@ def plan_projection(
             saved = _memo(item, "saved", _saved_by, observation, content)
             replaced.append((item.index, saved))
             continue
+        open_items.append((item, observation, large))
+    economy = request_economy(context, rules, applied, write_read_ratio, _replaced_from(replaced))
+    for item, observation, large in open_items:
+        if item.block is not None:
+            if len(due) < cap or cap < 0:
+                swap = _stale_arguments(item, observation, context, rules, economy)
+                if swap is not None:
+                    due.append(swap)
+            continue
         if large is None and len(due) == cap:
             continue
         swap = None
         if rules.stale and applied is not None:
-            swap = _stale_result(item, observation, context, rules)
+            swap = _stale_result(item, observation, context, rules, economy)
         if swap is None and large is not None:
             swap = _large_swap(
                 item, large, context, rules, store, plan, counted, send_counts, branch_ids, placeholder
@@ -432,6 +310,20 @@ def plan_projection(
             due.append(swap)
     _decide(plan, due, context, rules, applied, store, request, write_read_ratio, _replaced_from(replaced))
     return plan
+
+
+def request_economy(
+    context: ContextScan,
+    rules: PackRules,
+    applied: Applied | None,
+    write_read_ratio: float,
+    replaced_from: Callable[[int], int],
+) -> Economy | None:
+    """This request's figures for the economic floor of old results (``None``: no floor)."""
+    if not rules.stale or applied is None or rules.refetch_chance <= 0:
+        return None
+    sent = context.suffix_tokens(0) - replaced_from(0)
+    return Economy(sent, expected_remaining(context.turns), write_read_ratio, rules.refetch_chance)
 
 
 def _replaced_from(replaced: list[tuple[int, int]]) -> Callable[[int], int]:
@@ -469,29 +361,41 @@ def _large_swap(
 
 
 def _stale_result(
-    item: Item, observation: Observation, context: ContextScan, rules: PackRules
+    item: Item, observation: Observation, context: ContextScan, rules: PackRules, economy: Economy | None
 ) -> _Swap | None:
+    """A superseded result's swap, or an old one's: unused for the window, when packing it pays."""
     if observation.tokens < rules.min_tokens or item.index == context.checklist:
         return None
     superseded = any(context.latest.get(key, -1) > item.turn for key in item.keys)
-    old = context.turns - 1 - item.turn >= rules.after_turns
-    if not superseded and not old:
+    if not superseded and not _unused(item, observation, context, rules):
         return None
     reason = SUPERSEDED if superseded else old_reason(rules.after_turns)
     text, saved = _memo(item, (observation.id, reason), _result_placeholder, item, observation, reason)
-    return _Swap(item, observation, text, reason, saved) if saved * 2 >= observation.tokens else None
+    if saved * 2 < observation.tokens:
+        return None
+    if not superseded and economy is not None and not economy.pays(saved, observation.tokens):
+        return None
+    return _Swap(item, observation, text, reason, saved)
 
 
 def _stale_arguments(
-    item: Item, observation: Observation, context: ContextScan, rules: PackRules
+    item: Item, observation: Observation, context: ContextScan, rules: PackRules, economy: Economy | None
 ) -> _Swap | None:
-    if observation.tokens < rules.min_tokens or context.turns - 1 - item.turn < rules.after_turns:
+    """An edit's or write's arguments unused for the window, when packing them pays."""
+    if observation.tokens < rules.min_tokens or not _unused(item, observation, context, rules):
         return None
     reason = old_reason(rules.after_turns)
     arguments, saved = _memo(
         item, (observation.id, reason), _arguments_placeholder, item, observation, reason
     )
-    return _Swap(item, observation, arguments, reason, saved) if saved * 2 >= observation.tokens else None
+    if saved * 2 < observation.tokens or (economy is not None and not economy.pays(saved, observation.tokens)):
+        return None
+    return _Swap(item, observation, arguments, reason, saved)
+
+
+def _unused(item: Item, observation: Observation, context: ContextScan, rules: PackRules) -> bool:
+    """Whether ``rules.after_turns`` turns have passed since the item's call and its last use."""
+    return context.unused_for(item, rules.after_turns)
 
 
 def _result_placeholder(item: Item, observation: Observation, reason: str) -> tuple[str, int]:
@@ -561,6 +465,7 @@ def _decide(
         plan.records.append(record)
         plan.edits.append((swap.item, swap.content))
         plan.applied.append((swap.observation.id, swap.content, identity_of(swap.item)))
+        plan.swapped.append((swap.item, swap.observation.id, swap.reason))
         if sends is not None:
             plan.counts.append((swap.observation.id, min(FULL_SENDS + 1, sends + 1)))
         if sends is None or sends == FULL_SENDS:
@@ -602,4 +507,4 @@ def _text_of(content: Any) -> str:
     return content if isinstance(content, str) else jsjson.dumps_str(content)
 
 
-__all__ += ["THRESHOLD_BYTES", "old_reason"]
+__all__ += ["THRESHOLD_BYTES", "is_old_reason", "old_reason", "request_economy"]

@@ -2,6 +2,10 @@
 
 Both work on an open file descriptor and read only what they need (``pread``), so a recall of a
 multi-megabyte observation stays small in memory. Offsets and limits are UTF-8 bytes.
+
+Both are bounded by what a recall costs (issue 25): what it returns stays in the context of every
+later request, so a page is at most 8 KiB (a packed small result comes back whole, a large log in
+pages), and a search hit is its line with one line of context on each side, not a page.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ __all__ = [
     "search",
 ]
 
-MAX_RECALL_BYTES = 16 * 1024
-MAX_RECALL_LINES = 400
+MAX_RECALL_BYTES = 8 * 1024
+MAX_RECALL_LINES = 200
 HEADER_RESERVE_BYTES = 512
 HEADER_LINES = 2
 PAGE_BYTES = MAX_RECALL_BYTES - HEADER_RESERVE_BYTES
 PAGE_LINES = MAX_RECALL_LINES - HEADER_LINES
-CONTEXT_BYTES = 80
+CONTEXT_LINES = 1  # whole lines of context on each side of a match's lines
+CONTEXT_BYTES = 160  # ...but never more than this many bytes on each side (one long line)
 MAX_MATCHES = 20
 MAX_QUERY_BYTES = 256
 _SCAN_CHUNK = 1024 * 1024
@@ -70,7 +75,7 @@ def _back_to_code_point(data: bytes, end: int) -> int:
 
 
 def read_page(fd: int, size: int, offset: int) -> Page:
-    """Up to 398 lines or 15,872 bytes from ``offset``, never splitting a UTF-8 sequence."""
+    """Up to 198 lines or 7,680 bytes from ``offset``, never splitting a UTF-8 sequence."""
     if offset > size:
         raise ToolError(f"Offset {offset} exceeds observation size {size}")
     buffer = os.pread(fd, min(size - offset, PAGE_BYTES + 4), offset)
@@ -157,20 +162,48 @@ async def _newlines_before(fd: int, end: int, signal: Any) -> int:
 
 
 def _context(fd: int, size: int, start: int, end: int) -> dict[str, Any]:
-    """The match's window of 80 bytes each side, trimmed to whole code points."""
+    """The match's lines with :data:`CONTEXT_LINES` whole lines on each side, at most
+    :data:`CONTEXT_BYTES` bytes before the match and after it, trimmed to whole code points."""
     low, high = max(0, start - CONTEXT_BYTES), min(size, end + CONTEXT_BYTES)
     window = os.pread(fd, high - low + 4, low)
-    first = 0
-    while first < start - low and window[first] & 0xC0 == 0x80:
-        first += 1
-    last = high - low
-    while last > end - low and last < len(window) and window[last] & 0xC0 == 0x80:
-        last -= 1
+    span = high - low
+    first: int | None = start - low
+    for step in range(CONTEXT_LINES + 1):  # the match's line start, then each earlier line's
+        newline = window.rfind(b"\n", 0, first - 1 if step else first) if first > 0 else -1
+        first = newline + 1 if newline >= 0 else None
+        if first is None:
+            break
+    if first is None:  # the window starts inside a line: the file's start, or a cut
+        first = 0 if low == 0 else _code_point_after(window, 0, start - low)
+    last: int | None = end - low
+    for step in range(CONTEXT_LINES + 1):  # the match's line end, then each later line's
+        newline = window.find(b"\n", last + 1 if step else last, span)
+        last = newline if newline >= 0 else None
+        if last is None:
+            break
+    if last is None:  # the window ends inside a line: the file's end, or a cut
+        last = span if high == size else _code_point_before(window, span, end - low)
+        if high == size and last > end - low and window[last - 1 : last] == b"\n":
+            last -= 1  # the file's final line break ends the last line
     return {
         "context": window[first:last].decode("utf-8", "replace"),
         "contextStart": low + first,
         "contextEnd": low + last,
     }
+
+
+def _code_point_after(window: bytes, position: int, limit: int) -> int:
+    """``position``, moved forward (not past ``limit``) to the start of a code point."""
+    while position < limit and window[position] & 0xC0 == 0x80:
+        position += 1
+    return position
+
+
+def _code_point_before(window: bytes, position: int, floor: int) -> int:
+    """``position``, moved back (not before ``floor``) to the start of a code point."""
+    while position > floor and position < len(window) and window[position] & 0xC0 == 0x80:
+        position -= 1
+    return position
 
 
 def _serialized_size(obs_id: str, query: str, offset: int, matches: list[dict[str, Any]]) -> int:
@@ -190,7 +223,7 @@ async def search(
 ) -> SearchResult:
     """Case-sensitive literal byte search from ``offset`` (an inclusive match start); matches overlap.
 
-    At most 20 matches, and the JSON result fits 16 KiB; ``next_offset`` continues without
+    At most 20 matches, and the JSON result fits 8 KiB; ``next_offset`` continues without
     skipping or repeating a match start.
     """
     needle = check_query(query)

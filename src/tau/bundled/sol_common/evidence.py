@@ -23,19 +23,20 @@ in the hidden original and nowhere in what the model can see.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from typing import Any
 
-import regex
-
 __all__ = ["distinctive_tokens", "message_evidence_text", "tool_call_tokens"]
 
-_WORD = regex.compile(r"[A-Za-z0-9_./~-]+")
-_PATH = regex.compile(r"(?:[\w.~-]*\w/[\w.-]*\w[\w./-]*)|(?:[A-Za-z0-9_-]+\.[A-Za-z][A-Za-z0-9]{0,7})")
-_IDENT = regex.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
-_NUMBER = regex.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\d.])")
-_HEX = regex.compile(r"(?<![\w])[0-9a-f]{7,}(?![\w])")
-_CAMEL = regex.compile(r"[a-z][A-Z]")
+# The standard library's engine: these patterns mean the same in it as in ``regex``, and it reads a
+# log several times faster (ObservationPack reads every result that enters the context).
+_WORD = re.compile(r"[A-Za-z0-9_./~-]+")
+_PATH = re.compile(r"(?:[\w.~-]*\w/[\w.-]*\w[\w./-]*)|(?:[A-Za-z0-9_-]+\.[A-Za-z][A-Za-z0-9]{0,7})")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\d.])")
+_HEX = re.compile(r"(?<![\w])[0-9a-f]{7,}(?![\w])")
+_CAMEL = re.compile(r"[a-z][A-Z]")
 
 
 def _is_distinctive_identifier(word: str) -> bool:
@@ -51,7 +52,7 @@ def _is_distinctive_number(number: str) -> bool:
 @functools.lru_cache(maxsize=1 << 16)
 def _chunk_tokens(chunk: str) -> frozenset[str]:
     """The distinctive tokens of one word-like chunk; chunks repeat a lot in real output (the same
-    paths, names and numbers), so they are remembered: a session's text is read about 5x faster."""
+    paths, names and numbers), so they are remembered."""
     found: set[str] = set()
     for path in _PATH.findall(chunk):
         found.add(path.rstrip("."))
@@ -68,10 +69,14 @@ def _chunk_tokens(chunk: str) -> frozenset[str]:
 
 
 def distinctive_tokens(text: str) -> set[str]:
-    """The distinctive tokens of ``text`` (see the module docstring)."""
+    """The distinctive tokens of ``text`` (see the module docstring).
+
+    Each distinct word is read once (the shortest token, a path like ``a.b``, has three characters).
+    """
     found: set[str] = set()
-    for chunk in _WORD.findall(text):
-        found |= _chunk_tokens(chunk)
+    for chunk in set(_WORD.findall(text)):
+        if len(chunk) >= 3:
+            found |= _chunk_tokens(chunk)
     found.discard("")
     return found
 

@@ -35,10 +35,12 @@ _POSITIVE_INTEGERS = {
     "observationPackHeadBytes": "observation_pack_head_bytes",
     "observationPackTailBytes": "observation_pack_tail_bytes",
     "staleAfterTurns": "stale_after_turns",
+    "staleMaxTurns": "stale_max_turns",
     "staleMinTokens": "stale_min_tokens",
 }
 _RATIO = {"cacheWriteReadRatio": "cache_write_read_ratio"}
-SOL_KEYS: tuple[str, ...] = (*_BOOLEANS, *_STRINGS, *_RATIO, *_POSITIVE_INTEGERS)
+_FRACTIONS = {"staleRefetchChance": "stale_refetch_chance"}
+SOL_KEYS: tuple[str, ...] = (*_BOOLEANS, *_STRINGS, *_RATIO, *_POSITIVE_INTEGERS, *_FRACTIONS)
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,12 @@ class SolSettings:
             old ``edit``/``write`` arguments.
         swap_batching: ObservationPack applies its pending swaps together, when the cache economics
             say they pay (off: each one as soon as it is due).
-        stale_after_turns: Assistant turns after which a tool result or edit argument is old.
+        stale_after_turns: The window: assistant turns without use after which a tool result or
+            edit argument is old (the window a session starts with).
+        stale_max_turns: How far the window widens in a session whose model refetches packed content.
         stale_min_tokens: The smallest result (estimated tokens) stale packing touches.
+        stale_refetch_chance: The chance that an old result is needed again, which its packing
+            must pay for (``0``: no economic floor, only ``stale_min_tokens``).
     """
 
     action_fusion: bool = True
@@ -79,7 +85,9 @@ class SolSettings:
     stale_packing: bool = True
     swap_batching: bool = True
     stale_after_turns: int = 4
+    stale_max_turns: int = 12
     stale_min_tokens: int = 120
+    stale_refetch_chance: float = 0.1
 
 
 _OFF = "the context-economy mechanisms (sol) are off"
@@ -108,6 +116,11 @@ def _checked(key: str, value: Any, path: str) -> Any:
         if not number or not math.isfinite(value) or value < 0:
             raise _problem(path, key, "a finite non-negative number", value)
         return float(value)
+    if key in _FRACTIONS:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or not 0 <= value <= 1:
+            raise _problem(path, key, "a number from 0 to 1", value)
+        return float(value)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise _problem(path, key, "a positive integer", value)
     return value
@@ -135,5 +148,5 @@ def parse_sol_settings(sources: Iterable[tuple[str, Any]]) -> SolSettings:
     merged: dict[str, Any] = {}
     for path, block in sources:
         merged.update(_validated(block, path))
-    fields = {**_BOOLEANS, **_STRINGS, **_RATIO, **_POSITIVE_INTEGERS}
+    fields = {**_BOOLEANS, **_STRINGS, **_RATIO, **_POSITIVE_INTEGERS, **_FRACTIONS}
     return SolSettings(**{fields[key]: value for key, value in merged.items()})

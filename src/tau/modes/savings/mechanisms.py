@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from tau.bundled.fusion.markers import failed_block, succeeded_block
 from tau.bundled.obspack.observation import Observation, observation_of
 from tau.bundled.obspack.planner import Planner
 from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
+from tau.bundled.obspack.window import Window
 from tau.extension.context_copies import ContextCopies
 
 __all__ = ["FusionResult", "PackState", "count_fused", "fuse_branch"]
@@ -200,10 +202,14 @@ class PackState:
     placeholders: set[str] = field(default_factory=set)
     observations: dict[int, tuple[dict[str, Any], Observation | None]] = field(default_factory=dict)
     originals: dict[str, bytes] = field(default_factory=dict)
+    max_turns: int = 12
+    window: Window | None = None
 
     def __post_init__(self) -> None:
         if self.rules is None:
             self.rules = PackRules(head_bytes=self.head_bytes, tail_bytes=self.tail_bytes)
+        if self.window is None:
+            self.window = Window(self.rules.after_turns, self.max_turns)
 
     def observe(self, message: dict[str, Any]) -> Observation | None:
         key = id(message)
@@ -232,18 +238,28 @@ class PackState:
             # Nothing is written: the original stays in the session file, where recall restores it from.
             self.originals.setdefault(observation.id, observation.data)
 
+        scan = self.planner.scan(visible)
+        window = self.window
+        assert window is not None and self.rules is not None
+        if self.rules.stale:
+            window.note_calls(scan.new_calls)
+        rules = self.rules
+        if window.turns != rules.after_turns:
+            rules = dataclasses.replace(rules, after_turns=window.turns)
         plan = self.planner.plan(
             visible,
             store=store,
             send_counts=self.counts,
             branch_ids=branch_ids,
-            rules=self.rules,
+            rules=rules,
             applied=self.applied,
             write_read_ratio=ratio,
             observe=self.observe,
+            scanned=True,
         )
         leaf = str(branch[end - 1].get("id")) if end > 0 else ROOT_LEAF
         plan.apply(leaf, self.counts, self.applied)
+        window.note_swaps(plan)
         for record in plan.records:
             if record.get("event") == "placeholder":
                 self.placeholders.add(record["id"])

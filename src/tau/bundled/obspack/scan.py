@@ -1,0 +1,255 @@
+"""The context as ObservationPack reads it: packable items, turns, the newest call per key, and what
+each assistant turn used.
+
+:class:`ContextScan` reads only the messages appended since the previous request (the leading
+messages that are the same objects as last time keep their reading); any other change of the list
+(compaction, branch switch, a removed message) reads it all again and sets ``fresh``.
+
+**Use** (issue 25): an assistant turn *uses* an earlier result when its text or tool-call arguments
+carry one of the result's distinctive tokens (:mod:`tau.bundled.sol_common.evidence`) that the call
+which made the result did not already carry, and the result is the newest one that holds the token
+(the model takes it from the latest place it saw it: an old read whose names a newer grep repeats
+is not kept for them). ``edit``/``write`` arguments are sources too. Results over 10 KiB are not:
+SoL-Pi's rule packs them after two sends whatever their use, so a token they hold is credited to the
+newest smaller one that still shows it. A result's age counts from the last turn that used it
+(:meth:`ContextScan.unused_for`), so a result the model keeps working from stays.
+
+Every result and turn is read for its tokens once, when it enters the context; a fresh read (a
+resumed session, after a compaction) reads only the last :data:`USE_TURNS` turns for them, so the
+first request of a long resumed session does not tokenize its whole history.
+"""
+
+from __future__ import annotations
+
+import operator
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import compress, repeat
+from typing import Any
+
+from tau.bundled.obspack.observation import THRESHOLD_BYTES
+from tau.bundled.obspack.stale import MUTATIONS, Key, call_keys, message_tokens
+from tau.bundled.sol_common.evidence import distinctive_tokens, message_evidence_text
+from tau.extension import unchanged_prefix
+
+__all__ = ["CHECKLIST_TOOL", "USE_TURNS", "ContextScan", "Item", "evidence_of", "item_evidence"]
+
+CHECKLIST_TOOL = "todo"  # its newest successful result is never packed (seed 002: the current list)
+
+USE_TURNS = 64  # a fresh read credits uses only within this many of the newest turns
+
+
+@dataclass
+class Item:
+    """Something of the context a placeholder may replace: a tool result, or a call's arguments."""
+
+    message: dict[str, Any]
+    index: int  # position in the request's messages
+    turn: int  # assistant messages before the one holding the call
+    keys: tuple[Key, ...]
+    block: int | None = None  # for arguments: the call's index in the assistant message's content
+    call: dict[str, Any] | None = None  # for arguments: the call; for a result: the call that made it
+    # What was derived from the message once (its observations, its stale placeholders): the scan
+    # keeps an item only while its message is the same object with its source's content.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+def _argument_text(arguments: Any) -> str:
+    return message_evidence_text({"content": [{"type": "toolCall", "arguments": arguments}]})
+
+
+def evidence_of(item: Item, text: str) -> frozenset[str]:
+    """The distinctive tokens of an item's ``text`` that its call did not already carry (a ``read``
+    result does not count as used because a later call names the file it read)."""
+    tokens = distinctive_tokens(text)
+    arguments = (item.call or {}).get("arguments")
+    if item.block is not None:  # a call's arguments: its path is the call's, not what it carries
+        path = arguments.get("path") if isinstance(arguments, dict) else None
+        tokens -= distinctive_tokens(path) if isinstance(path, str) else set()
+    elif arguments is not None:
+        tokens -= distinctive_tokens(_argument_text(arguments))
+    return frozenset(tokens)
+
+
+def item_evidence(item: Item) -> frozenset[str] | None:
+    """:func:`evidence_of` an item (a result's text, or a call's argument strings); ``None`` for a
+    result that is no source of tokens (not only text, or over 10 KiB)."""
+    if item.block is not None:
+        return evidence_of(item, _argument_text((item.call or {}).get("arguments")))
+    content = item.message.get("content")
+    blocks = content if isinstance(content, list) else []
+    texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    if not texts or len(texts) != len(blocks) or not all(isinstance(t, str) for t in texts):
+        return None
+    text = "\n".join(texts)
+    if len(text) > THRESHOLD_BYTES:  # over 10 KiB in characters is over it in UTF-8 bytes too
+        return None
+    return evidence_of(item, text)
+
+
+class ContextScan:
+    """The context's packable items, call turns and newest call per key, remembered between
+    requests for the leading messages that are the same objects as last time (the host reuses its
+    copies and restores edited ones in place, so such a message still has its source's content
+    when the handler sees it); only new messages are read. Any other change of the list
+    (compaction, branch switch, a removed message) reads it all again and sets :attr:`fresh`.
+    Message sizes are estimated when first asked for (:meth:`suffix_tokens`); each turn's uses are
+    credited as it is read (:meth:`last_use`). :attr:`new_calls` are the tool calls read by the
+    last pass (every call after a fresh read).
+    """
+
+    def __init__(self) -> None:
+        self._given: list[Any] = []  # the messages read, hidden extension messages left out
+        self._all: list[Any] = []  # the messages given, as given
+        self._custom: list[int] = []  # positions in ``_all`` of the hidden extension messages
+        self.items: list[Item] = []
+        self._sizes: list[int] = []  # the estimates of ``_given[self._sized :]``
+        self._sized = 0
+        self.latest: dict[Key, int] = {}
+        self.turns = 0
+        self._calls: dict[str, tuple[int, tuple[Key, ...], dict[str, Any]]] = {}
+        self._ranges: dict[str, set[Key]] = {}  # path → the range keys read of it
+        self._source: dict[str, Item] = {}  # token → the newest item that holds it
+        self._used: dict[int, int] = {}  # id(item) → the last turn that used it
+        self.new_calls: list[dict[str, Any]] = []
+        self.checklist = -1  # position of the newest successful ``todo`` result (never packed)
+        self.fresh = True
+
+    def __call__(self, messages: list[dict[str, Any]]) -> ContextScan:
+        # Hidden extension messages (a checklist block, a loop's nudge) are left out: they move or
+        # are new objects from one request to the next, and they are never packed. The leading
+        # messages that are the same objects as last time keep their place among the others.
+        shared = unchanged_prefix(messages, self._all)
+        custom = self._custom[: bisect_left(self._custom, shared)]
+        known = shared - len(custom)
+        tail = messages[shared:]
+        hidden = _custom_positions(tail)
+        custom += (shared + index for index in hidden)
+        self._all, self._custom = list(messages), custom
+        given = self._given[:known]
+        given += [message for message in tail if message.get("role") != "custom"] if hidden else tail
+        same = known + unchanged_prefix(given[known:], self._given[known:])
+        self.fresh = same < len(self._given) or not self._given
+        if same < len(self._given):
+            self._reset()
+            self.fresh = True
+        self.new_calls = []
+        start = len(self._given)
+        credit_from = 0 if not self.fresh else max(0, _turns(given) - USE_TURNS)
+        self._read_from(given, start, credit_from)
+        self._given = given
+        return self
+
+    def _reset(self) -> None:
+        self._given, self.items, self._sizes, self._sized = [], [], [], 0
+        self.latest, self.turns, self._calls, self.checklist = {}, 0, {}, -1
+        self._ranges, self._source, self._used = {}, {}, {}
+
+    @property
+    def sizes(self) -> list[int]:
+        """Every message's estimate (:func:`message_tokens`), in order."""
+        self.suffix_tokens(0)
+        return list(self._sizes)
+
+    def suffix_tokens(self, start: int) -> int:
+        """The estimated tokens of the messages from position ``start`` on.
+
+        Estimated once per message, when first needed.
+        """
+        if not self._sizes:
+            self._sized = start
+        if start < self._sized:
+            self._sizes[:0] = map(message_tokens, self._given[start : self._sized])
+            self._sized = start
+        end = self._sized + len(self._sizes)
+        if end < len(self._given):
+            self._sizes += map(message_tokens, self._given[end:])
+        return sum(self._sizes[start - self._sized :])
+
+    def last_use(self, item: Item) -> int:
+        """The last assistant turn that used the item (its call's turn when none did)."""
+        return self._used.get(id(item), item.turn)
+
+    def unused_for(self, item: Item, window: int) -> bool:
+        """Whether ``window`` assistant turns have passed since the item's call and its last use."""
+        return self.turns - 1 - self.last_use(item) >= window
+
+    def _credit(self, message: dict[str, Any], turn: int) -> None:
+        """The turn ``turn`` (``message``) uses the newest item holding each of its tokens."""
+        used = self._used
+        for token in distinctive_tokens(message_evidence_text(message)):
+            item = self._source.get(token)
+            if item is not None:
+                used[id(item)] = turn
+
+    def _index(self, item: Item) -> None:
+        """The item becomes the newest source of its tokens."""
+        tokens = item_evidence(item)
+        item.memo["evidence"] = tokens
+        source = self._source
+        for token in tokens or ():
+            source[token] = item
+
+    def _cover(self, keys: tuple[Key, ...], turn: int) -> None:
+        """A whole-file read supersedes every earlier range of the file; a range is remembered."""
+        for kind, value in keys:
+            if kind != "read":
+                continue
+            path, _, window = value.partition("\0")
+            if window:
+                self._ranges.setdefault(path, set()).add((kind, value))
+            else:
+                for key in self._ranges.get(path, ()):
+                    self.latest[key] = turn
+
+    def _read_from(self, given: list[dict[str, Any]], start: int, credit_from: int) -> None:
+        """Read the messages of ``given`` from position ``start`` on (the new ones); uses are
+        credited from turn ``credit_from`` on."""
+        items, calls, latest, turns = self.items, self._calls, self.latest, self.turns
+        for index in range(start, len(given)):
+            message = given[index]
+            role = message.get("role")
+            if role == "assistant":
+                counted = turns >= credit_from
+                if counted:
+                    self._credit(message, turns)
+                for position, block in enumerate(message.get("content") or []):
+                    if not isinstance(block, dict) or block.get("type") != "toolCall":
+                        continue
+                    name = block.get("name")
+                    keys = call_keys(str(name), block.get("arguments"))
+                    calls[str(block.get("id"))] = (turns, keys, block)
+                    self.new_calls.append(block)
+                    for key in keys:
+                        latest[key] = turns
+                    if name == "read":
+                        self._cover(keys, turns)
+                    if name in MUTATIONS:
+                        item = Item(message, index, turns, keys, position, block)
+                        items.append(item)
+                        if counted:
+                            self._index(item)
+                turns += 1
+            elif role == "toolResult":
+                turn, keys, call = calls.get(str(message.get("toolCallId")), (turns - 1, (), None))
+                item = Item(message, index, turn, keys, call=call)
+                items.append(item)
+                if turns >= credit_from:
+                    self._index(item)
+                if message.get("toolName") == CHECKLIST_TOOL and not message.get("isError"):
+                    self.checklist = index
+        self.turns = turns
+
+
+def _turns(messages: list[dict[str, Any]]) -> int:
+    """The assistant messages among ``messages``."""
+    return sum(1 for message in messages if message.get("role") == "assistant")
+
+
+def _custom_positions(messages: list[Any]) -> list[int]:
+    """The positions of the ``custom`` messages (one C-level pass for dicts)."""
+    try:
+        roles = list(map(dict.get, messages, repeat("role")))
+    except TypeError:  # a message that is not a dict: as the straightforward pass would fail
+        roles = [message.get("role") for message in messages]
+    return list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom"))))

@@ -1,0 +1,122 @@
+"""The adaptive window: how many unused turns make a result old, per session (issue 25).
+
+A session starts with ``staleAfterTurns``. When its model fetches again something stale packing
+packed as old (an ``obs_recall`` of it, or the same ``read`` or ``bash`` call again with nothing
+edited since: :mod:`tau.bundled.sol_common.refetch`), packing it was a mistake for this model: the
+window widens by half its starting width, up to ``staleMaxTurns``. A recall of a large result
+(SoL-Pi's rule) or of a superseded one does not widen it: those go whatever the window.
+
+The calls are noted at each request, before it is planned, from the calls the context scan read
+since the previous one; the window is part of what ``tau savings`` replays, so the replay makes the
+same decisions as the live extension. A change is persisted as a small ``custom`` entry
+(:data:`WINDOW_TYPE`), which restores the window when a session is resumed and which
+``tau session info`` shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.bundled.obspack.projection import ProjectionPlan, is_old_reason
+from tau.bundled.sol_common.refetch import RECALL_TOOL, CallHistory, call_identity
+
+__all__ = ["WINDOW_SCHEMA", "WINDOW_TYPE", "Window", "window_entry"]
+
+WINDOW_TYPE = "sol-pi-observation-pack-window-v1"
+WINDOW_SCHEMA = "sol-pi-observation-pack-window/1"
+
+
+@dataclass
+class Window:
+    """One session's window and what it needs to see a refetch of old packed content."""
+
+    base: int
+    cap: int
+    turns: int = 0
+    refetches: int = 0
+    calls: CallHistory = field(default_factory=CallHistory)
+    _seen: set[str] = field(default_factory=set)  # tool call ids noted
+    _started: bool = False
+    _old: set[str] = field(default_factory=set)  # observation ids packed as old
+    _old_outputs: dict[str, str] = field(default_factory=dict)  # call identity → its packed newest output
+
+    def __post_init__(self) -> None:
+        self.cap = max(self.cap, self.base)
+        self.turns = min(max(self.turns or self.base, self.base), self.cap)
+
+    @property
+    def step(self) -> int:
+        """How much one refetch widens the window: half its starting width."""
+        return max(1, (self.base + 1) // 2)
+
+    def restore(self, branch: list[dict[str, Any]]) -> None:
+        """Take the window and the refetch count of the newest valid entry on ``branch``."""
+        for entry in reversed(branch):
+            if entry.get("type") != "custom" or entry.get("customType") != WINDOW_TYPE:
+                continue
+            data = entry.get("data") if isinstance(entry.get("data"), dict) else {}
+            turns, refetches = data.get("staleAfterTurns"), data.get("refetches")
+            if _count(turns) and _count(refetches):
+                self.turns = min(max(turns, self.base), self.cap)
+                self.refetches = refetches
+                return
+
+    def note_calls(self, calls: list[dict[str, Any]]) -> bool:
+        """Note the tool calls made since the previous request; whether the window or the refetch
+        count changed. The first request of a session (or of a resumed one) only records."""
+        refetched = 0
+        for block in calls:
+            call_id = str(block.get("id"))
+            if call_id in self._seen:
+                continue
+            self._seen.add(call_id)
+            name, arguments = str(block.get("name")), block.get("arguments")
+            if self._started:
+                refetched += self._refetches(name, arguments)
+            identity = call_identity(name, arguments)
+            if identity is not None:
+                self._old_outputs.pop(identity, None)  # this call's output is the newest now
+            self.calls.record(name, arguments)
+        self._started = True
+        if not refetched:
+            return False
+        self.refetches += refetched
+        self.turns = min(self.cap, self.turns + self.step)
+        return True
+
+    def _refetches(self, name: str, arguments: Any) -> int:
+        if name == RECALL_TOOL:
+            return int(isinstance(arguments, dict) and arguments.get("id") in self._old)
+        identity = call_identity(name, arguments)
+        return int(identity in self._old_outputs and self.calls.is_refetch(name, arguments))
+
+    def note_swaps(self, plan: ProjectionPlan) -> None:
+        """Remember what a sent plan packed as old: its observation ids, and the calls whose newest
+        output it is (a later identical call fetches it again)."""
+        for item, obs_id, reason in plan.swapped:
+            if not is_old_reason(reason):
+                continue
+            self._old.add(obs_id)
+            call = item.call if item.block is None else None
+            identity = call_identity(str(call.get("name")), call.get("arguments")) if call else None
+            if identity is not None:
+                self._old_outputs[identity] = obs_id
+
+    def entry(self) -> dict[str, Any]:
+        return window_entry(self.turns, self.refetches, self.base, self.cap)
+
+
+def window_entry(turns: int, refetches: int, base: int, cap: int) -> dict[str, Any]:
+    """The data of a :data:`WINDOW_TYPE` entry."""
+    return {
+        "schema": WINDOW_SCHEMA,
+        "staleAfterTurns": turns,
+        "refetches": refetches,
+        "startTurns": base,
+        "maxTurns": cap,
+    }
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
