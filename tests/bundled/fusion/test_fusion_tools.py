@@ -14,6 +14,7 @@ from tau.bundled.fusion import tools as fusion_tools
 from tau.bundled.fusion.markers import then_run_schema
 from tau.bundled.fusion.queue import queue_key
 from tau.bundled.fusion.tools import ActionFusion, host_tool_properties
+from tau.common import jsjson
 from tau.extension import ToolContext, ToolDefinition, ToolError, ToolResult, edit_tool
 
 
@@ -102,19 +103,16 @@ def test_the_schemas_add_then_run_last_with_the_exact_descriptions():
     assert list(edit["properties"]) == ["path", "edits", "then_run"]
     assert list(write["properties"]) == ["path", "content", "then_run"]
     assert edit["required"] == ["path", "edits"] and write["required"] == ["path", "content"]
+    # SoL-Pi's shape; the descriptions cut to what a model needs (issue 25: sent with every request)
     assert edit["properties"]["then_run"] == {
         "type": "object",
         "required": ["command"],
-        "properties": {
-            "command": {"type": "string", "description": "Bash command to run"},
-            "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
-        },
-        "description": "Command to run next on this file after the edit succeeds — e.g. run, build, start/restart, "
-        "install, or check it; optional timeout in seconds. Skipped if the edit fails; a non-zero exit is reported "
-        "but keeps the edit.",
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "number", "description": "seconds"}},
+        "description": "Command to run right after the edit succeeds (e.g. its tests); a failure keeps the edit",
     }
     assert write["properties"]["then_run"] == then_run_schema("write")
     assert "after the write succeeds" in write["properties"]["then_run"]["description"]
+    assert len(jsjson.dumps(edit["properties"]["then_run"])) < 250  # about 60 tokens, was 115
     base = edit_tool()
     assert (
         tools["edit"].description == base.description and tools["edit"].prompt_snippet == base.prompt_snippet

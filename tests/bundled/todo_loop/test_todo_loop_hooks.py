@@ -192,10 +192,7 @@ def test_the_block_tool(loop, tmp_path):
 def test_the_block_tool_definition(loop):
     tool = loop.block_tool()
     assert tool.name == "todo_loop_block"
-    assert tool.description == (
-        "Stop the todo loop from continuing automatically when you cannot make progress without the user. "
-        "Give the reason."
-    )
+    assert tool.description == "Stop the todo loop's automatic continuation when you need the user; give the reason."
     assert (
         tool.parameters
         == BLOCK_PARAMETERS

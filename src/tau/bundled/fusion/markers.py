@@ -28,19 +28,19 @@ EMPTY_FAILURE_OUTPUT = "Command failed."
 
 
 def then_run_schema(verb: str) -> dict[str, Any]:
-    """The optional ``then_run`` property of the fused ``edit`` (``verb="edit"``) or ``write``."""
+    """The optional ``then_run`` property of the fused ``edit`` (``verb="edit"``) or ``write``.
+
+    SoL-Pi's shape (``command``, optional ``timeout``); its descriptions are cut to what a model needs
+    (issue 25: the declaration is sent with every request).
+    """
     return {
         "type": "object",
         "required": ["command"],
         "properties": {
-            "command": {"type": "string", "description": "Bash command to run"},
-            "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+            "command": {"type": "string"},
+            "timeout": {"type": "number", "description": "seconds"},
         },
-        "description": (
-            f"Command to run next on this file after the {verb} succeeds — e.g. run, build, start/restart, "
-            f"install, or check it; optional timeout in seconds. Skipped if the {verb} fails; a non-zero exit "
-            f"is reported but keeps the {verb}."
-        ),
+        "description": f"Command to run right after the {verb} succeeds (e.g. its tests); a failure keeps the {verb}",
     }
 
 

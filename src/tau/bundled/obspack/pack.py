@@ -33,27 +33,20 @@ from tau.bundled.sol_common import (
 from tau.common import jsjson
 from tau.extension import ToolDefinition, ToolError, ToolResult
 
-__all__ = ["RECALL_PARAMETERS", "ObservationPack"]
+__all__ = ["RECALL_DESCRIPTION", "RECALL_PARAMETERS", "ObservationPack"]
 
 MECHANISM = "Observation Pack"
 RECALL_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "id": {"type": "string", "description": "Observation id from a placeholder"},
-        "offset": {
-            "type": "integer",
-            "minimum": 0,
-            "maximum": 9007199254740991,
-            "description": "Byte offset, default 0",
-        },
-        "query": {
-            "type": "string",
-            "description": "Optional literal text to find (case-sensitive, at most 256 UTF-8 bytes); "
-            "returns up to 20 matches with byte offsets, line numbers and context",
-        },
+        "id": {"type": "string"},
+        "offset": {"type": "integer", "minimum": 0, "maximum": 9007199254740991},
+        "query": {"type": "string", "description": "literal text to find instead of a page"},
     },
     "required": ["id"],
 }
+# Lean on purpose (issue 25): the placeholder itself says how to call it.
+RECALL_DESCRIPTION = "Get back a packed tool result by its placeholder's id: a page from a byte offset, or the lines matching query."
 
 
 @dataclass
@@ -231,10 +224,9 @@ class ObservationPack:
         return ToolDefinition(
             name="obs_recall",
             label="Recall Observation",
-            description="Read a stored large tool result by observation id and byte offset.",
+            description=RECALL_DESCRIPTION,
             parameters=RECALL_PARAMETERS,
             execute=self.execute_recall,
-            prompt_snippet="Recall a paged excerpt from a previously replaced large tool result",
             render_call=render_recall_call,
             render_result=render_recall_result,
         )

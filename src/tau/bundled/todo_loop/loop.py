@@ -39,10 +39,7 @@ __all__ = [
 
 BLOCK_TOOL = "todo_loop_block"
 COMMAND = "todoloop"
-BLOCK_DESCRIPTION = (
-    "Stop the todo loop from continuing automatically when you cannot make progress without the user. "
-    "Give the reason."
-)
+BLOCK_DESCRIPTION = "Stop the todo loop's automatic continuation when you need the user; give the reason."
 BLOCK_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {"reason": {"type": "string", "minLength": 1}},
@@ -253,7 +250,6 @@ class TodoLoop:
             description=BLOCK_DESCRIPTION,
             parameters=BLOCK_PARAMETERS,
             execute=self.execute_block,
-            prompt_snippet="Stop the todo loop's automatic continuation when you need the user",
         )
 
     # -- registration ------------------------------------------------------------------------
