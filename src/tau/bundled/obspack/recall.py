@@ -5,7 +5,8 @@ multi-megabyte observation stays small in memory. Offsets and limits are UTF-8 b
 
 Both are bounded by what a recall costs (issue 25): what it returns stays in the context of every
 later request, so a page is at most 8 KiB (a packed small result comes back whole, a large log in
-pages), and a search hit is its line with one line of context on each side, not a page.
+pages), and a search hit is its lines with the whole lines around it that fit 200 bytes on each
+side, not a page.
 """
 
 from __future__ import annotations
@@ -35,8 +36,7 @@ HEADER_RESERVE_BYTES = 512
 HEADER_LINES = 2
 PAGE_BYTES = MAX_RECALL_BYTES - HEADER_RESERVE_BYTES
 PAGE_LINES = MAX_RECALL_LINES - HEADER_LINES
-CONTEXT_LINES = 1  # whole lines of context on each side of a match's lines
-CONTEXT_BYTES = 160  # ...but never more than this many bytes on each side (one long line)
+CONTEXT_BYTES = 200  # whole lines of context on each side of a match's lines, as many as fit
 MAX_MATCHES = 20
 MAX_QUERY_BYTES = 256
 _SCAN_CHUNK = 1024 * 1024
@@ -162,29 +162,31 @@ async def _newlines_before(fd: int, end: int, signal: Any) -> int:
 
 
 def _context(fd: int, size: int, start: int, end: int) -> dict[str, Any]:
-    """The match's lines with :data:`CONTEXT_LINES` whole lines on each side, at most
-    :data:`CONTEXT_BYTES` bytes before the match and after it, trimmed to whole code points."""
+    """The match's lines and the whole lines around them that fit :data:`CONTEXT_BYTES` bytes on
+    each side; a line longer than that is cut there, on a code point boundary."""
     low, high = max(0, start - CONTEXT_BYTES), min(size, end + CONTEXT_BYTES)
     window = os.pread(fd, high - low + 4, low)
-    span = high - low
-    first: int | None = start - low
-    for step in range(CONTEXT_LINES + 1):  # the match's line start, then each earlier line's
-        newline = window.rfind(b"\n", 0, first - 1 if step else first) if first > 0 else -1
-        first = newline + 1 if newline >= 0 else None
-        if first is None:
-            break
-    if first is None:  # the window starts inside a line: the file's start, or a cut
-        first = 0 if low == 0 else _code_point_after(window, 0, start - low)
-    last: int | None = end - low
-    for step in range(CONTEXT_LINES + 1):  # the match's line end, then each later line's
-        newline = window.find(b"\n", last + 1 if step else last, span)
-        last = newline if newline >= 0 else None
-        if last is None:
-            break
-    if last is None:  # the window ends inside a line: the file's end, or a cut
-        last = span if high == size else _code_point_before(window, span, end - low)
-        if high == size and last > end - low and window[last - 1 : last] == b"\n":
-            last -= 1  # the file's final line break ends the last line
+    span, match_start, match_end = high - low, start - low, end - low
+    newline = window.rfind(b"\n", 0, match_start)  # the match's line start, if within reach
+    if newline >= 0:
+        first = newline + 1
+        while first > 0 and (earlier := window.rfind(b"\n", 0, first - 1)) >= 0:  # earlier whole lines
+            first = earlier + 1
+        if low == 0:
+            first = 0  # the window starts at the file's start: its first line is whole too
+    else:
+        first = 0 if low == 0 else _code_point_after(window, 0, match_start)
+    newline = window.find(b"\n", match_end, span)  # the match's line end, if within reach
+    if newline >= 0:
+        last = newline
+        while (later := window.find(b"\n", last + 1, span)) >= 0:  # later whole lines that fit
+            last = later
+        if high == size:
+            last = span  # the window ends at the file's end: its last line is whole too
+    else:
+        last = span if high == size else _code_point_before(window, span, match_end)
+    if high == size and last > match_end and window[last - 1 : last] == b"\n":
+        last -= 1  # the file's final line break ends the last line
     return {
         "context": window[first:last].decode("utf-8", "replace"),
         "contextStart": low + first,

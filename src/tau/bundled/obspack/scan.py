@@ -108,7 +108,6 @@ class ContextScan:
         self.latest: dict[Key, int] = {}
         self.turns = 0
         self._calls: dict[str, tuple[int, tuple[Key, ...], dict[str, Any]]] = {}
-        self._ranges: dict[str, set[Key]] = {}  # path → the range keys read of it
         self._source: dict[str, Item] = {}  # token → the newest item that holds it
         self._used: dict[int, int] = {}  # id(item) → the last turn that used it
         self.new_calls: list[dict[str, Any]] = []
@@ -143,7 +142,7 @@ class ContextScan:
     def _reset(self) -> None:
         self._given, self.items, self._sizes, self._sized = [], [], [], 0
         self.latest, self.turns, self._calls, self.checklist = {}, 0, {}, -1
-        self._ranges, self._source, self._used = {}, {}, {}
+        self._source, self._used = {}, {}
 
     @property
     def sizes(self) -> list[int]:
@@ -190,18 +189,6 @@ class ContextScan:
         for token in tokens or ():
             source[token] = item
 
-    def _cover(self, keys: tuple[Key, ...], turn: int) -> None:
-        """A whole-file read supersedes every earlier range of the file; a range is remembered."""
-        for kind, value in keys:
-            if kind != "read":
-                continue
-            path, _, window = value.partition("\0")
-            if window:
-                self._ranges.setdefault(path, set()).add((kind, value))
-            else:
-                for key in self._ranges.get(path, ()):
-                    self.latest[key] = turn
-
     def _read_from(self, given: list[dict[str, Any]], start: int, credit_from: int) -> None:
         """Read the messages of ``given`` from position ``start`` on (the new ones); uses are
         credited from turn ``credit_from`` on."""
@@ -222,8 +209,6 @@ class ContextScan:
                     self.new_calls.append(block)
                     for key in keys:
                         latest[key] = turns
-                    if name == "read":
-                        self._cover(keys, turns)
                     if name in MUTATIONS:
                         item = Item(message, index, turns, keys, position, block)
                         items.append(item)

@@ -2,13 +2,12 @@
 the model has not used for a window of assistant turns (issues 14 and 25, "stale-context packing").
 
 A result has *keys*, what it is an output of: a ``bash`` command and a fused ``then_run`` command
-share ``("command", c)``; a ``read`` of a whole file has ``("read", path)``, a read of a range
-(``offset``/``limit``) ``("read", path, offset, limit)`` as one string. A later call with one of a
-result's keys supersedes it: the same command run again, the same file read again; a whole-file
-read also supersedes every earlier range of the file (:class:`~.scan.ContextScan` does that). An
-``edit`` or ``write`` supersedes nothing but a ``then_run`` command's earlier output: the model
-still works from what it read before editing (issue 25: packing a read after each edit made the
-next edit's ``oldText`` a refetch). The newest output of a key is never superseded.
+share ``("command", c)``; a ``read`` has ``("read", path)``, whatever its range (a model paging
+through a file, or reading it again, works from the newest read). A later call with one of a
+result's keys supersedes it: the same command run again, the same file read again. An ``edit`` or
+``write`` supersedes nothing but a ``then_run`` command's earlier output: the model still works from
+what it read before editing (issue 25: packing a read after each edit made the next edit's
+``oldText`` a refetch). The newest output of a key is never superseded.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KEPT_TOOLS", "MUTATIONS", "Key", "Seen", "call_keys", "message_tokens", "read_range"]
+__all__ = ["KEPT_TOOLS", "MUTATIONS", "Key", "Seen", "call_keys", "message_tokens"]
 
 Key = tuple[str, str]
 MUTATIONS = ("edit", "write")
@@ -30,12 +29,6 @@ def _path(arguments: dict[str, Any]) -> str | None:
     return path if isinstance(path, str) and path else None
 
 
-def read_range(arguments: dict[str, Any]) -> str | None:
-    """A ``read``'s range (``offset``/``limit``) as part of its key, ``None`` for a whole file."""
-    window = [arguments.get(key) for key in ("offset", "limit")]
-    return None if all(value is None for value in window) else "\0".join(str(value) for value in window)
-
-
 def call_keys(name: str, arguments: Any) -> tuple[Key, ...]:
     """What a call's result is an output of."""
     if not isinstance(arguments, dict):
@@ -44,8 +37,7 @@ def call_keys(name: str, arguments: Any) -> tuple[Key, ...]:
     if name == "bash" and isinstance(arguments.get("command"), str):
         keys.append(("command", arguments["command"]))
     if name == "read" and (path := _path(arguments)) is not None:
-        window = read_range(arguments)
-        keys.append(("read", path if window is None else f"{path}\0{window}"))
+        keys.append(("read", path))
     then_run = arguments.get("then_run") if name in MUTATIONS else None
     if isinstance(then_run, dict) and isinstance(then_run.get("command"), str):
         keys.append(("command", then_run["command"]))
