@@ -178,13 +178,15 @@ def test_a_compact_decision_without_archive_is_not_compactable():
 
 
 def test_no_economic_compaction_below_the_floor():
-    """Issue 25: a context under keepRecentTokens plus the summary is never compacted for economy,
-    however well the figures pay; at the floor the same figures compact, and window protection
-    still overrides the floor."""
+    """Issue 25: a context under keepRecentTokens plus the summary, or under 8% of the window when
+    that is smaller, is never compacted for economy, however well the figures pay; at the floor the
+    same figures compact, and window protection still overrides the floor."""
     from tau.bundled.occ.economics import MEMO_TOKENS, compaction_floor
 
-    floor = compaction_floor(20_000)
-    assert floor == 20_000 + MEMO_TOKENS
+    assert compaction_floor(20_000) == 20_000 + MEMO_TOKENS
+    assert compaction_floor(20_000, 128_000) == 10_240 and compaction_floor(20_000, 400_000) == 21_000
+    floor = compaction_floor(20_000, 200_000)
+    assert floor == 16_000
     small = {**ANCHOR, "write_tokens": 15_000, "archive_tokens": 12_000}
     assert decide(**small).compact is True  # without a floor (the seed's rule) this compacts
     below = decide(**small, floor_tokens=floor)

@@ -308,7 +308,7 @@ class OnlineContextCompact:
             debt_tokens=state["cacheDebtTokens"],
             repayment_tokens=state["cacheDebtRepaymentTokens"],
             economics=Economics(window_reserve_tokens=compaction.reserve_tokens),
-            floor_tokens=compaction_floor(compaction.keep_recent_tokens, MEMO_TOKENS),
+            floor_tokens=compaction_floor(compaction.keep_recent_tokens, window, MEMO_TOKENS),
         )
         data = decision_data(
             decision,

@@ -8,11 +8,12 @@ number of remaining requests, which is estimated from how many requests past pla
 Near the end of the context window it is done regardless (window protection).
 
 No economic compaction below a floor (issue 25): a context smaller than what the host's own
-compaction keeps (``keepRecentTokens``) plus the summary that would replace the rest is left alone.
-Below it the cache debt is small, but so is the saving, and what the model must fetch again after
-the compaction (re-reads, re-runs: priced as debt by :mod:`.state`) is what decides it; measured,
-such compactions cost more than they saved (a 7k-token context compacted at 2.2x the cost of not
-compacting).
+compaction keeps (``keepRecentTokens``) plus the summary that would replace the rest, or than 8% of
+the context window when that is smaller, is left alone. Below it the debt looks small, but so is
+what a compaction removes, and the model fetches much of it again afterwards (re-reads, re-runs:
+priced as debt by :mod:`.state`): measured, compacting a 7k-token context cost 2.2x what not
+compacting did, while on the economy benchmark's plan marathon compactions of 11–13k-token contexts
+(of a 128k window) pay.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Literal
 
 __all__ = [
     "DEFAULT_ECONOMICS",
+    "FLOOR_WINDOW_SHARE",
     "MEMO_TOKENS",
     "MIN_SAVING_TOKENS",
     "Decision",
@@ -88,10 +90,19 @@ class Horizon:
     expected: int
 
 
-def compaction_floor(keep_recent_tokens: float, memo_tokens: float = MEMO_TOKENS) -> float:
+FLOOR_WINDOW_SHARE = 0.08  # of the context window, when that is below keepRecentTokens + the summary
+
+
+def compaction_floor(
+    keep_recent_tokens: float, context_window: int | None = None, memo_tokens: float = MEMO_TOKENS
+) -> float:
     """The smallest context OCC compacts for economy: what the host's compaction keeps
-    (``compaction.keepRecentTokens``, 20,000 by default) plus the summary (``memo_tokens``)."""
-    return keep_recent_tokens + memo_tokens
+    (``compaction.keepRecentTokens``, 20,000 by default) plus the summary, or 8% of the context
+    window when that is smaller (10,240 tokens of a 128k window, 16,000 of a 200k one)."""
+    floor = keep_recent_tokens + memo_tokens
+    if context_window:
+        floor = min(floor, FLOOR_WINDOW_SHARE * context_window)
+    return floor
 
 
 def estimate_horizon(

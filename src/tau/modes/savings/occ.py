@@ -13,7 +13,7 @@ when it keeps the message that completed the step (the plan call, or the final a
 what follows it, at most ``keepRecentTokens`` 20,000 (:func:`tau.bundled.occ.estimate.removable_tokens`,
 split turns included), a summary of 1,000 tokens, the cache write/read ratio 12.5, the request
 samples, growth, debt and cooldown of OCC's state (:mod:`tau.bundled.occ.state`), its floor (no
-economic compaction under ``keepRecentTokens`` plus the summary) and its refetches (requests that
+economic compaction under ``keepRecentTokens`` plus the summary, or 8% of the window if smaller) and its refetches (requests that
 only fetch again what was given are no horizon samples; a refetch of compacted content is debt:
 :func:`tau.bundled.occ.state.note_turn`). When it compacts,
 a compaction entry with a 1,000-token summary is placed on the replayed branch after the boundary
@@ -177,7 +177,7 @@ class OccReplay:
             debt_tokens=self.state["cacheDebtTokens"],
             repayment_tokens=self.state["cacheDebtRepaymentTokens"],
             memo_tokens=SUMMARY_TOKENS,
-            floor_tokens=economics.compaction_floor(KEEP_RECENT_TOKENS, SUMMARY_TOKENS),
+            floor_tokens=economics.compaction_floor(KEEP_RECENT_TOKENS, self.window, SUMMARY_TOKENS),
         )
         preparation = (
             prepare_compaction(branch, CompactionSettings(keep_recent_tokens=keep))
