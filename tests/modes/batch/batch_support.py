@@ -106,11 +106,14 @@ BUNDLED_TOOLS = {"todo", "todo_loop_block", "obs_recall"}
 
 
 def _tools(session: Path) -> set[str]:
-    """The tools the session's system prompt listed (its ``tools`` section: ``- name: description``)."""
+    """The tools the session's first system message declared (``toolsAdded``; a tool without a
+    prompt line, as ``obs_recall`` and ``todo_loop_block`` are since issue 25, is not in the prompt's
+    ``tools`` section) and those its ``tools`` section lists (``- name: description``)."""
     for entry in map(json.loads, session.read_text(encoding="utf-8").splitlines()):
         message = entry.get("message") or {}
         if message.get("role") == "system":
-            return set(re.findall(r"^- ([a-z_]+):", message["sections"]["tools"], flags=re.MULTILINE))
+            listed = set(re.findall(r"^- ([a-z_]+):", message["sections"]["tools"], flags=re.MULTILINE))
+            return listed | {tool.get("name") for tool in message.get("toolsAdded") or []}
     return set()
 
 
