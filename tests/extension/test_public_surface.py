@@ -34,6 +34,13 @@ MCP = {
     "McpConfigError", "validate_mcp_server_config", "get_mcp_tool_exposure", "is_mcp_server_override",
     "is_mcp_tool_name", "mcp_namespace", "tool_name_matcher",
 }  # fmt: skip
+MESSAGES = {
+    "AgentMessage", "Message", "SystemMessage", "UserMessage", "AssistantMessage", "ToolResultMessage",
+    "CustomMessage", "BashExecutionMessage", "BranchSummaryMessage", "CompactionSummaryMessage",
+    "TextContent", "ThinkingContent", "ImageContent", "ToolCall",
+    "content_text", "message_text", "message_key", "tool_calls", "has_tool_calls", "entry_message", "role_of",
+    "is_system", "is_user", "is_assistant", "is_tool_result", "is_custom", "is_bash_execution",
+}  # fmt: skip
 COMPACTION = {
     "CutPoint", "find_cut_point", "estimate_tokens", "estimate_messages_tokens", "prepare_compaction",
     "CompactionPreparation", "CompactionSettings",
@@ -41,7 +48,7 @@ COMPACTION = {
 
 
 def test_all_is_exactly_the_agreed_surface():
-    assert set(tau.extension.__all__) == EVENTS | API | TOOLS | COMPACTION | MCP
+    assert set(tau.extension.__all__) == EVENTS | API | TOOLS | COMPACTION | MCP | MESSAGES
     assert len(tau.extension.__all__) == len(set(tau.extension.__all__))
 
 

@@ -35,6 +35,7 @@ from tau.agent.hooks import (
 )
 from tau.agent.tool_execution import ToolBatch, execute_tool_calls, fail_truncated_tool_calls
 from tau.common.jsstr import ms_now
+from tau.llm.messages import has_tool_calls
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.llm.transcript import current_tools, normalize_context, tool_state_changes
 from tau.llm.types import AssistantMessage, ToolResultMessage
@@ -212,7 +213,7 @@ class _Run:
         self.config.apply(update)
 
     async def _run_tools(self, message: AssistantMessage) -> ToolBatch:
-        if not any(block.get("type") == "toolCall" for block in message["content"]):
+        if not has_tool_calls(message):
             return ToolBatch([], terminate=False)
         if message["stopReason"] == "length":
             batch = await fail_truncated_tool_calls(message, self.emit)

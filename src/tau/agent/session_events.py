@@ -21,8 +21,8 @@ from tau.agent.hooks import (
 )
 from tau.agent.session_nested import combine_usage
 from tau.common.jsstr import ms_now
+from tau.llm.messages import content_text
 from tau.llm.stream import AbortSignal
-from tau.llm.transcript import content_text
 from tau.llm.types import Model
 from tau.session.messages import convert_to_llm
 from tau.session.projection import entry_to_messages, unchanged_prefix

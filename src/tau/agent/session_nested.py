@@ -19,6 +19,7 @@ from tau.agent import events
 from tau.agent.hooks import AgentContext, LoopConfig
 from tau.agent.tool_execution import run_tool_call
 from tau.common import jsjson
+from tau.llm.messages import message_text
 from tau.llm.stream import AbortSignal
 
 __all__ = ["NESTED_CALL_LIMITS", "NestedCallRunner", "combine_usage"]
@@ -160,7 +161,7 @@ class NestedCallRunner:
             if exclusive:
                 self._exclusive.release()
         result = outcome.result.to_json()
-        text = "\n".join(b.get("text", "") for b in result.get("content") or [] if b.get("type") == "text")
+        text = message_text(result)
         scope.recorder.finish(record, outcome.is_error, text)
         if outcome.result.usage:
             scope.recorder.add_usage(outcome.result.usage)

@@ -14,6 +14,7 @@ from typing import Any
 
 from tau.agent.session_tools import options_from_json, options_to_json
 from tau.common.jsstr import ms_now
+from tau.llm.messages import content_text
 from tau.llm.registry import clamp_thinking_level
 
 __all__ = ["NO_MODEL_MESSAGE", "PromptMixin"]
@@ -233,7 +234,7 @@ class PromptMixin:
         if isinstance(content, str):
             text, images = content, None
         else:
-            text = "\n".join(part["text"] for part in content if part.get("type") == "text")
+            text = content_text(content)
             images = [part for part in content if part.get("type") != "text"] or None
         await self.prompt(
             text, images=images, streaming_behavior=deliver_as, source="extension", expand_commands=False

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tau.llm.messages import tool_calls
 from tau.llm.overflow import is_context_overflow
 from tau.llm.retry import RetryPolicy, is_retryable_error, requested_delay_ms, retry_delay_ms
 from tau.llm.stream import AbortSignal
@@ -116,9 +117,7 @@ class RetryMixin:
 
     def _omit_recovery_attempt(self: Any, message: dict[str, Any]) -> None:
         """Omit a failed attempt and its tool results from the model context, durably (``context_edit``)."""
-        call_ids = {
-            block.get("id") for block in message.get("content") or [] if block.get("type") == "toolCall"
-        }
+        call_ids = {block.get("id") for block in tool_calls(message)}
         entry_id = self._entry_id_of(message)
         if self._unremembered is not None:
             self._remember_projection()  # every message's entry id is looked up below

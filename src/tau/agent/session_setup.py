@@ -20,6 +20,7 @@ from typing import Any
 from tau.agent.session_tools import Allowlist, name_matcher
 from tau.agent.settings import Settings, apply_tool_modifiers, tool_list_error
 from tau.llm.catalog import BUILTIN_PROVIDERS
+from tau.llm.messages import entry_message
 from tau.llm.registry import ModelChoice, ModelNotFoundError, ModelRegistry
 from tau.llm.types import Model
 
@@ -58,7 +59,7 @@ def _session_model(branch: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
     for entry in reversed(branch):
         if entry.get("type") == "model_change":
             return entry.get("provider"), entry.get("modelId")
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry_message(entry)
         if isinstance(message, dict) and message.get("role") == "assistant" and message.get("provider"):
             return message.get("provider"), message.get("model")
     return None

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tau.llm.messages import content_text
 from tau.llm.stream import AbortSignal
-from tau.llm.transcript import content_text
 from tau.session.manager import SessionManager
 
 __all__ = ["TreeMixin"]

@@ -31,6 +31,7 @@ from tau.agent.hooks import (
     resolve,
 )
 from tau.common.jsstr import ms_now
+from tau.llm.messages import tool_calls
 from tau.llm.stream import AbortSignal
 from tau.llm.types import AssistantMessage, ToolCall, ToolResultMessage
 from tau.tools.base import ToolContext, ToolDefinition, ToolResult
@@ -72,10 +73,6 @@ def _immediate(tool_call: ToolCall, text: str, terminate: bool = False) -> ToolC
     return ToolCallOutcome(tool_call, result, is_error=True)
 
 
-def _tool_calls(message: AssistantMessage) -> list[ToolCall]:
-    return [block for block in message["content"] if block.get("type") == "toolCall"]  # type: ignore[misc]
-
-
 def _should_terminate(outcomes: list[ToolCallOutcome]) -> bool:
     return bool(outcomes) and all(outcome.result.terminate for outcome in outcomes)
 
@@ -88,7 +85,7 @@ async def execute_tool_calls(
     emit: Emit,
 ) -> ToolBatch:
     """Run every tool call of ``message`` and emit their events; see the module docstring."""
-    calls = _tool_calls(message)
+    calls = tool_calls(message)
     sequential = config.tool_execution == "sequential" or any(
         (tool := context.find_tool(call["name"])) is not None and tool.execution_mode == "sequential"
         for call in calls
@@ -101,7 +98,7 @@ async def execute_tool_calls(
 async def fail_truncated_tool_calls(message: AssistantMessage, emit: Emit) -> ToolBatch:
     """A ``length`` stop may have cut any call's arguments: fail every call instead of running it."""
     results = []
-    for call in _tool_calls(message):
+    for call in tool_calls(message):
         await emit(events.tool_execution_start(call["id"], call["name"], call["arguments"]))
         outcome = _immediate(
             call,

@@ -19,12 +19,12 @@ from itertools import compress, count, islice, repeat
 from typing import Any, Literal
 
 from tau.common import jsjson
+from tau.llm.messages import content_text
 from tau.llm.types import Message, SystemMessage, Tool, TranscriptContext
 from tau.session.projection import unchanged_prefix
 
 __all__ = [
     "collapse_system_messages",
-    "content_text",
     "create_initial_system_message",
     "current_system_message",
     "current_system_prompt",
@@ -45,13 +45,6 @@ __all__ = [
 ]
 
 ToolSupport = Literal["none", "additions", "changes"]
-
-
-def content_text(content: str | Sequence[Mapping[str, Any]], separator: str = "\n") -> str:
-    """The text of a message content: the string itself, or its text blocks joined by ``separator``."""
-    if isinstance(content, str):
-        return content
-    return separator.join(block["text"] for block in content if block.get("type") == "text")
 
 
 def system_message_text(message: Mapping[str, Any]) -> str:

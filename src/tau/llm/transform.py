@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tau.common.jsstr import ms_now
+from tau.llm.messages import tool_calls
 from tau.llm.types import Message, Model, ToolResultMessage
 
 __all__ = [
@@ -202,7 +203,7 @@ class _ToolFlow:
             self.close_pending()
             if msg.get("stopReason") in ("error", "aborted"):
                 return
-            calls = [block for block in msg["content"] if block.get("type") == "toolCall"]
+            calls = tool_calls(msg)
             if calls:
                 self.pending = calls
                 self.answered = set()

@@ -17,9 +17,10 @@ import html
 import json
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from tau.llm.messages import content_text, entry_message
 
 __all__ = ["default_output_path", "export_file", "export_session", "render_page", "session_data"]
 
@@ -156,7 +157,7 @@ class _Page:
             if parent not in self.by_id or parent == entry.get("id"):
                 parent = None
             self.children.setdefault(parent, []).append(entry)
-            message = entry.get("message") if entry.get("type") == "message" else None
+            message = entry_message(entry)
             if isinstance(message, dict) and message.get("role") == "toolResult":
                 self.results[str(message.get("toolCallId"))] = message
         self.on_branch = set()
@@ -383,7 +384,7 @@ def _image(block: dict[str, Any]) -> str:
 
 
 def _first_words(entry: dict[str, Any]) -> str:
-    message = entry.get("message") if entry.get("type") == "message" else None
+    message = entry_message(entry)
     text = _plain(message) if isinstance(message, dict) else str(entry.get("summary") or "")
     line = " ".join(text.split())
     return line if len(line) <= 60 else line[:59] + "…"
@@ -393,10 +394,7 @@ def _plain(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    texts: Iterable[str] = (
-        str(b.get("text") or "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-    )
-    return "\n".join(texts) or str(message.get("summary") or message.get("command") or "")
+    return content_text(content) or str(message.get("summary") or message.get("command") or "")
 
 
 _CSS = """

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tau.llm.messages import entry_message
+
 __all__ = ["Usage", "recorded_usage"]
 
 
@@ -43,7 +45,7 @@ def recorded_usage(entries: Iterable[dict[str, Any]]) -> Usage:
     requests = input_tokens = cache_read = cache_write = output = 0
     cost = 0.0
     for entry in entries:
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry_message(entry)
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
         usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.session.messages import content_text
+
 __all__ = [
     "EDITABLE_ROLES",
     "branch_summary_entry",
@@ -177,16 +179,6 @@ def session_info_entry(entry_id: str, parent_id: str | None, timestamp: str, nam
     return entry
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block.get("text", "") for block in content if isinstance(block, dict) and block.get("type") == "text"
-    )
-
-
 def current_system_message(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
     """pi-ai ``getCurrentSystemMessage``: every system message replayed into one.
 
@@ -203,7 +195,7 @@ def current_system_message(messages: list[dict[str, Any]]) -> dict[str, Any] | N
             continue
         if timestamp is None:
             timestamp = message.get("timestamp")
-        text = _content_text(message.get("content"))
+        text = content_text(message.get("content"))
         if text:
             content.append(text)
         for name, value in (message.get("sections") or {}).items():

@@ -15,6 +15,7 @@ from typing import Any
 
 from tau.common.jsstr import js_trim, ms_from_iso
 from tau.session import jsonl
+from tau.session.messages import content_text
 from tau.session.paths import default_session_dir, resolve_path, sessions_root
 
 __all__ = [
@@ -137,17 +138,6 @@ def find_by_id(
     return None
 
 
-def _text_of(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return " ".join(
-        block.get("text", "") for block in content if isinstance(block, dict) and block.get("type") == "text"
-    )
-
-
 def _datetime(ms: float) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
@@ -203,7 +193,7 @@ def session_info(path: Path) -> SessionInfo | None:
         )
         if activity is not None:
             last_activity = max(last_activity or 0, activity)
-        text = _text_of(message)
+        text = content_text(message.get("content"), " ")
         if not text:
             continue
         texts.append(text)

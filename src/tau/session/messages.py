@@ -27,6 +27,7 @@ __all__ = [
     "IMAGES_DISABLED_TEXT",
     "bash_execution_to_text",
     "block_images",
+    "content_text",
     "convert_to_llm",
     "create_branch_summary_message",
     "create_compaction_summary_message",
@@ -135,6 +136,26 @@ def js_date_ms(value: Any) -> int | None:
         sign = 1 if offset[0] == "+" else -1
         ms -= sign * (int(offset[1:3]) * 60 + int(offset[4:6])) * 60_000
     return ms if abs(ms) <= _MAX_TIME else None
+
+
+# --- reading a message's content ------------------------------------------------------------
+
+
+def content_text(content: Any, separator: str = "\n") -> str:
+    """The text of a message content: the string itself, or its text blocks joined by ``separator``.
+
+    Anything else is ``""``: blocks that are not objects are skipped, and a text block whose text is
+    missing or not a string counts as empty. ``tau.llm.messages`` exports this for the layers above.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return separator.join(
+        text if isinstance(text := block.get("text"), str) else ""
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
 
 
 # --- agent messages made from session entries ---------------------------------------------------

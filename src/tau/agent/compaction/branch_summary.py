@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tau.llm.messages import has_tool_calls, message_text
 from tau.llm.types import Usage
 from tau.session.messages import (
     create_branch_summary_message,
@@ -29,7 +30,6 @@ from .file_ops import (
 from .prompts import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT
 from .summary import (
     Complete,
-    content_text,
     needs_pi_request,
     serialize_conversation,
     spent_usage,
@@ -249,12 +249,11 @@ async def generate_branch_summary(
     failure = summarization_failure(response, "Branch summarization")
     if failure:
         return BranchSummaryResult(error=failure)
-    content = response.get("content") or []
-    if any(isinstance(block, dict) and block.get("type") == "toolCall" for block in content):
+    if has_tool_calls(response):
         return BranchSummaryResult(error="Branch summarization attempted to call a tool")
     read_files, modified_files = compute_file_lists(prepared.file_ops)
     summary = (
-        BRANCH_SUMMARY_PREAMBLE + content_text(content) + format_file_operations(read_files, modified_files)
+        BRANCH_SUMMARY_PREAMBLE + message_text(response) + format_file_operations(read_files, modified_files)
     )
     return BranchSummaryResult(
         summary=summary, usage=response.get("usage"), read_files=read_files, modified_files=modified_files

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from tau.common.jsjson import dumps_str
 from tau.common.jsstr import js_len, ms_now
+from tau.llm.messages import content_text, has_tool_calls, message_text
 from tau.llm.overflow import is_context_overflow
 from tau.llm.types import AssistantMessage, TranscriptContext, Usage
 from tau.session.projection import convert_to_llm
@@ -38,7 +39,6 @@ __all__ = [
     "build_turn_prefix_prompt",
     "combine_usage",
     "compact",
-    "content_text",
     "generate_summary",
     "generate_turn_prefix_summary",
     "needs_pi_request",
@@ -85,19 +85,6 @@ class CompactionResult(TypedDict):
 
 
 # --- serialization -------------------------------------------------------------------------------
-
-
-def content_text(content: Any, separator: str = "\n") -> str:
-    """A message content's text: the string itself, or its text blocks joined by ``separator``."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return separator.join(
-        block.get("text") or ""
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
-    )
 
 
 def _slice_head(text: str, max_units: int) -> str:
@@ -224,21 +211,15 @@ def _answer(response: AssistantMessage, label: str) -> tuple[str, Usage]:
     failure = summarization_failure(response, label)
     if failure:
         raise SummarizationError(failure)
-    content = response.get("content") or []
-    if any(isinstance(block, dict) and block.get("type") == "toolCall" for block in content):
+    if has_tool_calls(response):
         raise SummarizationError(f"{label} attempted to call a tool")
-    return content_text(content), response.get("usage")  # type: ignore[return-value]
-
-
-def _calls_a_tool(response: AssistantMessage) -> bool:
-    content = response.get("content") or []
-    return any(isinstance(block, dict) and block.get("type") == "toolCall" for block in content)
+    return message_text(response), response.get("usage")  # type: ignore[return-value]
 
 
 def needs_pi_request(response: AssistantMessage) -> bool:
     """A cache-friendly summary answer that cannot be used: it called a tool, or overflowed the window."""
     overflow = response.get("stopReason") == "error" and is_context_overflow(response)
-    return overflow or _calls_a_tool(response)
+    return overflow or has_tool_calls(response)
 
 
 def spent_usage(first: Any, second: Usage) -> Usage:

@@ -42,7 +42,7 @@ from tau.bundled.codemode.sandbox import (
 from tau.bundled.codemode.source import parse_source
 from tau.bundled.codemode.store import STORE_ENTRY_TYPE, read_store
 from tau.common import jsjson
-from tau.extension import AbortSignal, ToolError, ToolResult
+from tau.extension import AbortSignal, ToolError, ToolResult, message_text
 
 __all__ = ["MEMORY_LIMIT_BYTES", "CodemodeOptions", "execute_codemode"]
 
@@ -77,15 +77,11 @@ def _preview(args: Any) -> str:
         return ""
 
 
-def _text_of(result: dict[str, Any]) -> str:
-    return "\n".join(b.get("text", "") for b in result.get("content") or [] if b.get("type") == "text")
-
-
 def _script_value(tool: Any, outcome: dict[str, Any]) -> Any:
     result = outcome["result"]
     if tool.output_schema is not None and "structuredContent" in result:
         return result["structuredContent"]
-    text = _text_of(result)
+    text = message_text(result)
     if outcome["isError"]:
         raise ScriptCallError(text or f'Tool "{tool.name}" failed')
     return text
@@ -135,7 +131,7 @@ async def execute_codemode(
             record["durationMs"] = (time.perf_counter() - call_started) * 1000
             if outcome["isError"]:
                 record["status"] = "cancelled" if call_signal.aborted else "error"
-                failure = _text_of(outcome["result"]) or f'Tool "{tool.name}" failed'
+                failure = message_text(outcome["result"]) or f'Tool "{tool.name}" failed'
                 record["error"] = _truncate(failure, _ERROR_PREVIEW_CHARS)
             else:
                 record["status"] = "ok"

@@ -26,7 +26,16 @@ from tau.bundled.fusion.markers import (
 from tau.bundled.fusion.paths import resolve_tool_path
 from tau.bundled.fusion.queue import FusedFileQueue
 from tau.bundled.sol_common import banner_lines, show_savings
-from tau.extension import ToolAborted, ToolDefinition, ToolError, ToolResult, bash_tool, edit_tool, write_tool
+from tau.extension import (
+    ToolAborted,
+    ToolDefinition,
+    ToolError,
+    ToolResult,
+    bash_tool,
+    content_text,
+    edit_tool,
+    write_tool,
+)
 
 __all__ = ["MECHANISM", "SAVING", "ActionFusion", "host_tool_properties"]
 
@@ -53,10 +62,6 @@ def host_tool_properties(parameters: Any) -> dict[str, Any]:
         return {"properties": dict(properties), "required": list(required)}
     except Exception:
         return {}
-
-
-def _text_of(result: ToolResult) -> str:
-    return "\n".join(block.get("text", "") for block in result.content if block.get("type") == "text")
 
 
 def _sha256(path: str) -> str:
@@ -139,7 +144,7 @@ class ActionFusion:
                 kind = ToolAborted if isinstance(exc, ToolAborted) else ToolError
                 raise kind(mutation_failed_text(str(exc))) from exc
             if mutation.is_error:
-                raise ToolError(mutation_failed_text(_text_of(mutation)))
+                raise ToolError(mutation_failed_text(content_text(mutation.content)))
             await check_unchanged(absolute)
             result = await self.run_command(tool_call_id, then_run, mutation, signal, ctx)
         if not result.is_error:
@@ -155,8 +160,8 @@ class ActionFusion:
         try:
             outcome = await self.bash.execute(f"{tool_call_id}:then_run", command, signal, None, ctx)
         except Exception as exc:  # timeout, abort, no exit code: fail, keeping the mutation's text
-            raise ToolError(run_error_text(_text_of(mutation), str(exc))) from exc
-        output = _text_of(outcome)
+            raise ToolError(run_error_text(content_text(mutation.content), str(exc))) from exc
+        output = content_text(outcome.content)
         if outcome.is_error:
             # Never rolled back: the file keeps the mutation; the result says the command failed.
             return ToolResult(

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tau.common import jsjson
-from tau.extension import ToolResult, create_output_file, format_size
+from tau.extension import ToolResult, content_text, create_output_file, format_size
 
 __all__ = [
     "MCP_OUTPUT_MAX_BYTES",
@@ -188,10 +188,6 @@ async def limit_content(
     return [_text(text), *images], full_path
 
 
-def _text_of(content: list[dict[str, Any]]) -> str:
-    return "\n".join(block["text"] for block in content if block.get("type") == "text")
-
-
 async def convert_tool_result(
     server: str,
     tool: str,
@@ -211,7 +207,7 @@ async def convert_tool_result(
         if "structuredContent" in result:
             converted.append(_text(jsjson.dumps_indented(result["structuredContent"])))
     is_error = result.get("isError") is True
-    if is_error and _text_of(converted) == "":
+    if is_error and content_text(converted) == "":
         converted.append(_text(f"MCP tool {server}/{tool} returned an error"))
     content, full_path = await limit_content(converted, save)
     details: dict[str, Any] = {"server": server, "tool": tool}

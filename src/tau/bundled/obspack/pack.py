@@ -31,7 +31,7 @@ from tau.bundled.sol_common import (
     show_savings,
 )
 from tau.common import jsjson
-from tau.extension import ToolDefinition, ToolError, ToolResult
+from tau.extension import ToolDefinition, ToolError, ToolResult, entry_message, tool_calls
 
 __all__ = ["RECALL_DESCRIPTION", "RECALL_PARAMETERS", "ObservationPack"]
 
@@ -353,17 +353,14 @@ def _observations(message: dict[str, Any]) -> list[Observation]:
         found = observation_of(message) or text_observation(message)
         return [found] if found is not None else []
     if message.get("role") == "assistant":
-        calls = [
-            b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
-        ]
-        return [o for call in calls if (o := arguments_observation(call)) is not None]
+        return [o for call in tool_calls(message) if (o := arguments_observation(call)) is not None]
     return []
 
 
 def _on_branch(ctx: Any, obs_id: str) -> Observation | None:
     for entry in ctx.session_manager.get_branch():
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict):
+        message = entry_message(entry)
+        if message is not None:
             for observation in _observations(message):
                 if observation.id == obs_id:
                     return observation

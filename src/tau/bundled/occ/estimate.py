@@ -19,7 +19,14 @@ from typing import Any
 
 from tau.common.jsstr import js_len
 from tau.extension import CompactionSettings as HostCompactionSettings
-from tau.extension import estimate_tokens, prepare_compaction, unchanged_prefix
+from tau.extension import (
+    estimate_tokens,
+    is_assistant,
+    message_key,
+    prepare_compaction,
+    tool_calls,
+    unchanged_prefix,
+)
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
@@ -128,20 +135,11 @@ class ObservedTokens:
         return sum(tokens)
 
 
-def _key(message: dict[str, Any]) -> tuple[Any, ...]:
-    return (
-        message.get("role"),
-        message.get("timestamp"),
-        message.get("toolCallId"),
-        message.get("customType"),
-    )
-
-
 def _observed_index(observed: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
     index: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for message in observed:
         if isinstance(message, dict):
-            index.setdefault(_key(message), []).append(message)
+            index.setdefault(message_key(message), []).append(message)
     return index
 
 
@@ -168,11 +166,7 @@ def keep_from(projected: list[dict[str, Any]], index: int, keep_recent_tokens: i
 
 
 def _calls(message: dict[str, Any], tool_call_id: str) -> bool:
-    content = message.get("content") if message.get("role") == "assistant" else None
-    return isinstance(content, list) and any(
-        isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == tool_call_id
-        for block in content
-    )
+    return is_assistant(message) and any(call.get("id") == tool_call_id for call in tool_calls(message))
 
 
 _PENDING_ABORT = {
@@ -198,7 +192,7 @@ def removable_tokens(
     index = _observed_index(observed)
     total = 0
     for message in [*preparation.messages_to_summarize, *preparation.turn_prefix_messages]:
-        matches = index.get(_key(message), [])
+        matches = index.get(message_key(message), [])
         if len(matches) == 1:
             total += estimate_tokens(matches[0])
     summary = preparation.previous_summary

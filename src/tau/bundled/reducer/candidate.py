@@ -19,6 +19,7 @@ from typing import Any
 
 from tau.bundled.reducer.config import DIAGNOSTIC_COMMAND, MAX_CHARS
 from tau.common.jsstr import js_len
+from tau.extension import content_text
 
 __all__ = [
     "SPILL_FILE_NAME",
@@ -94,12 +95,6 @@ class Candidate:
     status: str | None
     exit_failed: bool | None
     project: Callable[[str], list[dict[str, Any]]]
-
-
-def _text_of(content: list[dict[str, Any]]) -> str:
-    return "\n".join(
-        block.get("text", "") for block in content if isinstance(block, dict) and block.get("type") == "text"
-    )
 
 
 def split_status(text: str, is_error: bool) -> tuple[str, str | None]:
@@ -197,7 +192,7 @@ def _bash_candidate(view: ResultView, max_chars: int, accepts: Accepts) -> Candi
     command = view.input.get("command")
     if not isinstance(command, str) or not command or not accepts(command):
         return None
-    text = _text_of(view.content)
+    text = content_text(view.content)
     inline, status = split_status(text, view.is_error)
 
     def project(receipt: str) -> list[dict[str, Any]]:
@@ -239,7 +234,9 @@ def _fused_candidate(view: ResultView, max_chars: int, accepts: Accepts) -> Cand
         ]
 
     body = _exact_body(inline, view.details, max_chars)
-    return Candidate(command, body, status, exit_failed(view, _text_of(view.content), fused=True), project)
+    return Candidate(
+        command, body, status, exit_failed(view, content_text(view.content), fused=True), project
+    )
 
 
 def find_candidate(

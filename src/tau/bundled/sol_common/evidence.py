@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from tau.extension import tool_calls
+
 __all__ = ["distinctive_tokens", "message_evidence_text", "tool_call_tokens"]
 
 # The standard library's engine: these patterns mean the same in it as in ``regex``, and it reads a
@@ -94,14 +96,10 @@ def _argument_strings(value: Any) -> Iterable[str]:
 
 def tool_call_tokens(message: dict[str, Any]) -> set[str]:
     """The distinctive tokens of an assistant message's tool-call arguments."""
-    content = message.get("content")
     tokens: set[str] = set()
-    if not isinstance(content, list):
-        return tokens
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "toolCall":
-            for text in _argument_strings(block.get("arguments")):
-                tokens |= distinctive_tokens(text)
+    for call in tool_calls(message):
+        for text in _argument_strings(call.get("arguments")):
+            tokens |= distinctive_tokens(text)
     return tokens
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from tau.bundled.todo.results import compact_json, list_json, unavailable_text
 from tau.bundled.todo_state import State
+from tau.extension import is_custom, message_key
 
 __all__ = ["SNAPSHOT_TYPE", "Blocks", "has_current_list", "snapshot_message", "without_snapshots"]
 
@@ -39,7 +40,7 @@ def without_snapshots(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | 
             return None
     except TypeError:  # something that is not a message dict: look closer
         pass
-    kept = [message for message in messages if not _is_snapshot(message)]
+    kept = [message for message in messages if not is_custom(message, SNAPSHOT_TYPE)]
     return kept if len(kept) != len(messages) else None
 
 
@@ -128,7 +129,7 @@ class Blocks:
         out = self._replace(base)
         wanted = self._wanted(base, state, note, reason, recorded)
         if wanted is not None and not any(placed.message["content"] == wanted for placed in self._placed):
-            placed = _Placed(_key(base[-1]) if base else None, snapshot_message(wanted, now_ms))
+            placed = _Placed(message_key(base[-1]) if base else None, snapshot_message(wanted, now_ms))
             self._placed.append(placed)
             out.append(placed.message)
         if not self._placed:
@@ -147,7 +148,7 @@ class Blocks:
                 found = 0 if not kept else None
             else:
                 found = next(
-                    (at + 1 for at in range(index, len(base)) if _key(base[at]) == placed.after), None
+                    (at + 1 for at in range(index, len(base)) if message_key(base[at]) == placed.after), None
                 )
             if found is None:
                 continue
@@ -171,23 +172,3 @@ class Blocks:
         if has_current_list(base, state):
             return None
         return block_text(state, note, reason)
-
-
-def _key(message: Any) -> Key:
-    """What identifies a message from one request to the next (the objects are copies each time)."""
-    if not isinstance(message, dict):
-        return (None, None, None, None)
-    return (
-        message.get("role"),
-        message.get("timestamp"),
-        message.get("toolCallId"),
-        message.get("customType"),
-    )
-
-
-def _is_snapshot(message: Any) -> bool:
-    return (
-        isinstance(message, dict)
-        and message.get("role") == "custom"
-        and message.get("customType") == SNAPSHOT_TYPE
-    )

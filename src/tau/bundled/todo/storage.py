@@ -35,6 +35,7 @@ from tau.bundled.todo.lines import Line, LineIndex
 from tau.bundled.todo.results import unavailable_text
 from tau.bundled.todo_state import TodoError
 from tau.common import jsjson
+from tau.extension import entry_message
 
 __all__ = ["CHUNK", "MAX_PARSED", "TAIL", "NoConversation", "SessionFile", "StorageUnavailable", "same_json"]
 
@@ -331,5 +332,5 @@ def _disconnected(entry: dict[str, Any]) -> StorageUnavailable:
 
 
 def _is_conversation(entry: dict[str, Any]) -> bool:
-    message = entry.get("message") if entry.get("type") == "message" else None
+    message = entry_message(entry)
     return isinstance(message, dict) and message.get("role") in ("user", "assistant")

@@ -24,6 +24,7 @@ from tau.bundled.todo import results
 from tau.bundled.todo.results import Reply
 from tau.bundled.todo.storage import NoConversation, SessionFile, StorageUnavailable, same_json
 from tau.bundled.todo_state import State, TodoError, apply, check_state, empty_state, new_task_id
+from tau.extension import entry_message
 
 __all__ = ["CUSTOM_TYPE", "Mode", "SessionView", "Store"]
 
@@ -269,7 +270,7 @@ class Store:
 
 def _has_conversation(branch: list[dict[str, Any]]) -> bool:
     for entry in branch:
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry_message(entry)
         if isinstance(message, dict) and message.get("role") in ("user", "assistant"):
             return True
     return False

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tau.bundled.todo_loop.tasks import TaskList, task_list_of
+from tau.extension import content_text
 
 __all__ = ["Anchor", "BranchReader", "BranchView", "Scan", "anchor_of", "scan_entries"]
 
@@ -54,19 +55,6 @@ class BranchView(Protocol):
     def get_entry(self, entry_id: str) -> dict[str, Any] | None: ...
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = [
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    return " ".join(parts)
-
-
 def anchor_of(entry: Any) -> Anchor | None:
     """The anchor ``entry`` is, or ``None`` (not a plain human message)."""
     if entry.__class__ is not dict or entry.get("type") != "message":
@@ -77,7 +65,7 @@ def anchor_of(entry: Any) -> Anchor | None:
     if isinstance(message.get("customType"), str):
         return None
     entry_id = entry.get("id")
-    return Anchor(entry_id if isinstance(entry_id, str) else None, _text_of(message.get("content")))
+    return Anchor(entry_id if isinstance(entry_id, str) else None, content_text(message.get("content"), " "))
 
 
 def scan_entries(entries_newest_first: Iterable[Any]) -> Scan:

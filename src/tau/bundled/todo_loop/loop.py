@@ -25,7 +25,7 @@ from tau.bundled.todo_loop.killswitch import kill_switch
 from tau.bundled.todo_loop.marker import MARKER_TYPE, is_marker, marker_draft, without_markers_next_to_human
 from tau.bundled.todo_loop.state import TODO_TOOL, Limits, LoopState, Observation
 from tau.bundled.todo_loop.tasks import task_list_of_state
-from tau.extension import Settings, ToolDefinition, ToolResult, unchanged_prefix
+from tau.extension import Settings, ToolDefinition, ToolResult, has_tool_calls, unchanged_prefix
 
 __all__ = [
     "BLOCK_DESCRIPTION",
@@ -49,13 +49,6 @@ BLOCK_PARAMETERS: dict[str, Any] = {
 NOT_RUNNING = "todo loop not running"
 READ_CHANNEL = "pi-todo:read"  # the bundled todo answers with its own reading of the checklist
 _SUBCOMMANDS = ("status", "pause", "resume")
-
-
-def _has_tool_calls(message: Any) -> bool:
-    content = message.get("content") if isinstance(message, dict) else None
-    return isinstance(content, list) and any(
-        isinstance(block, dict) and block.get("type") == "toolCall" for block in content
-    )
 
 
 class _MarkerScan:
@@ -173,7 +166,7 @@ class TodoLoop:
             if not self.disabled(ctx):
                 self.state.aborted()
             return None
-        if _has_tool_calls(message):
+        if has_tool_calls(message):
             return None  # the host makes the next request anyway: spend nothing
         if not self._would_end(event, ctx) or self.disabled(ctx):
             return None

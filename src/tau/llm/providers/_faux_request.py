@@ -19,9 +19,10 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.common.jsstr import js_len
+from tau.llm.messages import content_text
 from tau.llm.providers._message_memo import MessageMemo, common_prefix, json_copy
 from tau.llm.stream import StreamOptions
-from tau.llm.transcript import content_text, current_system_prompt, current_tools, system_message_text
+from tau.llm.transcript import current_system_prompt, current_tools, system_message_text
 from tau.llm.types import Model, TranscriptContext, Usage
 
 __all__ = [

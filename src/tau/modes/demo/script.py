@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tau.llm.messages import message_text
+
 __all__ = ["FACTORY", "TASKS", "respond"]
 
 FACTORY = f"{Path(__file__).resolve()}:respond"
@@ -28,18 +30,9 @@ _REVISION = re.compile(r"todo revision (\d+)(?: \(1 change: ([^)]+)\))?")
 _OBS_ID = re.compile(r"^id: (obs_[a-f0-9]{24})$", re.MULTILINE)
 
 
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-    )
-
-
 def _todo_results(messages: list[dict[str, Any]]) -> list[str]:
     return [
-        _text(m)
+        message_text(m)
         for m in messages
         if m.get("role") == "toolResult" and m.get("toolName") == "todo" and not m.get("isError")
     ]
@@ -89,7 +82,7 @@ def _recall(messages: list[dict[str, Any]]) -> dict[str, Any]:
     found = [
         match.group(1)
         for m in messages
-        if m.get("role") == "toolResult" and (match := _OBS_ID.search(_text(m)))
+        if m.get("role") == "toolResult" and (match := _OBS_ID.search(message_text(m)))
     ]
     if not found:
         return {"text": "The log was never packed; nothing to recall."}
@@ -98,7 +91,9 @@ def _recall(messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _report(messages: list[dict[str, Any]]) -> dict[str, Any]:
     recalls = [
-        _text(m) for m in messages if m.get("role") == "toolResult" and m.get("toolName") == "obs_recall"
+        message_text(m)
+        for m in messages
+        if m.get("role") == "toolResult" and m.get("toolName") == "obs_recall"
     ]
     line = re.search(r'"line":(\d+)', recalls[-1]) if recalls else None
     where = f" (line {line.group(1)} of build.log)" if line else ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.llm.transcript import content_text
+from tau.llm.messages import message_text
 from tau.modes.interactive.todo_rows import checklist, todo_title
 
 __all__ = ["Trace"]
@@ -36,7 +36,7 @@ class Trace:
             return self._result(event)
         if kind == "message_end":
             message = event.get("message") or {}
-            text = _text(message)
+            text = message_text(message)
             if message.get("role") == "assistant" and text:
                 return f"model: {text}"
         if kind == "entry_appended":
@@ -69,7 +69,7 @@ class Trace:
 
     def _result(self, event: dict[str, Any]) -> str | None:
         result = event.get("result") or {}
-        text = _text(result)
+        text = message_text(result)
         tool = event.get("toolName")
         if tool == "todo":
             return self._todo_result(event, result)
@@ -92,13 +92,9 @@ class Trace:
     def _todo_result(self, event: dict[str, Any], result: dict[str, Any]) -> str | None:
         args = self._calls.pop(str(event.get("toolCallId")), {})
         if event.get("isError"):
-            return f"    {_text(result)}"
+            return f"    {message_text(result)}"
         previous, self._todo = self._todo, result.get("details")
         if args.get("action") == "add":  # a plan is added task by task: the list shows at its first change
             return None
         listed = checklist(args, previous, self._todo, expanded=False)
         return "\n".join(f"      {line}" for line in listed.lines) if listed is not None else None
-
-
-def _text(message: dict[str, Any]) -> str:
-    return content_text(message.get("content") or [])

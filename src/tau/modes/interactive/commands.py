@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tau.llm.messages import entry_message
 from tau.modes.interactive import more_commands as more
 from tau.modes.interactive.model import NoticeBlock, content_text
 from tau.modes.interactive.tree import TreeSelector
@@ -85,7 +86,7 @@ async def _tree(mode: InteractiveMode, args: str) -> None:
 def _user_messages(session: Any) -> list[tuple[str, str]]:
     found = []
     for entry in session.session_manager.get_branch():
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry_message(entry)
         if message and message.get("role") == "user":
             text = content_text(message.get("content")).strip()
             if text:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.llm.transcript import content_text
+from tau.llm.messages import content_text, entry_message, tool_calls
 
 __all__ = ["fork_messages", "session_state", "session_stats"]
 
@@ -67,9 +67,7 @@ def session_stats(session: Any) -> dict[str, Any]:
             _usage_totals(totals, message.get("usage"))
         elif role == "assistant":
             counts["assistant"] += 1
-            content = message.get("content")
-            if isinstance(content, list):
-                counts["toolCalls"] += sum(1 for block in content if block.get("type") == "toolCall")
+            counts["toolCalls"] += len(tool_calls(message))
             _usage_totals(totals, message.get("usage"))
     stats: dict[str, Any] = {}
     if session.session_file is not None:
@@ -100,8 +98,8 @@ def fork_messages(session: Any) -> list[dict[str, str]]:
     """pi's ``getUserMessagesForForking``: every user message with text, in file order."""
     found = []
     for entry in session.session_manager.get_entries():
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if not message or message.get("role") != "user":
+        message = entry_message(entry, "user")
+        if message is None:
             continue
         text = content_text(message.get("content") or "", "")
         if text:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tau.llm.messages import entry_message
 from tau.modes.savings.billed import billed_parts, is_tau_session, total
 from tau.modes.savings.cost_model import PriceBook, Prices, add_figures
 from tau.modes.savings.misses import MissCounter, TokenCache, miss_figures
@@ -191,7 +192,7 @@ def _price_book(branch: list[dict[str, Any]], override: Prices | None) -> PriceB
     registry = ModelRegistry()
     book = PriceBook(lookup=registry.find, override=override)
     for entry in branch:
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry_message(entry)
         if isinstance(message, dict) and message.get("role") == "assistant":
             book.learn(message)
     return book

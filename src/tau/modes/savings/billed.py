@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.llm.messages import entry_message
 from tau.modes.savings.cost_model import CacheBreaks, Figures, PriceBook, add_figures, empty_figures
 from tau.modes.savings.replay import count_recorded
 from tau.modes.savings.undo import REDUCER_JOURNAL
@@ -82,7 +83,7 @@ def is_tau_session(branch: list[Entry], evidence: dict[str, int], has_archive: b
     if evidence or has_archive:
         return True
     for entry in branch:
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry_message(entry)
         if isinstance(message, dict) and message.get("role") == "system":
             sections = message.get("sections")
             texts = [message.get("content")] + (list(sections.values()) if isinstance(sections, dict) else [])

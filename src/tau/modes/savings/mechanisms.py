@@ -23,33 +23,12 @@ from tau.bundled.obspack.planner import Planner
 from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
 from tau.bundled.obspack.window import Window
 from tau.extension.context_copies import ContextCopies
+from tau.llm.messages import entry_message, message_text, tool_calls
 
 __all__ = ["FusionResult", "PackState", "count_fused", "fuse_branch"]
 
 Entry = dict[str, Any]
 MUTATIONS = ("edit", "write")
-
-
-def _message(entry: Entry, role: str) -> dict[str, Any] | None:
-    message = entry.get("message") if entry.get("type") == "message" else None
-    return message if isinstance(message, dict) and message.get("role") == role else None
-
-
-def _tool_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    return (
-        [b for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
-        if isinstance(content, list)
-        else []
-    )
-
-
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-    return "\n".join(part for part in parts if isinstance(part, str))
 
 
 @dataclass
@@ -65,7 +44,7 @@ def _results_after(branch: list[Entry], start: int, ids: set[str]) -> tuple[dict
     found: dict[str, int] = {}
     position = start
     while position < len(branch):
-        result = _message(branch[position], "toolResult")
+        result = entry_message(branch[position], "toolResult")
         if result is None or result.get("toolCallId") not in ids:
             break
         found[str(result["toolCallId"])] = position
@@ -75,19 +54,19 @@ def _results_after(branch: list[Entry], start: int, ids: set[str]) -> tuple[dict
 
 def _fusable(branch: list[Entry], index: int) -> tuple[dict[str, Any], int, int, int] | None:
     """``(mutation call, its result's position, bash call position, bash result position)``, or None."""
-    first = _message(branch[index], "assistant")
-    calls = _tool_calls(first) if first is not None else []
+    first = entry_message(branch[index], "assistant")
+    calls = tool_calls(first) if first is not None else []
     if not calls or first.get("stopReason") != "toolUse":  # type: ignore[union-attr]
         return None
     results, after = _results_after(branch, index + 1, {str(c.get("id")) for c in calls})
     if len(results) != len(calls) or after + 1 >= len(branch):
         return None
-    second = _message(branch[after], "assistant")
-    bash_calls = _tool_calls(second) if second is not None else []
+    second = entry_message(branch[after], "assistant")
+    bash_calls = tool_calls(second) if second is not None else []
     if len(bash_calls) != 1 or bash_calls[0].get("name") != "bash" or second.get("stopReason") != "toolUse":  # type: ignore[union-attr]
         return None
     command = (bash_calls[0].get("arguments") or {}).get("command")
-    bash_result = _message(branch[after + 1], "toolResult")
+    bash_result = entry_message(branch[after + 1], "toolResult")
     if (
         not isinstance(command, str)
         or bash_result is None
@@ -100,7 +79,7 @@ def _fusable(branch: list[Entry], index: int) -> tuple[dict[str, Any], int, int,
         if c.get("name") in MUTATIONS
         and isinstance(c.get("arguments"), dict)
         and "then_run" not in c["arguments"]  # already fused: its command ran inside the call
-        and not (_message(branch[results[str(c.get("id"))]], "toolResult") or {}).get("isError")
+        and not (entry_message(branch[results[str(c.get("id"))]], "toolResult") or {}).get("isError")
     ]
     if not mutations:
         return None
@@ -124,7 +103,7 @@ def _fused_call(message: dict[str, Any], call: dict[str, Any], bash_args: dict[s
 
 
 def _fused_result(result: dict[str, Any], bash_result: dict[str, Any]) -> dict[str, Any]:
-    output = _text(bash_result)
+    output = message_text(bash_result)
     content = list(result.get("content") or [])
     if bash_result.get("isError"):
         return {**result, "content": [*content, failed_block(output)], "isError": True}
@@ -143,7 +122,7 @@ def fuse_branch(branch: list[Entry]) -> FusionResult:
             index += 1
             continue
         call, result_at, bash_at, bash_result_at = found
-        bash_args = _tool_calls(fused[bash_at]["message"])[0]["arguments"]
+        bash_args = tool_calls(fused[bash_at]["message"])[0]["arguments"]
         fused[index] = _with_message(fused[index], _fused_call(fused[index]["message"], call, bash_args))
         fused[result_at] = _with_message(
             fused[result_at], _fused_result(fused[result_at]["message"], fused[bash_result_at]["message"])
@@ -162,8 +141,8 @@ def count_fused(branch: list[Entry]) -> int:
     return sum(
         1
         for entry in branch
-        if (message := _message(entry, "assistant")) is not None
-        for call in _tool_calls(message)
+        if (message := entry_message(entry, "assistant")) is not None
+        for call in tool_calls(message)
         if call.get("name") in MUTATIONS and isinstance((call.get("arguments") or {}).get("then_run"), dict)
     )
 

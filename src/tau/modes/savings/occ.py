@@ -33,6 +33,7 @@ from tau.agent.compaction.settings import CompactionSettings
 from tau.bundled.occ import economics
 from tau.bundled.occ import state as occ_state
 from tau.bundled.sol_common.refetch import CallHistory
+from tau.llm.messages import entry_message
 
 __all__ = ["SUMMARY_TOKENS", "OccReplay", "SummaryCall", "boundaries"]
 
@@ -45,16 +46,11 @@ _SUMMARY = ("[Online Context Compact summary, 1,000 tokens in the replay]\n" + "
 _UNFINISHED = ("pending", "in_progress")
 
 
-def _message(entry: Entry) -> dict[str, Any] | None:
-    message = entry.get("message") if entry.get("type") == "message" else None
-    return message if isinstance(message, dict) else None
-
-
 def _turn_end(branch: list[Entry], index: int) -> int:
     """The last entry of the turn holding ``branch[index]`` (its tool results and custom entries)."""
     while index + 1 < len(branch):
         following = branch[index + 1]
-        message = _message(following)
+        message = entry_message(following)
         if not (
             following.get("type") == "custom" or (message is not None and message.get("role") == "toolResult")
         ):
@@ -67,7 +63,7 @@ def _plan_boundaries(branch: list[Entry]) -> dict[int, int]:
     found: dict[int, int] = {}
     statuses: dict[str, str] = {}
     for index, entry in enumerate(branch):
-        message = _message(entry)
+        message = entry_message(entry)
         if message is None or message.get("role") != "toolResult" or message.get("isError"):
             continue
         details = message.get("details") if isinstance(message.get("details"), dict) else {}
@@ -91,10 +87,12 @@ def _plan_boundaries(branch: list[Entry]) -> dict[int, int]:
 def _run_ends(branch: list[Entry]) -> dict[int, int]:
     found: dict[int, int] = {}
     for index, entry in enumerate(branch[:-1]):
-        message = _message(entry)
+        message = entry_message(entry)
         if message is None or message.get("role") != "assistant" or message.get("stopReason") != "stop":
             continue
-        following = next((_message(e) for e in branch[index + 1 :] if _message(e) is not None), None)
+        following = next(
+            (entry_message(e) for e in branch[index + 1 :] if entry_message(e) is not None), None
+        )
         if following is not None and following.get("role") == "user":
             found[index] = 1
     return found
@@ -216,7 +214,11 @@ def _boundary_keep(branch: list[Entry], source: str) -> int:
     projection = build_session_projection(branch)
     if source == "plan":
         result = next(
-            (m for e in reversed(branch) if (m := _message(e)) is not None and m.get("role") == "toolResult"),
+            (
+                m
+                for e in reversed(branch)
+                if (m := entry_message(e)) is not None and m.get("role") == "toolResult"
+            ),
             None,
         )
         call = str(result.get("toolCallId")) if result is not None else ""

@@ -17,6 +17,7 @@ from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
 from tau.common.jsstr import ms_from_iso
+from tau.llm.messages import entry_message
 from tau.modes.savings.cost_model import (
     CacheBreaks,
     Figures,
@@ -47,14 +48,9 @@ Entry = dict[str, Any]
 MECHANISMS = ("actionFusion", "observationPack", "evidencePreservingReducer", "onlineContextCompact")
 
 
-def _assistant(entry: Entry) -> dict[str, Any] | None:
-    message = entry.get("message") if entry.get("type") == "message" else None
-    return message if isinstance(message, dict) and message.get("role") == "assistant" else None
-
-
 def request_positions(branch: list[Entry]) -> list[int]:
     """Positions of the requests (assistant messages) on ``branch``."""
-    return [index for index, entry in enumerate(branch) if _assistant(entry) is not None]
+    return [index for index, entry in enumerate(branch) if entry_message(entry, "assistant") is not None]
 
 
 def request_time(entry: Entry) -> int | None:
@@ -121,7 +117,7 @@ def replay_branch(
     model: tuple[str, str] = ("", "")
     index = 0
     while index < len(work):
-        message = _assistant(work[index])
+        message = entry_message(work[index], "assistant")
         if message is not None:
             model = model_of(message)
             last, prompt = _request(
@@ -137,7 +133,7 @@ def replay_branch(
         elif occ is not None and work[index].get("type") == "compaction":
             occ.compacted()
         if occ is not None:
-            observed = last + [m for e in work[last_at : index + 1] if (m := _stored(e)) is not None]
+            observed = last + [m for e in work[last_at : index + 1] if (m := entry_message(e)) is not None]
             compaction = occ.at(work, index, observed, model)
             if compaction is not None:
                 work.insert(index + 1, compaction)
@@ -155,7 +151,7 @@ def _results_after(work: list[Entry], index: int) -> list[dict[str, Any]]:
     """The tool results that answer the request ``work[index]`` (the messages right after it)."""
     results = []
     for entry in work[index + 1 :]:
-        message = _stored(entry)
+        message = entry_message(entry)
         if message is None:
             if entry.get("type") == "custom":
                 continue
@@ -166,15 +162,10 @@ def _results_after(work: list[Entry], index: int) -> list[dict[str, Any]]:
     return results
 
 
-def _stored(entry: Entry) -> dict[str, Any] | None:
-    message = entry.get("message") if entry.get("type") == "message" else None
-    return message if isinstance(message, dict) else None
-
-
 def _occ_for(branch: list[Entry], prices: PriceBook) -> Any:
     from tau.modes.savings.occ import OccReplay
 
-    first = next((m for e in branch if (m := _assistant(e)) is not None), None)
+    first = next((m for e in branch if (m := entry_message(e, "assistant")) is not None), None)
     model = prices.lookup(*model_of(first)) if first is not None and prices.lookup is not None else None
     return OccReplay.for_branch(branch, getattr(model, "context_window", None))
 
@@ -266,7 +257,7 @@ def _recallable(pack: PackState, branch: list[Entry]) -> int:
 
     restorable: dict[str, bytes] = {}
     for entry in branch:
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry_message(entry)
         if not isinstance(message, dict):
             continue
         found = []
@@ -306,7 +297,7 @@ def summary_figures(
     model: tuple[str, str] = ("", "")
     last_request: int | None = None
     for position, entry in enumerate(branch):
-        message = _assistant(entry)
+        message = entry_message(entry, "assistant")
         if message is not None:
             model, last_request = model_of(message), position
             continue
@@ -368,7 +359,9 @@ def cached_compaction(
     kept = next(
         (i for i, e in enumerate(branch[:position]) if e.get("id") == entry.get("firstKeptEntryId")), position
     )
-    since = sum(estimate_tokens(m) for e in branch[last_request : min(kept, position)] if (m := _stored(e)))
+    since = sum(
+        estimate_tokens(m) for e in branch[last_request : min(kept, position)] if (m := entry_message(e))
+    )
     summary = str(entry.get("summary") or "")
     calls = 1
     if SPLIT_TURN_SEPARATOR in summary:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau.llm.messages import entry_message, tool_calls
+
 __all__ = [
     "OCC_COMPACTION_TYPES",
     "RECALL_TOOL",
@@ -63,22 +65,6 @@ class UndoResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _message(entry: Entry, role: str | None = None) -> dict[str, Any] | None:
-    message = entry.get("message") if entry.get("type") == "message" else None
-    if not isinstance(message, dict) or (role is not None and message.get("role") != role):
-        return None
-    return message
-
-
-def _calls(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    return (
-        [b for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
-        if isinstance(content, list)
-        else []
-    )
-
-
 def _fused(call: dict[str, Any]) -> bool:
     arguments = call.get("arguments")
     return (
@@ -106,10 +92,12 @@ def evidence(branch: Iterable[Entry]) -> dict[str, int]:
         "onlineContextCompact": 0,
     }
     for entry in branch:
-        message = _message(entry)
+        message = entry_message(entry)
         if message is not None and message.get("role") == "assistant":
-            found["actionFusion"] += sum(1 for call in _calls(message) if _fused(call))
-            found["observationPack"] += sum(1 for call in _calls(message) if call.get("name") == RECALL_TOOL)
+            found["actionFusion"] += sum(1 for call in tool_calls(message) if _fused(call))
+            found["observationPack"] += sum(
+                1 for call in tool_calls(message) if call.get("name") == RECALL_TOOL
+            )
         elif message is not None and message.get("role") == "toolResult" and _receipt(message):
             found["evidencePreservingReducer"] += 1
         elif _occ_message(entry):
@@ -195,7 +183,7 @@ def _unfuse(entries: list[Entry], index: int, counter: list[int]) -> list[Entry]
     """The fused assistant entry at ``index`` with its results, as pi would have run them."""
     entry = entries[index]
     message = entry["message"]
-    fused = {str(call.get("id")): call for call in _calls(message) if _fused(call)}
+    fused = {str(call.get("id")): call for call in tool_calls(message) if _fused(call)}
     plain_content = [
         {**block, "arguments": {k: v for k, v in block["arguments"].items() if k != "then_run"}}
         if isinstance(block, dict) and str(block.get("id")) in fused and block.get("type") == "toolCall"
@@ -206,7 +194,7 @@ def _unfuse(entries: list[Entry], index: int, counter: list[int]) -> list[Entry]
     position = index + 1
     commands: list[tuple[dict[str, Any], str, bool, Entry]] = []
     while position < len(entries):
-        result = _message(entries[position], "toolResult")
+        result = entry_message(entries[position], "toolResult")
         if result is None:
             if entries[position].get("type") != "custom":
                 break
@@ -333,7 +321,7 @@ def undo_branch(
     out: list[Entry] = result.branch
     while index < len(entries):
         entry = entries[index]
-        message = _message(entry)
+        message = entry_message(entry)
         role = message.get("role") if message is not None else None
         if "onlineContextCompact" in undo and (_occ_message(entry) or _occ_compaction(entries, index)):
             result.occ_compactions += entry.get("type") == "compaction"
@@ -344,18 +332,18 @@ def undo_branch(
         elif (
             role == "assistant"
             and "observationPack" in undo
-            and any(c.get("name") == RECALL_TOOL for c in _calls(message))
+            and any(c.get("name") == RECALL_TOOL for c in tool_calls(message))
         ):
-            removed_calls |= {str(c.get("id")) for c in _calls(message) if c.get("name") == RECALL_TOOL}
-            result.recalls += sum(1 for c in _calls(message) if c.get("name") == RECALL_TOOL)
+            removed_calls |= {str(c.get("id")) for c in tool_calls(message) if c.get("name") == RECALL_TOOL}
+            result.recalls += sum(1 for c in tool_calls(message) if c.get("name") == RECALL_TOOL)
             kept = _without_recalls(message)
             if kept is not None:
                 entries[index] = {**entry, "message": kept}
                 continue
-        elif role == "assistant" and "actionFusion" in undo and any(_fused(c) for c in _calls(message)):
+        elif role == "assistant" and "actionFusion" in undo and any(_fused(c) for c in tool_calls(message)):
             end = index + 1
             while end < len(entries) and (
-                _message(entries[end], "toolResult") is not None or entries[end].get("type") == "custom"
+                entry_message(entries[end], "toolResult") is not None or entries[end].get("type") == "custom"
             ):
                 end += 1
             out.extend(_unfuse(entries[:end], index, counter))
@@ -376,7 +364,7 @@ def _with_logs(branch: list[Entry], root: Path | None, result: UndoResult) -> li
     """``branch`` with every receipt replaced by its archived log (before fused calls are split)."""
     entries = []
     for entry in branch:
-        message = _message(entry, "toolResult")
+        message = entry_message(entry, "toolResult")
         if message is not None and _receipt(message):
             restored = _restore_receipt(message, root)
             result.receipts += 1
@@ -395,7 +383,7 @@ def _occ_compaction(entries: list[Entry], index: int) -> bool:
     for entry in entries[index + 1 :]:
         if _occ_message(entry):
             return True
-        message = _message(entry)
+        message = entry_message(entry)
         if message is not None and message.get("role") in ("assistant", "user"):
             return False
     return False
