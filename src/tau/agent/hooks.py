@@ -50,7 +50,7 @@ async def resolve(value: T | Awaitable[T]) -> T:
     """The value, awaited if a hook returned an awaitable."""
     if inspect.isawaitable(value):
         return await value
-    return value  # type: ignore[return-value]
+    return value
 
 
 @dataclass

@@ -199,7 +199,7 @@ def dumps_indented(value: Any) -> str:
     _open_value(value, "", parts, stack)
     while stack:
         top = stack[-1]
-        item = next(top.items, _END)
+        item: Any = next(top.items, _END)
         if item is _END:
             stack.pop()
             parts.append(f"\n{top.inner[:-2]}{top.closer}")  # only non-empty containers are opened

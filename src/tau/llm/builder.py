@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from tau.common.jsstr import ms_now
 from tau.llm.cost import calculate_cost
@@ -40,7 +40,16 @@ from tau.llm.partial_json import (
     repair_json,
 )
 from tau.llm.stream import AssistantMessageEventStream
-from tau.llm.types import AssistantMessage, Model, StopReason, Usage, empty_usage
+from tau.llm.types import (
+    AssistantMessage,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+    empty_usage,
+)
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -323,6 +332,29 @@ class MessageBuilder:
         calculate_cost(self.model, usage)
         return usage
 
+    # -- blocks an adapter completes with what its stream reports late (ids, names, signatures) --
+
+    def text_block(self, index: int) -> TextContent:
+        """The text block at ``index`` (``ValueError`` when that block is of another type)."""
+        block = self.message["content"][index]
+        if block["type"] == "text":
+            return block
+        raise _other_block(index, block["type"], "text")
+
+    def thinking_block(self, index: int) -> ThinkingContent:
+        """The thinking block at ``index`` (``ValueError`` when that block is of another type)."""
+        block = self.message["content"][index]
+        if block["type"] == "thinking":
+            return block
+        raise _other_block(index, block["type"], "thinking")
+
+    def tool_call_block(self, index: int) -> ToolCall:
+        """The tool call at ``index`` (``ValueError`` when that block is of another type)."""
+        block = self.message["content"][index]
+        if block["type"] == "toolCall":
+            return block
+        raise _other_block(index, block["type"], "toolCall")
+
     # -- internals -------------------------------------------------------------------------
 
     def _open_block(self, block: dict[str, Any]) -> int:
@@ -348,7 +380,7 @@ class MessageBuilder:
     def _block(self, index: int, block_type: str) -> dict[str, Any]:
         block: dict[str, Any] = self.message["content"][index]  # type: ignore[assignment]
         if block["type"] != block_type:
-            raise ValueError(f"content block {index} is {block['type']!r}, not {block_type!r}")
+            raise _other_block(index, block["type"], block_type)
         return block
 
     def _join_pieces(self) -> None:
@@ -371,11 +403,11 @@ class MessageBuilder:
         snapshot: dict[str, Any] = dict(self.message)
         content = list(self.message["content"])
         if index is not None:
-            content[index] = dict(content[index])  # type: ignore[assignment]
+            content[index] = content[index].copy()
         if self.parallel_blocks:
             for open_index in self._open:  # open blocks change after this event too
                 if open_index != index:
-                    content[open_index] = dict(content[open_index])  # type: ignore[assignment]
+                    content[open_index] = content[open_index].copy()
         snapshot["content"] = content
         usage = dict(self.message["usage"])
         usage["cost"] = dict(self.message["usage"]["cost"])
@@ -422,14 +454,16 @@ def aborted_before_request(model: Model, signal: Any) -> AssistantMessageEventSt
         return None
     builder = MessageBuilder(model)
     timestamp = builder.message["timestamp"]
-    builder.message = {  # type: ignore[typeddict-item]
-        **{key: value for key, value in builder.message.items() if key != "timestamp"},
-        "stopReason": "aborted",
-        "errorMessage": SIGNAL_ABORTED_MESSAGE,
-        "timestamp": timestamp,
-    }
+    # the same fields with the stop reason replaced, and the timestamp moved last as pi orders it
+    aborted: dict[str, Any] = {key: value for key, value in builder.message.items() if key != "timestamp"}
+    aborted.update(stopReason="aborted", errorMessage=SIGNAL_ABORTED_MESSAGE, timestamp=timestamp)
+    builder.message = cast("AssistantMessage", aborted)
     builder.finish("aborted")
     return builder.stream
+
+
+def _other_block(index: int, found: str, wanted: str) -> ValueError:
+    return ValueError(f"content block {index} is {found!r}, not {wanted!r}")
 
 
 def _error_text(error: BaseException | str) -> str:

@@ -68,7 +68,7 @@ def apply_service_tier(usage: Usage, tier: Any, model_id: str) -> None:
         return
     cost = usage["cost"]
     for key in ("input", "output", "cacheRead", "cacheWrite"):
-        cost[key] *= multiplier  # type: ignore[literal-required]
+        cost[key] *= multiplier
     cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
 
 
@@ -133,14 +133,15 @@ def context_tokens(usage: Usage) -> int:
 
 def add_usage(total: Usage, usage: Usage) -> Usage:
     """Add ``usage`` into ``total`` (tokens and cost), in place; returns ``total``."""
+    added: Mapping[str, Any] = usage  # a record read from a file may lack a field: 0 then
     for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
-        total[key] += usage.get(key, 0) or 0  # type: ignore[literal-required]
-    for key in ("cacheWrite1h", "reasoning"):
-        if usage.get(key):
-            total[key] = total.get(key, 0) + usage[key]  # type: ignore[literal-required]
-    cost: dict[str, Any] = usage.get("cost") or {}
-    for key in ("input", "output", "cacheRead", "cacheWrite", "total"):
-        total["cost"][key] += cost.get(key, 0) or 0  # type: ignore[literal-required]
+        total[key] += added.get(key, 0) or 0
+    for optional in ("cacheWrite1h", "reasoning"):
+        if added.get(optional):
+            total[optional] = total.get(optional, 0) + added[optional]
+    cost: Mapping[str, Any] = added.get("cost") or {}
+    for part in ("input", "output", "cacheRead", "cacheWrite", "total"):
+        total["cost"][part] += cost.get(part, 0) or 0
     return total
 
 

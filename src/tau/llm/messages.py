@@ -162,15 +162,17 @@ def tool_calls(message: object) -> list[ToolCall]:
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return []
-    return [block for block in content if isinstance(block, dict) and block.get("type") == "toolCall"]
+    return [block for block in content if _is_tool_call(block)]
 
 
 def has_tool_calls(message: object) -> bool:
     """Whether a message's content holds a ``toolCall`` block."""
     content = message.get("content") if isinstance(message, dict) else None
-    return isinstance(content, list) and any(
-        isinstance(block, dict) and block.get("type") == "toolCall" for block in content
-    )
+    return isinstance(content, list) and any(_is_tool_call(block) for block in content)
+
+
+def _is_tool_call(block: object) -> TypeGuard[ToolCall]:
+    return isinstance(block, dict) and block.get("type") == "toolCall"
 
 
 def message_key(message: object) -> tuple[Any, Any, Any, Any]:

@@ -29,7 +29,7 @@ class AbortSignal:
         self._event: asyncio.Event | None = None
         self._aborted = False
         self.reason: str | None = None
-        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks: list[Callable[[], object]] = []
 
     @property
     def aborted(self) -> bool:
@@ -46,8 +46,9 @@ class AbortSignal:
         for callback in callbacks:
             callback()
 
-    def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback`` once on abort (at once if already aborted); returns a remover."""
+    def add_callback(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call ``callback`` once on abort (at once if already aborted; what it returns is ignored);
+        returns a remover."""
         if self._aborted:
             callback()
             return lambda: None

@@ -24,6 +24,7 @@ from tau.llm.types import Message, SystemMessage, Tool, TranscriptContext
 from tau.session.projection import unchanged_prefix
 
 __all__ = [
+    "ToolSupport",
     "collapse_system_messages",
     "create_initial_system_message",
     "current_system_message",
@@ -141,7 +142,7 @@ _scans = _SystemScans()
 def _system_messages(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     if messages.__class__ is not list:
         return [message for message in messages if message.get("role") == "system"]
-    return [messages[index] for index in _scans.indices(messages)]  # type: ignore[index]
+    return [messages[index] for index in _scans.indices(messages)]
 
 
 def initial_system_message(messages: Sequence[Mapping[str, Any]]) -> SystemMessage | None:
@@ -227,7 +228,7 @@ def without_system_messages(messages: Sequence[Mapping[str, Any]]) -> list[Any]:
         return [message for message in messages if message.get("role") != "system"]
     rest: list[Any] = []
     start = 0
-    for index in _scans.indices(messages):  # type: ignore[arg-type]
+    for index in _scans.indices(messages):
         rest += messages[start:index]
         start = index + 1
     rest += messages[start:]

@@ -19,12 +19,12 @@ formats agree on what a replayed conversation means:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tau.common.jsstr import ms_now
 from tau.llm.messages import tool_calls
-from tau.llm.types import Message, Model, ToolResultMessage
+from tau.llm.types import Message, Model, ToolCall
 
 __all__ = [
     "NO_RESULT_TEXT",
@@ -72,7 +72,7 @@ def _replace_images(content: list[dict[str, Any]], placeholder: str) -> list[dic
 
 
 def split_error_tool_result_images(
-    message: ToolResultMessage,
+    message: Mapping[str, Any],
 ) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]] | None:
     """Split the images out of an error tool result, for APIs that reject images there.
 
@@ -175,7 +175,7 @@ class _ToolFlow:
 
     def __init__(self) -> None:
         self.result: list[dict[str, Any]] = []
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[ToolCall] = []
         self.answered: set[str] = set()
         self.held_system: list[dict[str, Any]] = []
 

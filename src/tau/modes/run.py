@@ -337,7 +337,7 @@ async def _shutdown(runtime: Runtime) -> None:
 
 def _run_rpc(args: argparse.Namespace) -> int:
     try:
-        from tau.modes import rpc  # type: ignore[attr-defined]
+        from tau.modes import rpc
     except ImportError:
         print("tau: --mode rpc is not available in this build", file=sys.stderr)
         return 2
@@ -348,7 +348,7 @@ def _run_interactive(
     args: argparse.Namespace, initial: str | None, messages: list[str], images: list[dict[str, Any]] | None
 ) -> int:
     try:
-        from tau.modes import interactive  # type: ignore[attr-defined]
+        from tau.modes import interactive
     except ImportError:
         print("tau: the interactive mode is not available yet; use -p or --mode json", file=sys.stderr)
         return 2

@@ -17,7 +17,7 @@ SESSION_ID_PATTERN = lazy_pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _ATTEMPTS = 100
 
 
-def new_entry_id(taken: Container[str]) -> str:
+def new_entry_id(taken: Container[object]) -> str:
     """A random 8-hex id not in ``taken``; after 100 collisions a full random UUID (as pi does)."""
     for _ in range(_ATTEMPTS):
         candidate = os.urandom(4).hex()

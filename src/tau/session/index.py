@@ -10,7 +10,7 @@ so the index always holds what pi would have loaded.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -307,13 +307,13 @@ class EntryIndex:
                 return list(last.entries)
             added = self._walk_appended(last, leaf_id)
             if added is not None and self.parse_pending(added) and last.generation == self._generation:
-                entries = last.entries + [record.entry for record in added]  # type: ignore[misc]
+                entries = last.entries + _parsed(added)
                 self._last_branch = _Branch(self._generation, leaf_id, len(self.records), entries)
                 return list(entries)
         while True:
             records = self.walk(leaf_id)
             if self.parse_pending(records):
-                entries = [record.entry for record in records]  # type: ignore[misc]
+                entries = _parsed(records)
                 self._last_branch = _Branch(self._generation, leaf_id, len(self.records), entries)
                 return list(entries)
             # a line on the path was not JSON and is gone now: walk again without it
@@ -344,3 +344,8 @@ class _Branch:
 
     def __init__(self, generation: int, leaf_id: Any, count: int, entries: list[Entry]) -> None:
         self.generation, self.leaf_id, self.count, self.entries = generation, leaf_id, count, entries
+
+
+def _parsed(records: list[Record]) -> list[Entry]:
+    """The entries of records :meth:`EntryIndex.parse_pending` has parsed (none is ``None`` then)."""
+    return cast("list[Entry]", [record.entry for record in records])

@@ -163,7 +163,7 @@ def session_info(path: Path) -> SessionInfo | None:
     count = 0
     first = ""
     texts: list[str] = []
-    last_activity: int | None = None
+    last_activity: float | None = None  # ms; a file may hold a float timestamp
     for raw in data.split(b"\n"):
         value = _parse_or_none(raw)
         if not isinstance(value, dict):

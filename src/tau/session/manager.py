@@ -16,6 +16,7 @@ the dicts returned are the stored ones: do not mutate them. How the entries reac
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 from collections.abc import Callable, Iterable
@@ -190,7 +191,7 @@ class SessionManager(FileStorage):
         cwd: str | os.PathLike[str],
         session_dir: str | os.PathLike[str] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
-    ) -> list[Any]:
+    ) -> builtins.list[Any]:
         """:class:`~tau.session.listing.SessionInfo` of every session of ``cwd``, most recent first."""
         from tau.session.listing import list_sessions
 
@@ -200,7 +201,7 @@ class SessionManager(FileStorage):
     def list_all(
         session_dir: str | os.PathLike[str] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
-    ) -> list[Any]:
+    ) -> builtins.list[Any]:
         """:class:`~tau.session.listing.SessionInfo` of every session of every project, most recent first."""
         from tau.session.listing import list_all_sessions
 
@@ -208,7 +209,7 @@ class SessionManager(FileStorage):
 
     # ------------------------------------------------------------------ files (the mechanics: FileStorage)
 
-    def _load_entries(self, entries: list[Entry], *, id: str | None, parent_session: str | None) -> None:
+    def _load_entries(self, entries: builtins.list[Entry], *, id: str | None, parent_session: str | None) -> None:
         header = next((entry for entry in entries if entry.get("type") == "session"), None)
         if header is None:
             self.new_session(id=id, parent_session=parent_session)
@@ -350,7 +351,7 @@ class SessionManager(FileStorage):
         return self._append(make.session_info_entry(self._new_id(), self._leaf, iso_now(), clean))
 
     def append_custom_message_entry(
-        self, custom_type: str, content: str | list[dict[str, Any]], display: bool, details: Any = None
+        self, custom_type: str, content: str | builtins.list[dict[str, Any]], display: bool, details: Any = None
     ) -> str:
         """Append an extension message that reaches the model as a user message (``details`` never does)."""
         entry = make.custom_message_entry(
@@ -424,7 +425,7 @@ class SessionManager(FileStorage):
         """Number of entries (distinct ids), without parsing or copying them."""
         return len(self._index.by_id)
 
-    def get_entries(self) -> list[Entry]:
+    def get_entries(self) -> builtins.list[Entry]:
         """Every entry in file order, header excluded (parses the whole file once)."""
         self._index.parse_all()
         return [record.entry for record in self._index.entry_records()]  # type: ignore[misc]
@@ -439,7 +440,7 @@ class SessionManager(FileStorage):
         record = self._index.lookup(entry_id)
         return self._index.parse(record) if record is not None else None
 
-    def get_children(self, parent_id: str) -> list[Entry]:
+    def get_children(self, parent_id: str) -> builtins.list[Entry]:
         """Direct children of ``parent_id``, in file order."""
         chosen = [record for record in self._index.by_id.values() if record.parent_id == parent_id]
         return [entry for entry in self._index.parse_all(chosen) if entry.get("parentId") == parent_id]
@@ -460,19 +461,19 @@ class SessionManager(FileStorage):
         return None
 
     @property
-    def problems(self) -> list[Problem]:
+    def problems(self) -> builtins.list[Problem]:
         """``(line, message)`` for every line skipped and every broken link (missing parent, cycle,
         repeated id). Reading it parses and checks the whole file once."""
         return self._index.all_problems()
 
-    def get_branch(self, from_id: str | None = None) -> list[Entry]:
+    def get_branch(self, from_id: str | None = None) -> builtins.list[Entry]:
         """The entries from the root to ``from_id`` (default: the leaf), all types, root first.
 
         A missing parent ends the walk (that entry is a root); a parentId cycle ends it too.
         """
         return self._index.branch(self._leaf if from_id is None else from_id)
 
-    def _context_branch(self, leaf_id: Any) -> list[Entry]:
+    def _context_branch(self, leaf_id: Any) -> builtins.list[Entry]:
         if leaf_id is _CURRENT_LEAF:
             leaf_id = self._leaf
         if leaf_id is None:
@@ -484,7 +485,7 @@ class SessionManager(FileStorage):
             leaf_id = entries[-1].id
         return self.get_branch(leaf_id)
 
-    def build_context_entries(self, leaf_id: Any = _CURRENT_LEAF) -> list[Entry]:
+    def build_context_entries(self, leaf_id: Any = _CURRENT_LEAF) -> builtins.list[Entry]:
         """The entries that reach the model at ``leaf_id`` (default: the leaf; ``None``: none)."""
         return projection.build_context_entries(self._context_branch(leaf_id))
 
@@ -496,7 +497,7 @@ class SessionManager(FileStorage):
         """``{"messages", "thinkingLevel", "model"}`` at ``leaf_id``: what the model is sent."""
         return projection.build_session_context(self._context_branch(leaf_id))
 
-    def get_tree(self) -> list[dict[str, Any]]:
+    def get_tree(self) -> builtins.list[dict[str, Any]]:
         """The session as a forest of ``{"entry", "children", "label"?, "labelTimestamp"?}`` nodes.
 
         Roots are entries whose parent is ``null``, missing, or themselves; children are sorted by
@@ -550,7 +551,7 @@ class SessionManager(FileStorage):
         kept_ids = {entry.get("id") for entry in kept}
         taken = set(kept_ids)
         parent = kept[-1].get("id") if kept else None
-        labels: list[Entry] = []
+        labels: builtins.list[Entry] = []
         for target, label in self._index.labels.items():
             if target in kept_ids:
                 entry = make.label_entry(
@@ -581,7 +582,7 @@ class SessionManager(FileStorage):
             self._place(lines)
         return str(self._file)
 
-    def _records_for(self, kept: list[Entry]) -> list[Record]:
+    def _records_for(self, kept: builtins.list[Entry]) -> builtins.list[Record]:
         """Records for the kept entries of a branched session: stored entries keep their line bytes."""
         originals = [self._index.lookup(entry.get("id")) for entry in kept]
         same = [

@@ -109,7 +109,7 @@ def entry_to_messages(entry: Entry) -> list[Message]:
         return [create_branch_summary_message(entry)] if js_truthy(entry.get("summary")) else []
     if kind == "compaction":
         summary = create_compaction_summary_message(entry)
-        system = entry.get("systemMessage")
+        system: Any = entry.get("systemMessage")  # passed on as the file holds it, as pi does
         return [system, summary] if js_truthy(system) else [summary]
     return []
 

@@ -30,6 +30,13 @@ Entry = dict[str, Any]
 class FileStorage:
     """The file side of a session manager (see the module docstring)."""
 
+    # state the manager sets up in its ``__init__``, where it may also be empty
+    _file: Path | None
+    _writer: SessionWriter | None
+    _unsaved: list[Record]
+    _write_error: OSError | None
+    _header_raw: bytes | None
+
     def _open_file(self: Any, path: Path, *, use_header_cwd: bool) -> None:
         self._close_writer()
         self._file = path
@@ -93,9 +100,9 @@ class FileStorage:
             record = self._index.records[position]
             record.offset = -1  # changed: written as pi serializes it
             record.kind, record.id, record.parent_id = (
-                record.entry.get("type"),  # type: ignore[union-attr]
-                record.entry.get("id"),  # type: ignore[union-attr]
-                record.entry.get("parentId"),  # type: ignore[union-attr]
+                record.entry.get("type"),
+                record.entry.get("id"),
+                record.entry.get("parentId"),
             )
         return True
 
@@ -137,7 +144,7 @@ class FileStorage:
         self._line_count = len(lines) + 1
         if self._index.reader is not None:
             self._index.reader.close()
-        self._index.reader = LineReader(self._file)  # type: ignore[arg-type]
+        self._index.reader = LineReader(self._file)
 
     def _header_bytes(self: Any) -> bytes:
         if self._header_raw is None:

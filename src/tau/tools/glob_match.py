@@ -52,7 +52,7 @@ class _Parser:
     def peek(self) -> str | None:
         return self.chars[self.pos] if self.pos < len(self.chars) else None
 
-    def push(self, token) -> None:  # type: ignore[no-untyped-def]
+    def push(self, token) -> None:
         self.branches[-1].append(token)
 
     def parse(self) -> list:

@@ -243,7 +243,7 @@ async def generate_branch_summary(
     if response is None:
         response = await complete(summarization_context(prompt))
         if spent is not None:
-            response = {**response, "usage": spent_usage(spent, response.get("usage"))}  # type: ignore[typeddict-item]
+            response = {**response, "usage": spent_usage(spent, response.get("usage"))}
     if response.get("stopReason") == "aborted":
         return BranchSummaryResult(aborted=True)
     failure = summarization_failure(response, "Branch summarization")

@@ -213,7 +213,7 @@ def _answer(response: AssistantMessage, label: str) -> tuple[str, Usage]:
         raise SummarizationError(failure)
     if has_tool_calls(response):
         raise SummarizationError(f"{label} attempted to call a tool")
-    return message_text(response), response.get("usage")  # type: ignore[return-value]
+    return message_text(response), response.get("usage")
 
 
 def needs_pi_request(response: AssistantMessage) -> bool:

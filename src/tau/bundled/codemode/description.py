@@ -225,7 +225,7 @@ def _union_fields(schema: Any, root: Any) -> str | None:
     if not isinstance(variants, list) or not variants:
         return None
     described = [_fields(variant, root, 0) for variant in variants]
-    return " | ".join(described) if all(d is not None for d in described) else None  # type: ignore[misc]
+    return " | ".join(described) if all(d is not None for d in described) else None
 
 
 def _describe_output(name: str, schema: Any) -> str:

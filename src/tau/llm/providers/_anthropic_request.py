@@ -23,6 +23,7 @@ block of the last message when that message is a user or system message.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,7 +150,7 @@ class _Tools:
         self.compat = compat_of(self.model)
 
     def convert(
-        self, tools: list[dict[str, Any]], cache_control: dict[str, Any] | None = None
+        self, tools: Sequence[Mapping[str, Any]], cache_control: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         converted = []
         for position, tool in enumerate(tools):
@@ -165,7 +166,7 @@ class _Tools:
             converted.append(entry)
         return converted
 
-    def _tool(self, tool: dict[str, Any], strict: bool | None) -> dict[str, Any]:
+    def _tool(self, tool: Mapping[str, Any], strict: bool | None) -> dict[str, Any]:
         schema = tool_parameters(tool, strict)
         input_schema: dict[str, Any] = {
             "type": "object",
@@ -271,7 +272,7 @@ def _tool_results(results: list[dict[str, Any]]) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = []
     error_images: list[dict[str, Any]] = []
     for result in results:
-        split = split_error_tool_result_images(result)  # type: ignore[arg-type]
+        split = split_error_tool_result_images(result)
         content = split[0] if split else result["content"]
         blocks.append(
             {
@@ -410,7 +411,7 @@ def _effort_for(model: Model, level: str) -> str:
     return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
 
 
-def _thinking(model: Model, messages: list[dict[str, Any]], options: StreamOptions) -> _Thinking:
+def _thinking(model: Model, messages: Sequence[Mapping[str, Any]], options: StreamOptions) -> _Thinking:
     """pi's ``streamSimple`` mapping of a thinking level to Anthropic options."""
     level = clamp_thinking_level(model, options.reasoning)
     base_max = clamp_max_tokens_to_context(model, messages, options.max_tokens or model.max_tokens)
@@ -470,7 +471,7 @@ def build_request(
     effort_messages = compat["mid_effort"] and not thinking_disabled
     active_effort = thinking.effort or "high"
 
-    initial_tools = list((head or {}).get("toolsAdded") or [])
+    initial_tools = list(head.get("toolsAdded") or []) if head else []
     native_tools = compat["mid_system"] and compat["mid_tools"] and bool(initial_tools)
     tools = _Tools(model, cache_control, disable_preferred_strict)
     tool_cache = cache_control if compat["cache_tools"] else None

@@ -15,7 +15,7 @@ import importlib
 import inspect
 import math
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from tau.common import jsjson
@@ -290,7 +290,7 @@ def _estimate_message_tokens(message: Mapping[str, Any]) -> int:
     return math.ceil(chars / _CHARS_PER_TOKEN)
 
 
-def estimate_context_tokens(messages: list[Mapping[str, Any]]) -> int:
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """pi's ``estimateContextTokens``: the last usable usage plus an estimate of what follows it."""
     last_index, last_usage, newest = None, 0, -math.inf
     for index, message in enumerate(messages):
@@ -306,7 +306,7 @@ def estimate_context_tokens(messages: list[Mapping[str, Any]]) -> int:
     return last_usage + sum(_estimate_message_tokens(message) for message in messages[start:])
 
 
-def clamp_max_tokens_to_context(model: Model, messages: list[Mapping[str, Any]], max_tokens: int) -> int:
+def clamp_max_tokens_to_context(model: Model, messages: Sequence[Mapping[str, Any]], max_tokens: int) -> int:
     """Fit the output cap into the context window, with pi's safety margin."""
     if model.context_window <= 0:
         return max(1, max_tokens)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tau.common import jsjson
@@ -35,6 +36,7 @@ from tau.llm.providers._reasoning_details import legacy_encrypted_detail, parse_
 from tau.llm.providers._strict import resolve_strict, tool_parameters
 from tau.llm.stream import StreamOptions
 from tau.llm.transcript import (
+    ToolSupport,
     render_system_message_update,
     resolve_transcript,
     resolve_transcript_tools,
@@ -163,7 +165,7 @@ def _user(message: dict[str, Any]) -> dict[str, Any] | None:
     content = message["content"]
     if isinstance(content, str):
         return {"role": "user", "content": sanitize_surrogates(content)}
-    parts = []
+    parts: list[dict[str, Any]] = []
     for block in content:
         if block["type"] == "text":
             if block["text"]:
@@ -276,7 +278,7 @@ def convert_messages(
     transcript = resolve_transcript(context, compat["supportsMidConvoSystemMessages"])["messages"]
     messages = transform_messages(transcript, model, _normalize_tool_call_id(model))
     instruction_role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
-    _, folded = resolve_transcript_tools(transcript, _tool_support(compat))  # type: ignore[arg-type]
+    _, folded = resolve_transcript_tools(transcript, _tool_support(compat))
     params: list[dict[str, Any]] = []
     last_role: str | None = None
     system_index = 0
@@ -336,7 +338,7 @@ def _merge_user_messages(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def convert_tools(tools: list[dict[str, Any]], compat: dict[str, Any]) -> list[dict[str, Any]]:
+def convert_tools(tools: Sequence[Mapping[str, Any]], compat: dict[str, Any]) -> list[dict[str, Any]]:
     converted = []
     supports_strict = compat["supportsStrictMode"] is not False
     for tool in tools:
@@ -352,12 +354,12 @@ def convert_tools(tools: list[dict[str, Any]], compat: dict[str, Any]) -> list[d
     return converted
 
 
-def _tool_support(compat: dict[str, Any]) -> str:
+def _tool_support(compat: dict[str, Any]) -> ToolSupport:
     both = compat["supportsMidConvoSystemMessages"] and compat.get("supportsMidConvoToolAdditions")
     return "additions" if both else "none"
 
 
-def _has_tool_history(messages: list[dict[str, Any]]) -> bool:
+def _has_tool_history(messages: Sequence[Mapping[str, Any]]) -> bool:
     return any(
         m["role"] == "toolResult"
         or (m["role"] == "assistant" and any(b["type"] == "toolCall" for b in m["content"]))
@@ -444,9 +446,9 @@ def build_params(
     if opts.temperature is not None:
         params["temperature"] = opts.temperature
     transcript = resolve_transcript(context, compat["supportsMidConvoSystemMessages"])["messages"]
-    tools, _ = resolve_transcript_tools(transcript, _tool_support(compat))  # type: ignore[arg-type]
+    tools, _ = resolve_transcript_tools(transcript, _tool_support(compat))
     if tools:
-        params["tools"] = convert_tools(list(tools), compat)
+        params["tools"] = convert_tools(tools, compat)
     elif compat["requiresToolsWithToolHistory"] and _has_tool_history(transcript):
         params["tools"] = []
     cache_control = _cache_control(compat, opts.cache_retention or "short")

@@ -55,12 +55,13 @@ def auth_extra(api_key: str | None, sdk: Any) -> dict[str, Any]:
 def make_client(model: Model, options: StreamOptions, api_key: str | None, headers: Mapping[str, str]) -> Any:
     import openai  # already imported by the adapter (import_sdk); cheap here
 
+    timeout: dict[str, Any] = {"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}
     return openai.AsyncOpenAI(
         api_key=api_key or "unused",
         base_url=model.base_url or DEFAULT_BASE_URL,
         default_headers=dict(headers),
         max_retries=0,  # retries go through retry_provider_request, which the abort signal interrupts
-        **({"timeout": options.timeout_ms / 1000} if options.timeout_ms else {}),
+        **timeout,
         **http_client(openai),  # a stream's unterminated last event is delivered
     )
 

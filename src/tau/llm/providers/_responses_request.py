@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from tau.llm.providers._common import clamp_max_tokens_to_context, clamp_thinkin
 from tau.llm.providers._strict import resolve_strict, tool_parameters
 from tau.llm.stream import StreamOptions
 from tau.llm.transcript import (
+    ToolSupport,
     render_system_message_update,
     resolve_transcript,
     resolve_transcript_tools,
@@ -75,7 +77,7 @@ def compat_of(model: Model) -> dict[str, Any]:
     }
 
 
-def tool_support(compat: dict[str, Any]) -> str:
+def tool_support(compat: dict[str, Any]) -> ToolSupport:
     """How tool changes can be expressed: ``changes``, ``additions`` or ``none``."""
     if compat["mid_system"] and compat["additional_tools"]:
         return "changes"
@@ -87,9 +89,10 @@ def is_chatgpt_sign_in(model: Model, api_key: str | None) -> bool:
     return (
         model.provider == "openai"
         and model.base_url == OPENAI_BASE_URL
-        and bool(api_key)
+        and api_key is not None
+        and api_key != ""
         and not api_key.startswith("sk-")
-    )  # type: ignore[union-attr]
+    )
 
 
 @dataclass
@@ -216,7 +219,7 @@ def _tool_output(model: Model, content: list[dict[str, Any]]) -> str | list[dict
 
 
 def convert_tools(
-    tools: list[dict[str, Any]], supports_strict: bool, *, search_result: bool = False
+    tools: Sequence[Mapping[str, Any]], supports_strict: bool, *, search_result: bool = False
 ) -> list[dict[str, Any]]:
     """Function tools; with strict support each states ``strict`` (pi's ``convertResponsesTools``).
 
@@ -333,7 +336,7 @@ def convert_input(
     compat = compat_of(model)
     transcript = resolve_transcript(context, compat["mid_system"])["messages"]
     support = tool_support(compat)
-    _, folded = resolve_transcript_tools(transcript, support)  # type: ignore[arg-type]
+    _, folded = resolve_transcript_tools(transcript, support)
     messages = transform_messages(transcript, model, _tool_call_id_normalizer(model))
     builder = _Input(model, compat, support, configuration_effort)
     position = 0
@@ -402,9 +405,9 @@ def build_request(
     if opts.temperature is not None and not chatgpt:
         params["temperature"] = opts.temperature
     transcript = resolve_transcript(context, compat["mid_system"])["messages"]
-    request_tools, _ = resolve_transcript_tools(transcript, tool_support(compat))  # type: ignore[arg-type]
+    request_tools, _ = resolve_transcript_tools(transcript, tool_support(compat))
     if request_tools:
-        params["tools"] = convert_tools(list(request_tools), compat["strict"])
+        params["tools"] = convert_tools(request_tools, compat["strict"])
     if model.reasoning:
         if effort:
             sent = CONFIGURATION_UPDATE_REQUEST_EFFORT if configuration_effort else effort

@@ -55,7 +55,7 @@ def _http_library(client_class: type) -> Any:
 
 @functools.cache
 def _event_stream_hook(byte_stream: type) -> Any:
-    class TerminatedStream(byte_stream):  # type: ignore[misc, valid-type]
+    class TerminatedStream(byte_stream):
         """A response body with its unterminated last event completed."""
 
         def __init__(self, inner: Any) -> None:

@@ -13,6 +13,7 @@ without them, and later requests of that session skip them at once (pi's strict-
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tau.common import jsjson
@@ -38,7 +39,7 @@ from tau.llm.providers._openai import KEYED_PROVIDERS
 from tau.llm.providers._sse import http_client
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
-from tau.llm.types import Model, TranscriptContext
+from tau.llm.types import Model, StopReason, TranscriptContext
 
 __all__ = ["build_params", "stream"]
 
@@ -77,7 +78,8 @@ def build_params(
 
 def _is_strict_limit_error(exc: Any) -> bool:
     body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    found = body.get("error")
+    error: dict[str, Any] = found if isinstance(found, dict) else {}
     message = str(error.get("message") or exc)
     return (
         exc.status_code == 400
@@ -151,7 +153,7 @@ async def _send(
             params = {**params, "stream": True}  # a replaced body still streams (pi does the same)
         try:
             return await retry_provider_request(
-                lambda params=params: call_with_body(client.beta.messages.create, params, **extra),
+                functools.partial(call_with_body, client.beta.messages.create, params, **extra),
                 max_retries=options.max_retries,
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
@@ -193,7 +195,7 @@ async def _consume(response: Any, builder: MessageBuilder, sdk: Any) -> None:
     state.finish()
 
 
-_STOP_REASONS = {
+_STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop",
     "max_tokens": "length",
     "tool_use": "toolUse",
@@ -312,7 +314,7 @@ class _StreamState:
         self.builder.finish(out["stopReason"])
 
 
-def _map_stop_reason(reason: str, details: Any) -> tuple[str, str | None]:
+def _map_stop_reason(reason: str, details: Any) -> tuple[StopReason, str | None]:
     if reason in _STOP_REASONS:
         return _STOP_REASONS[reason], None
     if reason == "refusal":

@@ -205,8 +205,8 @@ class _ChunkState:
     def keep_reasoning_details(self) -> None:
         """Store the streamed details as the thinking block's signature (also when the stream fails)."""
         if self.details is not None and self.thinking is not None:
-            block = self.builder.message["content"][self.thinking]
-            block["thinkingSignature"] = jsjson.dumps_str(self.details)  # type: ignore[typeddict-item]
+            block = self.builder.thinking_block(self.thinking)
+            block["thinkingSignature"] = jsjson.dumps_str(self.details)
 
     def _tool_call(self, call: dict[str, Any]) -> None:
         stream_index = call.get("index")
@@ -216,7 +216,7 @@ class _ChunkState:
         if (
             index is not None
             and call_id
-            and self.builder.message["content"][index]["id"] not in ("", call_id)
+            and self.builder.tool_call_block(index)["id"] not in ("", call_id)
         ):
             # Ollama, some vLLM builds and Grok give every parallel call the same index: a new id
             # there is a new call (pi 1.6 merges them into one call with concatenated JSON).
@@ -227,7 +227,7 @@ class _ChunkState:
             index = self.builder.toolcall_start(call_id or "", function.get("name") or "")
         if isinstance(stream_index, int):
             self.calls_by_index[stream_index] = index  # later pieces without an id continue the newest
-        block = self.builder.message["content"][index]
+        block = self.builder.tool_call_block(index)
         if call_id:
             self.calls_by_id[call_id] = index
             if not block["id"]:

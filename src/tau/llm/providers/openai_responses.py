@@ -32,7 +32,7 @@ from tau.llm.providers._openai import api_key_for, auth_extra, make_client, requ
 from tau.llm.providers._responses_request import build_params, build_request, compat_of, convert_input
 from tau.llm.retry import retry_provider_request
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
-from tau.llm.types import Model, TranscriptContext
+from tau.llm.types import Model, StopReason, ThinkingContent, TranscriptContext
 
 __all__ = ["build_params", "build_request", "convert_input", "stream"]
 
@@ -124,7 +124,7 @@ class _EventState:
         self.builder = builder
         self.slots: dict[int, _Slot] = {}
         self.unfinished_calls: set[int] = set()
-        self.reasoning_blocks: dict[str, dict[str, Any]] = {}
+        self.reasoning_blocks: dict[str, ThinkingContent] = {}
         self.terminal = False
 
     def handle(self, event: dict[str, Any]) -> None:
@@ -208,9 +208,9 @@ class _EventState:
         slot = self.slots.get(output_index) or self._create(output_index, item)
         if slot is None:
             return
-        block = self.builder.message["content"][slot.index]
         kind = item.get("type")
         if kind == "reasoning" and slot.kind == "thinking":
+            block = self.builder.thinking_block(slot.index)
             summary = "\n\n".join(part.get("text", "") for part in item.get("summary") or [])
             content = "\n\n".join(part.get("text", "") for part in item.get("content") or [])
             block["thinking"] = summary or content or block["thinking"]
@@ -220,14 +220,15 @@ class _EventState:
             self.builder.thinking_end(slot.index)
         elif kind == "message" and slot.kind == "text":
             parts = item.get("content") or []
-            block["text"] = "".join(
+            text_block = self.builder.text_block(slot.index)
+            text_block["text"] = "".join(
                 (part.get("text") if part.get("type") == "output_text" else part.get("refusal")) or ""
                 for part in parts
             )
             signature: dict[str, Any] = {"v": 1, "id": item.get("id")}
             if item.get("phase"):
                 signature["phase"] = item["phase"]
-            block["textSignature"] = jsjson.dumps_str(signature)
+            text_block["textSignature"] = jsjson.dumps_str(signature)
             self.builder.text_end(slot.index)
         elif kind == "function_call" and slot.kind == "toolCall":
             self._finish_call(slot, item)
@@ -242,7 +243,7 @@ class _EventState:
             arguments, error = parse_tool_call_arguments(slot.arguments)
             self.builder.toolcall_end(slot.index, arguments)
             if error:
-                self.builder.message["content"][slot.index]["argumentsError"] = error  # type: ignore[typeddict-unknown-key]
+                self.builder.tool_call_block(slot.index)["argumentsError"] = error
         else:
             self.builder.toolcall_end(slot.index)  # parses the streamed text, argumentsError included
         self.unfinished_calls.discard(slot.index)
@@ -273,8 +274,9 @@ class _EventState:
             apply_service_tier(out["usage"], response.get("service_tier"), self.builder.model.id)
         status = response.get("status")
         reason = (response.get("incomplete_details") or {}).get("reason")
+        # (a response without a status writes null here, where pi's JSON leaves the field out)
         out["rawStopReason"] = f"{status}.{reason}" if reason else status  # type: ignore[typeddict-item]
-        out["stopReason"], error = _map_status(status, reason)  # type: ignore[typeddict-item]
+        out["stopReason"], error = _map_status(status, reason)
         out.pop("errorMessage", None)
         if error:
             out["errorMessage"] = error
@@ -313,7 +315,7 @@ class _EventState:
             raise ProviderError("OpenAI Responses stream ended before a terminal response event")
         if out["stopReason"] == "toolUse":
             for index in sorted(self.unfinished_calls):
-                call = out["content"][index]
+                call = self.builder.tool_call_block(index)
                 raise ProviderError(
                     f"OpenAI Responses stream completed with an unfinished tool call: {call['name']} ({call['id']})"
                 )
@@ -324,7 +326,7 @@ class _EventState:
         self.builder.finish(out["stopReason"])
 
 
-def _map_status(status: str | None, reason: str | None) -> tuple[str, str | None]:
+def _map_status(status: str | None, reason: str | None) -> tuple[StopReason, str | None]:
     if status in (None, "completed", "in_progress", "queued"):
         return "stop", None
     if status == "incomplete":

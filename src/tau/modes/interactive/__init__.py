@@ -120,7 +120,7 @@ async def _run_once(
 
     try:
         if "before_start" in inspect.signature(build_runtime).parameters:
-            runtime = await build_runtime(args, "tui", before_start=before_start)  # type: ignore[call-arg]
+            runtime = await build_runtime(args, "tui", before_start=before_start)
         else:
             runtime = await build_runtime(args, "tui")
     except (ValueError, RuntimeError, OSError) as exc:

@@ -504,7 +504,7 @@ class InteractiveMode:
         try:
             # Stray prints (extensions, libraries) become notices: sanitized, and never mid-frame.
             stray = StrayOutput(self.controller)
-            with contextlib.redirect_stdout(stray), contextlib.redirect_stderr(stray):  # type: ignore[type-var]
+            with contextlib.redirect_stdout(stray), contextlib.redirect_stderr(stray):
                 await self.app.run_async(pre_run=started)
         finally:
             for number in (signal.SIGTERM, signal.SIGHUP):

@@ -63,7 +63,7 @@ async def _main(args: argparse.Namespace) -> int:
 
     try:
         if "before_start" in inspect.signature(build_runtime).parameters:
-            runtime = await build_runtime(args, "rpc", before_start=before_start)  # type: ignore[call-arg]
+            runtime = await build_runtime(args, "rpc", before_start=before_start)
         else:
             runtime = await build_runtime(args, "rpc")
     except (ValueError, RuntimeError, OSError) as exc:
