@@ -29,7 +29,7 @@ from typing import Any
 from tau.common.jsjson import dumps_str, js_number
 from tau.llm.types import ToolCall
 from tau.tools.base import ToolDefinition, ToolError
-from tau.tools.coerce import Coercer, is_number, js_equal
+from tau.tools.coerce import Coercer, is_number, js_equal, object_field
 from tau.tools.plain_schema import is_plain, is_valid
 
 __all__ = [
@@ -308,14 +308,14 @@ class _Explainer:
     def _walk_object(
         self, node: dict[str, Any], value: dict[str, Any], path: str, out: Any, push: Any
     ) -> None:
-        properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        properties = object_field(node, "properties") or {}
         for key in node.get("required") or []:
             if isinstance(key, str) and key not in value:
                 push("required", "missing", _pointer(path, key))
         for key, prop in properties.items():
             if key in value:
                 self._walk(prop, value[key], _pointer(path, key), out)
-        patterns = node.get("patternProperties") if isinstance(node.get("patternProperties"), dict) else {}
+        patterns = object_field(node, "patternProperties") or {}
         additional = node.get("additionalProperties")
         for key in value:
             matched = key in properties
@@ -355,11 +355,8 @@ class _Explainer:
         if isinstance(items, list):
             prefix, rest = items, node.get("additionalItems")
         else:
-            prefix = (
-                node.get("prefixItems")
-                if not self.schema.draft7 and isinstance(node.get("prefixItems"), list)
-                else []
-            )
+            prefix_items = node.get("prefixItems")
+            prefix = prefix_items if not self.schema.draft7 and isinstance(prefix_items, list) else []
             rest = items
         for index, item in enumerate(value):
             schema = prefix[index] if index < len(prefix) else rest
@@ -425,11 +422,7 @@ class _Explainer:
 
     def _declared_keys(self, branch: Any, value: dict[str, Any]) -> int:
         node = self._resolved(branch)
-        properties = (
-            node.get("properties")
-            if isinstance(node, dict) and isinstance(node.get("properties"), dict)
-            else {}
-        )
+        properties = (object_field(node, "properties") if isinstance(node, dict) else None) or {}
         return sum(1 for key in value if key in properties)
 
     def _tag_of(self, branches: list[Any]) -> tuple[str, list[Any]] | None:

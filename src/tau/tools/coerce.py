@@ -17,8 +17,8 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeGuard
 
 from tau.common.jsjson import js_number
 
@@ -38,8 +38,14 @@ _BIGINT_INT = re.compile(r"-?(0|[1-9]\d*)")
 _MISSING: Any = object()
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def object_field(node: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    """``node[key]`` when it is an object (a schema keyword such as ``properties``), else ``None``."""
+    value = node.get(key)
+    return value if isinstance(value, dict) else None
 
 
 def _finite(value: Any) -> bool:
@@ -285,15 +291,9 @@ class Coercer:
             ]
         if not isinstance(value, dict):
             return value
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        patterns = (
-            schema.get("patternProperties") if isinstance(schema.get("patternProperties"), dict) else {}
-        )
-        additional = (
-            schema.get("additionalProperties")
-            if isinstance(schema.get("additionalProperties"), dict)
-            else None
-        )
+        properties = object_field(schema, "properties") or {}
+        patterns = object_field(schema, "patternProperties") or {}
+        additional = object_field(schema, "additionalProperties")
         required = set(schema.get("required") or [])
         out = dict(value)
         for key, prop in properties.items():
@@ -402,11 +402,9 @@ class Coercer:
     def _convert_object(self, node: dict[str, Any], value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
-        patterns = node.get("patternProperties") if isinstance(node.get("patternProperties"), dict) else {}
-        additional = (
-            node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else None
-        )
+        properties = object_field(node, "properties") or {}
+        patterns = object_field(node, "patternProperties") or {}
+        additional = object_field(node, "additionalProperties")
         out = dict(value)
         for key, item in value.items():
             matched = key in properties
@@ -459,15 +457,9 @@ class Coercer:
         return value
 
     def _coerce_properties(self, value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        patterns = (
-            schema.get("patternProperties") if isinstance(schema.get("patternProperties"), dict) else {}
-        )
-        additional = (
-            schema.get("additionalProperties")
-            if isinstance(schema.get("additionalProperties"), dict)
-            else None
-        )
+        properties = object_field(schema, "properties") or {}
+        patterns = object_field(schema, "patternProperties") or {}
+        additional = object_field(schema, "additionalProperties")
         out = dict(value)
         for key, prop in properties.items():
             if key in out:

@@ -69,10 +69,11 @@ def diff_lines(old: str, new: str) -> list[Change]:
 
 def _diff_tokens(old: list[str], new: list[str]) -> list[Change]:
     old_len, new_len = len(old), len(new)
-    best: dict[int, _Path | None] = {0: _Path(-1, None)}
-    new_pos = _extract_common(best[0], new, old, 0)
-    if best[0].old_pos + 1 >= old_len and new_pos + 1 >= new_len:
-        return _build_values(best[0].last, new, old)
+    start = _Path(-1, None)
+    best: dict[int, _Path | None] = {0: start}
+    new_pos = _extract_common(start, new, old, 0)
+    if start.old_pos + 1 >= old_len and new_pos + 1 >= new_len:
+        return _build_values(start.last, new, old)
     min_diagonal, max_diagonal = -(10**18), 10**18
     edit_length = 1
     while edit_length <= new_len + old_len:

@@ -167,7 +167,7 @@ class _Search:
     match_count: int = 0
     limit_hit: bool = False  # the last allowed match was seen
     match_limit_reached: bool = False  # ... and another match proves results were cut
-    trailing_context_end: int = 0
+    trailing_context_end: float = 0  # a JSON number
     last_file: str | None = None
     lines_truncated: bool = False
     done: bool = False
@@ -181,7 +181,7 @@ class _Search:
                 return relative.replace("\\", "/")
         return os.path.basename(file_path)
 
-    def push(self, file_path: str, line_number: int, text: str, is_match: bool) -> None:
+    def push(self, file_path: str, line_number: float, text: str, is_match: bool) -> None:
         self.last_file = file_path
         shown, cut = truncate_line(_LINE_END.sub("", text, count=1))
         self.lines_truncated = self.lines_truncated or cut
