@@ -23,6 +23,7 @@ from tau.agent.hooks import AgentContext, AgentMessage, LoopConfig, ToolExecutio
 from tau.agent.loop import run_loop, run_loop_continue
 from tau.agent.queues import MessageQueue, QueueMode
 from tau.common.jsstr import ms_now
+from tau.llm.messages import plain
 from tau.llm.stream import AbortSignal, StreamFunction, StreamOptions
 from tau.llm.transcript import create_initial_system_message, current_system_message, current_system_prompt
 from tau.llm.types import ImageContent, Model, empty_usage
@@ -30,7 +31,7 @@ from tau.tools.base import ToolContext, ToolDefinition, tool_declaration
 
 __all__ = ["Agent", "AgentBusyError", "AgentState", "Listener", "default_convert_to_llm"]
 
-Listener = Callable[[dict[str, Any], AbortSignal], Awaitable[None] | None]
+Listener = Callable[[events.AgentEvent, AbortSignal], Awaitable[None] | None]
 
 _MODEL_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 
@@ -119,13 +120,15 @@ class Agent:
         tool_execution: ToolExecution = "parallel",
         stream_options: StreamOptions | None = None,
     ) -> None:
-        self.state = AgentState(model=model, thinking_level=thinking_level, messages=messages, tools=tools)
+        self.state = AgentState(
+            model=model, thinking_level=thinking_level, messages=list(messages), tools=list(tools)
+        )
         if not (self.state.messages and self.state.messages[0].get("role") == "system"):
             head = create_initial_system_message(
                 system_prompt, [tool_declaration(t) for t in self.state.tools]
             )
             if head is not None:
-                self.state.messages.insert(0, head)
+                self.state.messages.insert(0, plain(head))
         self.stream_fn = stream_fn
         self.convert_to_llm = convert_to_llm or default_convert_to_llm
         self.transform_context = transform_context
@@ -237,7 +240,7 @@ class Agent:
         if self._active is not None:
             raise AgentBusyError("Agent is already processing. Wait for completion before resetting.")
         head = current_system_message(self.state.messages)
-        self.state.messages = [head] if head else []
+        self.state.messages = [plain(head)] if head else []
         self.state.streaming_message = None
         self.state.pending_tool_calls = frozenset()
         self.state.error_message = None
@@ -360,7 +363,7 @@ class Agent:
         if active is not None and not active.done.done():
             active.done.set_result(None)
 
-    async def _process(self, event: dict[str, Any]) -> None:
+    async def _process(self, event: events.AgentEvent) -> None:
         """Fold the event into the state, then await every listener in subscription order."""
         self._reduce(event)
         if self._active is None:
@@ -369,23 +372,22 @@ class Agent:
         for listener in list(self._listeners):
             await resolve(listener(event, signal))
 
-    def _reduce(self, event: dict[str, Any]) -> None:
+    def _reduce(self, event: events.AgentEvent) -> None:
         state = self.state
-        kind = event["type"]
-        if kind in ("message_start", "message_update"):
+        if event["type"] == "message_start" or event["type"] == "message_update":
             state.streaming_message = event["message"]
-        elif kind == "message_end":
+        elif event["type"] == "message_end":
             state.streaming_message = None
             state.messages.append(event["message"])
-        elif kind == "tool_execution_start":
+        elif event["type"] == "tool_execution_start":
             state.pending_tool_calls = state.pending_tool_calls | {event["toolCallId"]}
-        elif kind == "tool_execution_end":
+        elif event["type"] == "tool_execution_end":
             state.pending_tool_calls = state.pending_tool_calls - {event["toolCallId"]}
-        elif kind == "turn_end":
+        elif event["type"] == "turn_end":
             message = event["message"]
             if message.get("role") == "assistant" and message.get("errorMessage"):
                 state.error_message = message["errorMessage"]
-        elif kind == "agent_end":
+        elif event["type"] == "agent_end":
             state.streaming_message = None
 
 

@@ -35,7 +35,7 @@ from tau.agent.hooks import (
 )
 from tau.agent.tool_execution import ToolBatch, execute_tool_calls, fail_truncated_tool_calls
 from tau.common.jsstr import ms_now
-from tau.llm.messages import has_tool_calls
+from tau.llm.messages import has_tool_calls, plain
 from tau.llm.stream import AbortSignal, StreamOptions
 from tau.llm.transcript import current_tools, normalize_context, tool_state_changes
 from tau.llm.types import AssistantMessage, ToolResultMessage
@@ -43,7 +43,7 @@ from tau.tools.base import tool_declaration
 
 __all__ = ["EventSink", "declare_tool_changes", "run_loop", "run_loop_continue"]
 
-EventSink = Callable[[dict[str, Any]], Awaitable[None] | None]
+EventSink = Callable[[events.AgentEvent], Awaitable[None] | None]
 
 _UPDATE_EVENTS = frozenset(
     {
@@ -104,8 +104,8 @@ async def run_loop_continue(
     return run.new_messages
 
 
-def _sink(emit: EventSink) -> Callable[[dict[str, Any]], Awaitable[None]]:
-    async def send(event: dict[str, Any]) -> None:
+def _sink(emit: EventSink) -> Callable[[events.AgentEvent], Awaitable[None]]:
+    async def send(event: events.AgentEvent) -> None:
         await resolve(emit(event))
 
     return send
@@ -118,7 +118,7 @@ class _Run:
         self,
         context: AgentContext,
         config: LoopConfig,
-        emit: Callable[[dict[str, Any]], Awaitable[None]],
+        emit: Callable[[events.AgentEvent], Awaitable[None]],
         signal: AbortSignal | None,
         new_messages: list[AgentMessage],
     ) -> None:
@@ -159,7 +159,7 @@ class _Run:
         self.pending = []
         await self._prepare_request()
         message = await stream_assistant_response(self.context, self.config, self.signal, self.emit)
-        self.new_messages.append(message)
+        self.new_messages.append(plain(message))
         if message["stopReason"] in ("error", "aborted"):
             await self._finish_turn(message, [])
             await self.emit(events.agent_end(self.new_messages))
@@ -219,8 +219,9 @@ class _Run:
             batch = await fail_truncated_tool_calls(message, self.emit)
         else:
             batch = await execute_tool_calls(self.context, message, self.config, self.signal, self.emit)
-        self.context.messages.extend(batch.messages)
-        self.new_messages.extend(batch.messages)
+        results = [plain(result) for result in batch.messages]
+        self.context.messages.extend(results)
+        self.new_messages.extend(results)
         return batch
 
     async def _finish_turn(self, message: AssistantMessage, results: list[ToolResultMessage]) -> Any:
@@ -228,7 +229,7 @@ class _Run:
         decision = None
         if self.config.finish_turn is not None:
             decision = await resolve(self.config.finish_turn(self.last_turn, self.signal))
-        await self.emit(events.turn_end(message, results))
+        await self.emit(events.turn_end(plain(message), results))
         return decision
 
     async def _poll(self, getter: Callable[[], Any] | None) -> list[AgentMessage]:
@@ -241,7 +242,7 @@ async def stream_assistant_response(
     context: AgentContext,
     config: LoopConfig,
     signal: AbortSignal | None,
-    emit: Callable[[dict[str, Any]], Awaitable[None]],
+    emit: Callable[[events.AgentEvent], Awaitable[None]],
 ) -> AssistantMessage:
     """Ask the model once and emit the assistant message's events; returns the final message.
 
@@ -276,15 +277,15 @@ async def _finish_response(
     config: LoopConfig,
     final: AssistantMessage,
     streamed: bool,
-    emit: Callable[[dict[str, Any]], Awaitable[None]],
+    emit: Callable[[events.AgentEvent], Awaitable[None]],
 ) -> AssistantMessage:
     final["thinkingLevel"] = config.thinking_level
     if streamed:
-        context.messages[-1] = final
+        context.messages[-1] = plain(final)
     else:
-        context.messages.append(final)
+        context.messages.append(plain(final))
         await emit(events.message_start(dict(final)))
-    await emit(events.message_end(final))
+    await emit(events.message_end(plain(final)))
     return final
 
 

@@ -137,7 +137,8 @@ def load_template_file(
         return None, [Diagnostic("warning", str(exc), path)]
     fields = frontmatter if isinstance(frontmatter, dict) else {}
     name = os.path.basename(path).removesuffix(".md")
-    description = fields.get("description") if isinstance(fields.get("description"), str) else ""
+    declared = fields.get("description")
+    description = declared if isinstance(declared, str) else ""
     if not description:
         first = next((line for line in body.split("\n") if js_trim(line)), None)
         if first is not None:

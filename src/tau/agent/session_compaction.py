@@ -125,6 +125,9 @@ def _entry_ms(entry: dict[str, Any]) -> int:
 class CompactionMixin:
     """Compaction state and triggers of :class:`~tau.agent.session.AgentSession`."""
 
+    # state of the session these methods set (declared with its type in AgentSession.__init__)
+    _failed_response: dict[str, Any] | None
+
     def _init_compaction(self: Any) -> None:
         self._last_request: Any = None  # tau.agent.compaction.cached.LastRequest
         self._manual_compaction: AbortSignal | None = None
@@ -150,7 +153,7 @@ class CompactionMixin:
         key = f"{model.provider}/{model.id}" if model is not None else None
         return _settings_module().CompactionSettings.from_settings(self._settings.effective, key)
 
-    def _recording_stream(self: Any, model: Any, context: Any, options: Any) -> Any:
+    def _recording_stream(self: Any, model: Any, context: Any, options: Any = None) -> Any:
         """The agent's provider call, remembered: a cache-friendly summary starts with it.
 
         Without a ``before_provider_request`` handler the provider is given no ``on_payload``: a

@@ -11,6 +11,7 @@ from bisect import bisect_left
 from itertools import repeat
 from typing import Any
 
+from tau.agent.events import AgentEvent
 from tau.agent.hooks import (
     AfterToolCallContext,
     AgentContext,
@@ -196,27 +197,32 @@ def append_to_projection(projection: dict[str, Any], entry: dict[str, Any]) -> N
 class EventsMixin:
     """Event handling, persistence and loop hooks of :class:`~tau.agent.session.AgentSession`."""
 
+    # state of the session these methods set (declared with its type in AgentSession.__init__)
+    _failed_response: dict[str, Any] | None
+    _last_assistant: dict[str, Any] | None
+    _unremembered: dict[str, Any] | None
+    _remembered_late: set[int]
+
     # -- agent events: extensions, listeners, persistence -------------------------------------
 
-    async def _on_agent_event(self: Any, event: dict[str, Any], signal: AbortSignal) -> None:
-        kind = event["type"]
-        if kind == "agent_start" and self._abort_requested:
+    async def _on_agent_event(self: Any, event: AgentEvent, signal: AbortSignal) -> None:
+        if event["type"] == "agent_start" and self._abort_requested:
             self.agent.abort()
-        if kind == "message_start" and event["message"].get("role") == "toolResult":
+        if event["type"] == "message_start" and event["message"].get("role") == "toolResult":
             self._attach_nested_calls(event["message"])
-        elif kind == "agent_end":
+        elif event["type"] == "agent_end":
             self._nested.clear()
-        if kind == "message_start" and event["message"].get("role") == "user":
+        if event["type"] == "message_start" and event["message"].get("role") == "user":
             self._overflow_recovery_attempted = False
             self._dequeue_text(content_text(event["message"].get("content") or "", ""))
         await self._emit_extension_event(event)
-        if kind == "agent_end":
+        if event["type"] == "agent_end":
             self._emit({**event, "willRetry": self._will_retry_after(event)})
         else:
             self._emit(event)
-        if kind == "message_end":
+        if event["type"] == "message_end":
             self._persist(event["message"])
-        elif kind == "turn_end":
+        elif event["type"] == "turn_end":
             self._flush_pending_custom()
 
     def _attach_nested_calls(self: Any, message: dict[str, Any]) -> None:
@@ -358,7 +364,7 @@ class EventsMixin:
         head: dict[str, Any] = {"role": "system", "content": self._forced_prompt}
         if current and current.get("toolsAdded"):
             head["toolsAdded"] = current["toolsAdded"]
-        head["timestamp"] = (current or {}).get("timestamp") or ms_now()
+        head["timestamp"] = (current.get("timestamp") if current else None) or ms_now()
         return [head, *(message for message in messages if message.get("role") != "system")]
 
     async def _prepare_request(self: Any, request: RequestContext, signal: AbortSignal | None) -> TurnUpdate:

@@ -21,6 +21,7 @@ from tau.agent.tool_execution import run_tool_call
 from tau.common import jsjson
 from tau.llm.messages import message_text
 from tau.llm.stream import AbortSignal
+from tau.llm.types import ToolCall
 
 __all__ = ["NESTED_CALL_LIMITS", "NestedCallRunner", "combine_usage"]
 
@@ -61,7 +62,7 @@ class _Recorder:
     argument_bytes: int = 0
     usage: dict[str, Any] | None = None
 
-    def start(self, call: dict[str, Any]) -> dict[str, Any] | None:
+    def start(self, call: ToolCall) -> dict[str, Any] | None:
         if len(self.calls) >= NESTED_CALL_LIMITS["maxCalls"]:
             self.complete = False
             return None
@@ -135,7 +136,7 @@ class NestedCallRunner:
         on_update: Callable[[Any], None] | None = None,
     ) -> dict[str, Any]:
         scope = self._scopes.setdefault(caller_id, _Scope(_Recorder()))
-        call = {
+        call: ToolCall = {
             "type": "toolCall",
             "id": f"{caller_id}/{scope.next_id}",
             "name": name,
@@ -174,7 +175,7 @@ class NestedCallRunner:
             answer["durationMs"] = outcome.duration_ms
         return answer
 
-    async def _run(self, call: dict[str, Any], caller_id: str, signal: Any, on_update: Any) -> Any:
+    async def _run(self, call: ToolCall, caller_id: str, signal: Any, on_update: Any) -> Any:
         session = self._session
         assistant = session._find_last_assistant()
         tools = session.get_callable_tools()
@@ -224,7 +225,7 @@ class NestedCallRunner:
             on_update=updated,
         )
 
-    def _emit_soon(self, event: dict[str, Any]) -> None:
+    def _emit_soon(self, event: events.AgentEvent) -> None:
         """Listeners now (keeping the order of updates), extension handlers as a task."""
         session = self._session
         session._emit(event)
@@ -233,7 +234,7 @@ class NestedCallRunner:
             session._tasks.add(task)
             task.add_done_callback(session._tasks.discard)
 
-    async def _emit(self, event: dict[str, Any]) -> None:
+    async def _emit(self, event: events.AgentEvent) -> None:
         session = self._session
         if session._hooks.has_handlers(event["type"]):
             await session._hooks.emit(dict(event))

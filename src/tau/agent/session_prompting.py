@@ -16,6 +16,7 @@ from tau.agent.session_tools import options_from_json, options_to_json
 from tau.common.jsstr import ms_now
 from tau.llm.messages import content_text
 from tau.llm.registry import clamp_thinking_level
+from tau.session.errors import SessionWriteError
 
 __all__ = ["NO_MODEL_MESSAGE", "PromptMixin"]
 
@@ -57,10 +58,21 @@ def normalize_prompt_images(images: Any, auto_resize: bool) -> tuple[list[dict[s
 class PromptMixin:
     """Prompting, queues and runs of :class:`~tau.agent.session.AgentSession`."""
 
+    # state of the session these methods set (declared with its type in AgentSession.__init__)
+    _failed_response: dict[str, Any] | None
+    _save_failure: SessionWriteError | None
+    _forced_prompt: str | None
+    _pending_custom: list[dict[str, Any]]
+    _pending_bash: list[dict[str, Any]]
+    _pending_next_turn: list[dict[str, Any]]
+    _steering_texts: list[str]
+    _follow_up_texts: list[str]
+    _deferred_settled: list[Callable[[], Any]]
+
     # -- prompting ---------------------------------------------------------------------------
 
     async def prompt(
-        self,
+        self: Any,
         text: str,
         *,
         images: Sequence[dict[str, Any]] | None = None,
@@ -121,7 +133,7 @@ class PromptMixin:
         return bool(await run_command(text))
 
     async def _run_input(
-        self, text: str, images: Sequence[dict[str, Any]] | None, source: str, behavior: str | None
+        self: Any, text: str, images: Sequence[dict[str, Any]] | None, source: str, behavior: str | None
     ) -> tuple[str, Any] | None:
         if not self._hooks.has_handlers("input"):
             return text, images
@@ -136,7 +148,7 @@ class PromptMixin:
         return text, images
 
     async def _prepare_prompt(
-        self,
+        self: Any,
         text: str,
         images: Any,
         behavior: str | None,
@@ -228,7 +240,7 @@ class PromptMixin:
         return expand_prompt_template(text, resources.prompts)
 
     async def send_user_message(
-        self, content: str | list[dict[str, Any]], *, deliver_as: str | None = None
+        self: Any, content: str | list[dict[str, Any]], *, deliver_as: str | None = None
     ) -> None:
         """A user message from an extension: always a turn (queued with ``deliver_as`` while streaming)."""
         if isinstance(content, str):
@@ -241,7 +253,7 @@ class PromptMixin:
         )
 
     async def send_custom_message(
-        self, message: dict[str, Any], *, trigger_turn: bool | None = None, deliver_as: str | None = None
+        self: Any, message: dict[str, Any], *, trigger_turn: bool | None = None, deliver_as: str | None = None
     ) -> None:
         """An extension message that reaches the model as a user message (pi ``sendCustomMessage``).
 

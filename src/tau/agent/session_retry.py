@@ -38,6 +38,9 @@ def retry_policy(settings: Any) -> RetryPolicy:
 class RetryMixin:
     """The retry state and the post-run decision of :class:`~tau.agent.session.AgentSession`."""
 
+    # state of the session these methods set (declared with its type in AgentSession.__init__)
+    _last_assistant: dict[str, Any] | None
+
     def _init_retry(self: Any) -> None:
         self._retry_attempt = 0
         self._retry_signal: AbortSignal | None = None

@@ -55,7 +55,8 @@ class ModelSelection:
     warning: str | None = None
 
 
-def _session_model(branch: Sequence[dict[str, Any]]) -> tuple[str, str] | None:
+def _session_model(branch: Sequence[dict[str, Any]]) -> tuple[Any, Any] | None:
+    """The ``(provider, model id)`` the branch last used, as its file holds them."""
     for entry in reversed(branch):
         if entry.get("type") == "model_change":
             return entry.get("provider"), entry.get("modelId")

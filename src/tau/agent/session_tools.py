@@ -432,7 +432,7 @@ def _skills_from_json(items: list[Any]) -> list[Any]:
 def system_patch(messages: Sequence[dict[str, Any]], options: PromptOptions) -> dict[str, Any] | None:
     """The system message that brings the transcript's sections to ``options`` (``None``: unchanged)."""
     current = current_system_message(messages)
-    previous = dict((current or {}).get("sections") or {})
+    previous = dict((current.get("sections") if current else None) or {})
     patch = diff_sections(previous, build_sections(options))
     if patch is None:
         return None

@@ -21,6 +21,13 @@ __all__ = ["TreeMixin"]
 class TreeMixin:
     """Tree operations of :class:`~tau.agent.session.AgentSession`."""
 
+    # state of the session these methods set (declared with its type in AgentSession.__init__)
+    _branch_summary_signal: AbortSignal | None
+    _unremembered: dict[str, Any] | None
+    _remembered_late: set[int]
+    _steering_texts: list[str]
+    _follow_up_texts: list[str]
+
     async def navigate_tree(
         self: Any,
         target_id: str,

@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from tau.agent.settings_schema import check_settings
 from tau.common.paths import agent_dir, project_config_dir
@@ -44,7 +44,7 @@ class SettingsError(ValueError):
     """A settings file that cannot be used; the message names the file and the problem."""
 
 
-def _is_object(value: Any) -> bool:
+def _is_object(value: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict)
 
 

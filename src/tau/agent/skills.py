@@ -147,7 +147,7 @@ def load_skill_file(
     declared_name = fields.get("name")
     name = declared_name if isinstance(declared_name, str) and declared_name else os.path.basename(directory)
     diagnostics += [Diagnostic("warning", error, path) for error in _name_errors(name)]
-    if not has_description:
+    if not has_description or not isinstance(description, str):  # (the second, for the type checker)
         return None, diagnostics
     skill = Skill(
         name=name,

@@ -86,7 +86,7 @@ def _skills(options: PromptOptions, declared: list[str]) -> str:
     is selected but hidden is still reachable through another tool, so the hint then names none."""
     if not options.skills:
         return ""
-    reader = next((tool for tool in ("read", "bash") if tool in declared), None)
+    reader: str | None = next((tool for tool in ("read", "bash") if tool in declared), None)
     if reader is None and any(tool in options.selected_tools for tool in ("read", "bash")):
         reader = "indirect"
     if reader is None:

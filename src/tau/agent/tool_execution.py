@@ -31,7 +31,7 @@ from tau.agent.hooks import (
     resolve,
 )
 from tau.common.jsstr import ms_now
-from tau.llm.messages import tool_calls
+from tau.llm.messages import plain, tool_calls
 from tau.llm.stream import AbortSignal
 from tau.llm.types import AssistantMessage, ToolCall, ToolResultMessage
 from tau.tools.base import ToolContext, ToolDefinition, ToolResult
@@ -48,7 +48,7 @@ __all__ = [
 ABORTED_TEXT = "Operation aborted"
 BLOCKED_TEXT = "Tool execution was blocked"
 
-Emit = Callable[[dict[str, Any]], Awaitable[None]]
+Emit = Callable[[events.AgentEvent], Awaitable[None]]
 UpdateSink = Callable[[ToolResult], None]
 
 
@@ -233,7 +233,7 @@ async def _execute_and_finalize(
 ) -> ToolCallOutcome:
     call = prepared.tool_call
 
-    def to_event(partial: ToolResult) -> dict[str, Any]:
+    def to_event(partial: ToolResult) -> events.AgentEvent:
         return events.tool_execution_update(call["id"], call["name"], call["arguments"], _as_json(partial))
 
     outcome = await _execute(prepared, _tool_context(config, call), signal, _UpdateEmitter(emit, to_event))
@@ -244,7 +244,7 @@ class _UpdateEmitter:
     """The ``on_update`` callback of one execution: emits ``tool_execution_update`` in call order
     and stops accepting updates once ``execute`` has returned."""
 
-    def __init__(self, emit: Emit, to_event: Callable[[ToolResult], dict[str, Any]]) -> None:
+    def __init__(self, emit: Emit, to_event: Callable[[ToolResult], events.AgentEvent]) -> None:
         self._emit = emit
         self._to_event = to_event
         self._loop = asyncio.get_running_loop()
@@ -261,7 +261,7 @@ class _UpdateEmitter:
             return
         self._previous = asyncio.ensure_future(self._send(self._previous, self._to_event(partial)))
 
-    async def _send(self, previous: asyncio.Future[None] | None, event: dict[str, Any]) -> None:
+    async def _send(self, previous: asyncio.Future[None] | None, event: events.AgentEvent) -> None:
         if previous is not None:
             await previous
         await self._emit(event)
@@ -322,7 +322,7 @@ def _merge_override(result: ToolResult, is_error: bool, override: dict[str, Any]
     """pi's field-by-field merge: given fields replace, omitted ones stay; new ``content`` without
     ``structuredContent`` drops the old structured content, which may no longer match it."""
     merged = ToolResult(
-        content=override.get("content") if override.get("content") is not None else result.content,
+        content=content if (content := override.get("content")) is not None else result.content,
         details=override.get("details") if override.get("details") is not None else result.details,
         is_error=result.is_error,
         usage=override.get("usage") if override.get("usage") is not None else result.usage,
@@ -383,8 +383,8 @@ def tool_result_message(outcome: ToolCallOutcome) -> ToolResultMessage:
 
 async def _emit_result_message(outcome: ToolCallOutcome, emit: Emit) -> ToolResultMessage:
     message = tool_result_message(outcome)
-    await emit(events.message_start(message))
-    await emit(events.message_end(message))
+    await emit(events.message_start(plain(message)))
+    await emit(events.message_end(plain(message)))
     return message
 
 

@@ -15,7 +15,7 @@ reach all of this through :mod:`tau.extension`.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, TypeGuard
+from typing import Any, Literal, NotRequired, TypedDict, TypeGuard, cast
 
 from tau.llm.types import (
     AssistantMessage,
@@ -58,6 +58,7 @@ __all__ = [
     "is_user",
     "message_key",
     "message_text",
+    "plain",
     "role_of",
     "tool_calls",
 ]
@@ -110,6 +111,15 @@ AgentMessage = (
     Message | CustomMessage | BashExecutionMessage | BranchSummaryMessage | CompactionSummaryMessage
 )
 """Any message of a session's context: the model roles and the four agent-only ones."""
+
+
+def plain(message: AgentMessage) -> dict[str, Any]:
+    """A typed message as the plain dict it is (the same object).
+
+    The agent and session layers keep messages as a session file holds them, as ``dict[str, Any]``;
+    a message built with its shape (an assistant reply, a tool result) joins them through this.
+    """
+    return cast("dict[str, Any]", message)
 
 
 def role_of(message: object) -> str | None:

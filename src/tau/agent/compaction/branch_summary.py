@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tau.llm.messages import has_tool_calls, message_text
-from tau.llm.types import Usage
+from tau.llm.types import AssistantMessage, Usage
 from tau.session.messages import (
     create_branch_summary_message,
     create_compaction_summary_message,
@@ -228,7 +228,8 @@ async def generate_branch_summary(
     prompt = build_branch_summary_prompt(
         prepared.messages, custom_instructions=custom_instructions, replace_instructions=replace_instructions
     )
-    response, spent = None, None
+    response: AssistantMessage | None = None
+    spent: Usage | None = None
     if cached is not None:
         from .cached import branch_instruction
 
@@ -239,7 +240,8 @@ async def generate_branch_summary(
         if context is not None:
             response = await cached.complete(context)
             if needs_pi_request(response):
-                response, spent = None, response.get("usage")
+                spent = response.get("usage")
+                response = None
     if response is None:
         response = await complete(summarization_context(prompt))
         if spent is not None:

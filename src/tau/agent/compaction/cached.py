@@ -17,7 +17,7 @@ calls a tool anyway or overflows the window.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from tau.common.jsstr import js_len, ms_now
 from tau.llm.types import TranscriptContext
@@ -197,4 +197,5 @@ class CachedSummaries:
         if not fits_window(self.messages, instruction, self.context_window, self.headroom):
             return None
         ask = {"role": "user", "content": [{"type": "text", "text": instruction}], "timestamp": ms_now()}
-        return {"messages": [*self.messages, ask]}
+        # ``messages`` are model messages already (convert_to_llm's output), held as plain dicts
+        return cast("TranscriptContext", {"messages": [*self.messages, ask]})

@@ -8,6 +8,7 @@ gives them, including the agent-only roles ``custom``, ``bashExecution``, ``bran
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
 from tau.common.jsjson import dumps_str
@@ -63,7 +64,7 @@ def _json_len(value: Any) -> int:
     return js_len(dumps_str(value))
 
 
-def _system_chars(message: Message) -> int:
+def _system_chars(message: Mapping[str, Any]) -> int:
     chars = _content_chars(message.get("content"))
     sections = message.get("sections")
     if isinstance(sections, dict):
@@ -73,7 +74,7 @@ def _system_chars(message: Message) -> int:
     return chars
 
 
-def _assistant_chars(message: Message) -> int:
+def _assistant_chars(message: Mapping[str, Any]) -> int:
     content = message.get("content")
     chars = 0
     for block in content if isinstance(content, list) else []:
@@ -87,7 +88,7 @@ def _assistant_chars(message: Message) -> int:
     return chars
 
 
-def estimate_tokens(message: Message) -> int:
+def estimate_tokens(message: Mapping[str, Any]) -> int:
     """pi's ``estimateTokens``: the message's characters / 4, rounded up (0 for unknown roles)."""
     role = message.get("role")
     if role == "system":
@@ -105,7 +106,7 @@ def estimate_tokens(message: Message) -> int:
     return _ceil_quarter(chars)
 
 
-def estimate_messages_tokens(messages: list[Message]) -> int:
+def estimate_messages_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
     """The sum of :func:`estimate_tokens` over ``messages`` (pi's estimate after a compaction)."""
     return sum(estimate_tokens(message) for message in messages)
 

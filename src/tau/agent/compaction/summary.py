@@ -8,7 +8,7 @@ reasons, the session's retry policy).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from tau.common.jsjson import dumps_str
@@ -280,7 +280,7 @@ async def generate_turn_prefix_summary(
     return await _request(complete, prompt, "Turn prefix summarization", cached)
 
 
-def combine_usage(first: Usage, second: Usage) -> Usage:
+def combine_usage(first: Mapping[str, Any], second: Usage) -> Usage:
     """The sum of two usage records; the cost is provider-reported only when both parts are."""
     combined: dict[str, Any] = {
         key: first[key] + second[key] for key in ("input", "output", "cacheRead", "cacheWrite")
