@@ -19,7 +19,7 @@ import copy
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from tau.common import jsjson
 from tau.common.jsstr import js_trim
@@ -454,7 +454,7 @@ def check_state(data: Any) -> State:
         if task["id"] in ids:
             raise ValueError(f"task id {task['id']!r} appears twice")
         ids.add(task["id"])
-    state: State = copy.deepcopy(data)
+    state = cast(State, copy.deepcopy(data))  # its shape checked above
     try:
         _check_graph(state["tasks"], state["tasks"])
     except TodoError as exc:

@@ -104,6 +104,7 @@ from tau.llm.messages import (
     content_text,
     entry_message,
     has_tool_calls,
+    image_block,
     is_assistant,
     is_bash_execution,
     is_custom,
@@ -113,6 +114,7 @@ from tau.llm.messages import (
     message_key,
     message_text,
     role_of,
+    text_block,
     tool_calls,
 )
 from tau.llm.stream import AbortSignal, StreamOptions
@@ -223,6 +225,7 @@ __all__ = [
     "format_size",
     "get_mcp_tool_exposure",
     "has_tool_calls",
+    "image_block",
     "is_assistant",
     "is_bash_execution",
     "is_custom",
@@ -242,6 +245,7 @@ __all__ = [
     "resolve_config_value_or_raise",
     "resolve_to_cwd",
     "role_of",
+    "text_block",
     "tool_calls",
     "tool_name_matcher",
     "truncate_head",

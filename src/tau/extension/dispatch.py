@@ -18,6 +18,7 @@ from tau.agent.hooks import resolve
 from tau.extension.context_copies import ContextCopies
 from tau.extension.events import event_from_payload
 from tau.extension.registry import Extension, Handler
+from tau.llm.messages import plain
 from tau.llm.transcript import current_system_message
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ class HookDispatch:
                 if returned is None or _same_messages(returned, snapshot):
                     continue
                 head = current_system_message(current)
-                current = [head, *returned] if head else list(returned)
+                current = [plain(head), *returned] if head else list(returned)
                 self.context_head_rebuilt = True
         return await self._emit_context_with_system(current, ctx)
 

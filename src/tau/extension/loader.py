@@ -23,6 +23,7 @@ registers too is left out, with a warning.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.machinery
 import importlib.util
@@ -244,7 +245,9 @@ def _entry_point_sources() -> list[ExtensionSource]:
 
     entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     return [
-        ExtensionSource(f"entry-point:{ep.name}", "package", ep.name, lambda ep=ep: _entry_point_factory(ep))
+        ExtensionSource(
+            f"entry-point:{ep.name}", "package", ep.name, functools.partial(_entry_point_factory, ep)
+        )
         for ep in sorted(entry_points, key=lambda ep: ep.name)
     ]
 
@@ -259,6 +262,10 @@ def _bundled_module(candidates: Sequence[str]) -> str | None:
     return None
 
 
+def _bundled_factory(module: str) -> Factory:
+    return _factory_of(importlib.import_module(module), module)
+
+
 def _bundled_sources() -> list[ExtensionSource]:
     found = []
     for name, candidates in BUNDLED_EXTENSIONS.items():
@@ -269,7 +276,7 @@ def _bundled_sources() -> list[ExtensionSource]:
                     f"bundled:{name}",
                     "bundled",
                     name,
-                    lambda module=module: _factory_of(importlib.import_module(module), module),
+                    functools.partial(_bundled_factory, module),
                 )
             )
     return found

@@ -16,7 +16,7 @@ import copy
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 from tau.agent.session_tools import MCP_RESOURCE_TOOLS, is_mcp_tool_name
@@ -101,7 +101,7 @@ def _is_string_record(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -11,7 +11,7 @@ import dataclasses
 import sys
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from tau.agent.hooks import resolve
 from tau.extension.context import (
@@ -26,7 +26,8 @@ from tau.extension.events import Event, event_from_payload
 from tau.extension.mcp_servers import McpServerRegistry
 from tau.extension.registry import EventBus, Extension, RegisteredCommand, resolve_commands
 from tau.extension.ui import ExtensionUI, PromptTrackingUI, ui_for_mode
-from tau.tools.base import ToolDefinition
+from tau.llm.stream import AbortSignal
+from tau.tools.base import ToolContext, ToolDefinition, ToolResult, UpdateCallback
 
 __all__ = ["EventBus", "Extension", "ExtensionRunner", "RegisteredCommand"]
 
@@ -243,10 +244,16 @@ class ExtensionRunner(HookDispatch):
         inner = definition.execute
 
         async def execute(
-            tool_call_id: str, params: Any, signal: Any, on_update: Any, tool_context: Any
-        ) -> Any:
-            ctx = self.create_tool_context(tool_call_id, signal, tool_context)
-            return await resolve(inner(tool_call_id, params, signal, on_update, ctx))
+            tool_call_id: str,
+            params: dict[str, Any],
+            signal: AbortSignal | None,
+            on_update: UpdateCallback | None,
+            ctx: ToolContext,
+        ) -> ToolResult:
+            # the extension ctx stands in for the tool context: what it lacks it takes from that one
+            stand_in = cast("ToolContext", self.create_tool_context(tool_call_id, signal, ctx))
+            result: ToolResult = await resolve(inner(tool_call_id, params, signal, on_update, stand_in))
+            return result
 
         return dataclasses.replace(definition, execute=execute)
 

@@ -50,6 +50,7 @@ __all__ = [
     "content_text",
     "entry_message",
     "has_tool_calls",
+    "image_block",
     "is_assistant",
     "is_bash_execution",
     "is_custom",
@@ -60,6 +61,7 @@ __all__ = [
     "message_text",
     "plain",
     "role_of",
+    "text_block",
     "tool_calls",
 ]
 
@@ -111,6 +113,16 @@ AgentMessage = (
     Message | CustomMessage | BashExecutionMessage | BranchSummaryMessage | CompactionSummaryMessage
 )
 """Any message of a session's context: the model roles and the four agent-only ones."""
+
+
+def text_block(text: str) -> TextContent:
+    """A text content block."""
+    return {"type": "text", "text": text}
+
+
+def image_block(data: str, mime_type: str) -> ImageContent:
+    """An image content block: ``data`` is the image, base64-encoded."""
+    return {"type": "image", "data": data, "mimeType": mime_type}
 
 
 def plain(message: AgentMessage) -> dict[str, Any]:

@@ -10,7 +10,7 @@ output is byte-for-byte what pi renders, so a tool's codemode declaration reads 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from tau.bundled.codemode.source import to_identifier
 
@@ -58,7 +58,7 @@ def _number(value: Any) -> str:
     return js_number(value)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -224,8 +224,8 @@ def _union_fields(schema: Any, root: Any) -> str | None:
     variants = resolved.get("anyOf") if resolved.get("anyOf") is not None else resolved.get("oneOf")
     if not isinstance(variants, list) or not variants:
         return None
-    described = [_fields(variant, root, 0) for variant in variants]
-    return " | ".join(described) if all(d is not None for d in described) else None
+    described = [text for variant in variants if (text := _fields(variant, root, 0)) is not None]
+    return " | ".join(described) if len(described) == len(variants) else None
 
 
 def _describe_output(name: str, schema: Any) -> str:

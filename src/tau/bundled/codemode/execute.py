@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from tau.bundled.codemode.declarations import render_tool_sample
 from tau.bundled.codemode.description import callable_for_scripts, to_declaration
@@ -42,7 +42,15 @@ from tau.bundled.codemode.sandbox import (
 from tau.bundled.codemode.source import parse_source
 from tau.bundled.codemode.store import STORE_ENTRY_TYPE, read_store
 from tau.common import jsjson
-from tau.extension import AbortSignal, ToolError, ToolResult, message_text
+from tau.extension import (
+    AbortSignal,
+    ImageContent,
+    TextContent,
+    ToolError,
+    ToolResult,
+    message_text,
+    text_block,
+)
 
 __all__ = ["MEMORY_LIMIT_BYTES", "CodemodeOptions", "execute_codemode"]
 
@@ -187,9 +195,9 @@ async def execute_codemode(
     details = snapshot()
     if full_output_path:
         details["fullOutputPath"] = full_output_path
-    return ToolResult(
-        content=[{"type": "text", "text": header}, *shown], details=details, is_error=not result.ok
-    )
+    # the output pipeline keeps items as plain dicts; by now they are text and image blocks
+    content = cast("list[TextContent | ImageContent]", [text_block(header), *shown])
+    return ToolResult(content=content, details=details, is_error=not result.ok)
 
 
 def _not_started(

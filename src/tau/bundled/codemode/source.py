@@ -59,7 +59,7 @@ class ScriptSource:
 
 def to_identifier(name: str) -> str:
     """The name scripts use for a tool: characters invalid in a JavaScript identifier become ``_``."""
-    out = []
+    out: list[str] = []
     for char in name:
         pattern = _IDENTIFIER_START if not out else _IDENTIFIER_PART
         out.append(char if pattern.fullmatch(char) else "_")

@@ -9,14 +9,14 @@ either program).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["STORE_ENTRY_TYPE", "read_store"]
 
 STORE_ENTRY_TYPE = "codemode-store"
 
 
-def _is_store_data(data: Any) -> bool:
+def _is_store_data(data: Any) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(data, dict)
         and isinstance(data.get("set"), dict)

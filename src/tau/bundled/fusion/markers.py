@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.extension import TextContent, text_block
+
 __all__ = [
     "FAILED",
     "SKIPPED",
@@ -44,12 +46,12 @@ def then_run_schema(verb: str) -> dict[str, Any]:
     }
 
 
-def succeeded_block(output: str) -> dict[str, str]:
-    return {"type": "text", "text": f"{SUCCEEDED}\n{output}" if output else SUCCEEDED}
+def succeeded_block(output: str) -> TextContent:
+    return text_block(f"{SUCCEEDED}\n{output}" if output else SUCCEEDED)
 
 
-def failed_block(output: str) -> dict[str, str]:
-    return {"type": "text", "text": f"{FAILED}\n{output or EMPTY_FAILURE_OUTPUT}"}
+def failed_block(output: str) -> TextContent:
+    return text_block(f"{FAILED}\n{output or EMPTY_FAILURE_OUTPUT}")
 
 
 def mutation_failed_text(error: str) -> str:

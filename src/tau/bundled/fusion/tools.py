@@ -213,6 +213,6 @@ def render_fused_result(result: Any, options: Any = None, *_: Any) -> list[str]:
     ]
     if not blocks or not blocks[-1].startswith(SUCCEEDED):
         raise UseDefaultRow
-    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    details = found_details if isinstance(found_details := data.get("details"), dict) else {}
     body = details["diff"] if isinstance(details.get("diff"), str) else "\n".join(blocks[:-1])
     return [*body.split("\n"), *blocks[-1].rstrip("\n").split("\n")]

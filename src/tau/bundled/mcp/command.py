@@ -28,9 +28,8 @@ EXPOSURE_DESCRIPTIONS = {
 def _attention(server: Any) -> int:
     if not server.enabled:
         return 5
-    return {"needs-auth": 0, "failed": 1, "disconnected": 2, "connected": 4}.get(
-        getattr(server.connection, "state", None), 3
-    )
+    state: Any = getattr(server.connection, "state", None)
+    return {"needs-auth": 0, "failed": 1, "disconnected": 2, "connected": 4}.get(state, 3)
 
 
 def _transport(server: Any) -> str:
@@ -218,7 +217,8 @@ async def _run_action(mcp: Any, server: Any, action: str, ctx: Any) -> str | Non
 
 def register_command(mcp: Any) -> None:
     async def handler(args: str, ctx: Any) -> None:
-        action, *rest = args.split() or [None]
+        words: list[str | None] = [*args.split()] or [None]
+        action, *rest = words
         if action is None:
             if ctx.mode == "tui":
                 await _manage(mcp, ctx)

@@ -194,7 +194,9 @@ class _Client:
         import mcp_types
 
         cwd = Path(self._connection.cwd).resolve()
-        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri=cwd.as_uri(), name=cwd.name)])
+        # (pydantic validates the URI string into the FileUrl the model declares)
+        root = mcp_types.Root(uri=cwd.as_uri(), name=cwd.name)  # type: ignore[arg-type]
+        return mcp_types.ListRootsResult(roots=[root])
 
     @property
     def dead(self) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -203,9 +204,7 @@ class McpExtension:
                 exposure=get_mcp_tool_exposure(entry.config, tool["name"]),
                 namespace=namespace,
                 get_connection=self._connection_getter(name, tool["name"]),
-                readable=lambda server_name=name: any(
-                    c.name == server_name for c in self.resource_connections()
-                ),
+                readable=functools.partial(self._reads_resources, name),
             )
             self.definitions[definition.name] = definition
             self.tau.register_tool(definition)
@@ -260,6 +259,9 @@ class McpExtension:
 
     def resource_connections(self) -> list[Any]:
         return [server.connection for server in self.servers_with_resources()]
+
+    def _reads_resources(self, server_name: str) -> bool:
+        return any(c.name == server_name for c in self.resource_connections())
 
     def sync_resource_tools(self) -> None:
         """Register the resource tools with the widest exposure of the servers they reach."""

@@ -19,7 +19,7 @@ from tau.bundled.mcp.results import limit_content, to_model_content
 from tau.bundled.mcp.tools import to_tool_exposure
 from tau.common import jsjson
 from tau.common.jsstr import js_trim
-from tau.extension import ToolDefinition, ToolResult
+from tau.extension import ToolDefinition, ToolResult, text_block
 
 __all__ = [
     "LIST_MCP_RESOURCES_TOOL",
@@ -188,7 +188,7 @@ def _argument(params: Any, key: str) -> str | None:
 
 
 async def _json_result(tool: str, server: str | None, payload: dict[str, Any]) -> ToolResult:
-    content, full_path = await limit_content([{"type": "text", "text": jsjson.dumps_str(payload)}])
+    content, full_path = await limit_content([text_block(jsjson.dumps_str(payload))])
     details: dict[str, Any] = {"server": server or "", "tool": tool}
     if full_path:
         details["fullOutputPath"] = full_path
@@ -272,7 +272,7 @@ def create_resource_tool_definitions(exposure: str, servers: Callable[[], list[A
             blocks.append({"type": "resource", "resource": item})
         converted = await to_model_content(server.name, blocks)
         content, full_path = await limit_content(
-            converted if converted else [{"type": "text", "text": f"Resource {uri} is empty."}]
+            converted if converted else [text_block(f"Resource {uri} is empty.")]
         )
         details: dict[str, Any] = {"server": server.name, "tool": READ_MCP_RESOURCE_TOOL}
         if full_path:

@@ -18,7 +18,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tau.common import jsjson
-from tau.extension import ToolResult, content_text, create_output_file, format_size
+from tau.extension import (
+    ImageContent,
+    TextContent,
+    ToolResult,
+    content_text,
+    create_output_file,
+    format_size,
+    image_block,
+    text_block,
+)
 
 __all__ = [
     "MCP_OUTPUT_MAX_BYTES",
@@ -35,6 +44,7 @@ OUTPUT_PREFIX = "tau-mcp"
 READ_MCP_RESOURCE_TOOL = "read_mcp_resource"
 
 Saver = Callable[[bytes, str], Awaitable[str]]
+Block = TextContent | ImageContent  # what a tool result holds
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 
 
@@ -50,30 +60,26 @@ async def save_to_temp_file(data: bytes, extension: str) -> str:
     return path
 
 
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def _llm_block(block: dict[str, Any]) -> dict[str, Any]:
+def _llm_block(block: dict[str, Any]) -> Block:
     """pi-mcp ``blockToLlmContent``: one MCP content block as a text or image block."""
     kind = block.get("type")
     if kind == "text":
-        return _text(block.get("text", ""))
+        return text_block(block.get("text", ""))
     if kind == "image":
-        return {"type": "image", "data": block.get("data", ""), "mimeType": block.get("mimeType", "")}
+        return image_block(block.get("data", ""), block.get("mimeType", ""))
     if kind == "audio":
-        return _text(f"[audio {block.get('mimeType')} omitted]")
+        return text_block(f"[audio {block.get('mimeType')} omitted]")
     if kind == "resource_link":
-        return _text(f"{block.get('name')}: {block.get('uri')}")
+        return text_block(f"{block.get('name')}: {block.get('uri')}")
     if kind == "resource":
         resource = block.get("resource") or {}
         if "text" in resource:
-            return _text(resource["text"])
+            return text_block(resource["text"])
         mime = resource.get("mimeType")
         if isinstance(mime, str) and mime.startswith("image/"):
-            return {"type": "image", "data": resource.get("blob", ""), "mimeType": mime}
-        return _text(f"[binary resource {resource.get('uri')} ({mime or 'unknown type'}) omitted]")
-    return _text(f"[unsupported MCP content {kind}]")
+            return image_block(resource.get("blob", ""), mime)
+        return text_block(f"[binary resource {resource.get('uri')} ({mime or 'unknown type'}) omitted]")
+    return text_block(f"[unsupported MCP content {kind}]")
 
 
 def _is_text_mime(mime: Any) -> bool:
@@ -92,9 +98,7 @@ def _extension_of(uri: str) -> str:
     return match.group(0) if match else ".bin"
 
 
-async def _block_content(
-    server: str, block: dict[str, Any], readable: bool, save: Saver
-) -> list[dict[str, Any]]:
+async def _block_content(server: str, block: dict[str, Any], readable: bool, save: Saver) -> list[Block]:
     kind = block.get("type")
     if kind == "resource_link":
         size = block.get("size")
@@ -105,7 +109,7 @@ async def _block_content(
         read = f'. Read it with {READ_MCP_RESOURCE_TOOL} (server "{server}")' if readable else ""
         shown = f" ({', '.join(details)})" if details else ""
         title = block.get("title") if block.get("title") is not None else block.get("name")
-        return [_text(f'[Resource {block.get("uri")} "{title}"{shown}{described}{read}]')]
+        return [text_block(f'[Resource {block.get("uri")} "{title}"{shown}{described}{read}]')]
     resource = block.get("resource") if kind == "resource" else None
     if isinstance(resource, dict) and "blob" in resource:
         mime = resource.get("mimeType")
@@ -115,21 +119,21 @@ async def _block_content(
             uri = str(resource.get("uri", ""))
             data = base64.b64decode(resource.get("blob") or "")
             if _is_text_mime(mime):
-                return [_text(data.decode("utf-8", "replace"))]
+                return [text_block(data.decode("utf-8", "replace"))]
             described = f"{mime or 'unknown type'}, {format_size(len(data))}"
             try:
                 path = await save(data, _extension_of(uri))
             except Exception as exc:  # a full disk must not lose the rest of the result
-                return [_text(f"[Binary resource {uri} ({described}) could not be saved: {exc}]")]
-            return [_text(f"[Binary resource {uri} ({described}) saved to {path}]")]
+                return [text_block(f"[Binary resource {uri} ({described}) could not be saved: {exc}]")]
+            return [text_block(f"[Binary resource {uri} ({described}) saved to {path}]")]
     return [_llm_block(block)]
 
 
 async def to_model_content(
     server: str, blocks: list[dict[str, Any]], readable: bool = False, save: Saver = save_to_temp_file
-) -> list[dict[str, Any]]:
+) -> list[Block]:
     """The model-facing content of ``server``'s content blocks, before the output limit."""
-    content: list[dict[str, Any]] = []
+    content: list[Block] = []
     for block in blocks:
         content.extend(await _block_content(server, block, readable, save))
     return content
@@ -162,14 +166,14 @@ def _truncate_middle(text: str, max_bytes: int) -> tuple[str, int, int] | None:
 
 
 async def limit_content(
-    content: list[dict[str, Any]], save: Saver | None = save_to_temp_file
-) -> tuple[list[dict[str, Any]], str | None]:
+    content: list[Block], save: Saver | None = save_to_temp_file
+) -> tuple[list[Block], str | None]:
     """Keep model-facing text within :data:`MCP_OUTPUT_MAX_BYTES` (pi-mcp ``limitMcpContent``).
 
     Longer text becomes one text block with a header and the path of the saved full text; images
     follow it. Returns ``(content, full output path or None)``.
     """
-    combined = "\n".join(block["text"] for block in content if block.get("type") == "text")
+    combined = content_text(content)
     truncation = _truncate_middle(combined, MCP_OUTPUT_MAX_BYTES)
     if truncation is None:
         return content, None
@@ -185,7 +189,7 @@ async def limit_content(
     tokens = math.ceil(total_bytes / 4)
     text = f"Warning: truncated output (original token count: {tokens})\nTotal output lines: {total_lines}\n\n{cut}{where}"
     images = [block for block in content if block.get("type") == "image"]
-    return [_text(text), *images], full_path
+    return [text_block(text), *images], full_path
 
 
 async def convert_tool_result(
@@ -205,10 +209,10 @@ async def convert_tool_result(
     else:
         converted = []
         if "structuredContent" in result:
-            converted.append(_text(jsjson.dumps_indented(result["structuredContent"])))
+            converted.append(text_block(jsjson.dumps_indented(result["structuredContent"])))
     is_error = result.get("isError") is True
     if is_error and content_text(converted) == "":
-        converted.append(_text(f"MCP tool {server}/{tool} returned an error"))
+        converted.append(text_block(f"MCP tool {server}/{tool} returned an error"))
     content, full_path = await limit_content(converted, save)
     details: dict[str, Any] = {"server": server, "tool": tool}
     if full_path:

@@ -97,7 +97,7 @@ def create_result_schema(structured: Any) -> dict[str, Any]:
 
 
 def _annotations(tool: dict[str, Any]) -> dict[str, bool] | None:
-    given = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    given = found_annotations if isinstance(found_annotations := tool.get("annotations"), dict) else {}
     hints = {hint: given[hint] for hint in _ANNOTATION_HINTS if isinstance(given.get(hint), bool)}
     return hints or None
 
@@ -129,7 +129,7 @@ def render_mcp_result(result: Any, *_: Any) -> list[str]:
         if isinstance(b, dict) and b.get("type") == "text"
     )
     lines = text.strip().split("\n") if text.strip() else []
-    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    details = found_details if isinstance(found_details := data.get("details"), dict) else {}
     if details.get("fullOutputPath"):
         lines.append(f"Full output: {details['fullOutputPath']}")
     return lines
@@ -148,7 +148,7 @@ def create_tool_definition(
     """The definition of one server tool; ``get_connection`` resolves the server at call time (a call
     prepared before a reconnect runs on the new connection)."""
     tool_name = tool["name"]
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    annotations = found_annotations if isinstance(found_annotations := tool.get("annotations"), dict) else {}
     title = tool.get("title") if tool.get("title") is not None else annotations.get("title")
     description = (
         js_trim(tool.get("description") or "") or title or f"MCP tool {tool_name} from server {server}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from tau.common import jsjson
 from tau.common.jsstr import js_len
@@ -61,7 +62,7 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-def is_observation_id(value: Any) -> bool:
+def is_observation_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and _ID.match(value) is not None
 
 
@@ -145,7 +146,7 @@ def text_observation(message: dict[str, Any]) -> Observation | None:
     return _observation(str(message.get("toolName", "")), str(message.get("toolCallId", "")), text)
 
 
-def arguments_observation(call: dict[str, Any]) -> Observation | None:
+def arguments_observation(call: Mapping[str, Any]) -> Observation | None:
     """The observation of a tool call's arguments (the JSON text of its ``arguments`` object)."""
     arguments = call.get("arguments")
     if not isinstance(arguments, dict) or not arguments:

@@ -128,7 +128,9 @@ class Applied:
 
     def on_branch(self, obs_id: str, branch_ids: Callable[[], set[str]]) -> bool:
         leaves = self.leaves.get(obs_id)
-        return bool(leaves) and (ROOT_LEAF in leaves or not leaves.isdisjoint(branch_ids()))
+        if not leaves:
+            return False
+        return ROOT_LEAF in leaves or not leaves.isdisjoint(branch_ids())
 
     def record(self, leaf: str, obs_id: str, content: Any, identity: str | None = None) -> None:
         self.leaves.setdefault(obs_id, set()).add(leaf)
@@ -247,7 +249,7 @@ def plan_projection(
     each swap is made as soon as it is due).
     """
     rules = rules or PackRules(head_bytes=head_bytes, tail_bytes=tail_bytes, stale=False, batch=False)
-    store = _Archive(store, applied, rules.max_new_objects)
+    archive = _Archive(store, applied, rules.max_new_objects)
     context = scan if scan is not None and scanned else (scan or ContextScan())(messages)
     plan = ProjectionPlan()
     request = context.turns + 1
@@ -304,11 +306,11 @@ def plan_projection(
             swap = _stale_result(item, observation, context, rules, economy)
         if swap is None and large is not None:
             swap = _large_swap(
-                item, large, context, rules, store, plan, counted, send_counts, branch_ids, placeholder
+                item, large, context, rules, archive, plan, counted, send_counts, branch_ids, placeholder
             )
         if swap is not None:
             due.append(swap)
-    _decide(plan, due, context, rules, applied, store, request, write_read_ratio, _replaced_from(replaced))
+    _decide(plan, due, context, rules, applied, archive, request, write_read_ratio, _replaced_from(replaced))
     return plan
 
 
@@ -440,7 +442,7 @@ def _decide(
     context: ContextScan,
     rules: PackRules,
     applied: Applied | None,
-    store: Callable[[Observation], None],
+    store: Callable[[Observation], bool],
     request: int,
     ratio: float,
     replaced_from: Callable[[int], int],

@@ -222,7 +222,7 @@ class OnlineContextCompact:
                 self.save(with_plan(self.state, plan))
             return
         step = transition.completed[0]
-        task = next((t for t in details["tasks"] if t.get("id") == step["id"]), {})
+        task: dict[str, Any] = next((t for t in details["tasks"] if t.get("id") == step["id"]), {})
         description = task.get("description")
         record = progress_record(
             step,

@@ -147,7 +147,7 @@ class Reducer:
         body = candidate.body
         if body is None or js_len(body) > self.max_chars:
             raise Fallback("source-over-max-chars")
-        known = {"sourceSha256": sha256(body), "sourceBytes": len(utf8(body))}
+        known: dict[str, Any] = {"sourceSha256": sha256(body), "sourceBytes": len(utf8(body))}
         if known["sourceBytes"] < self.min_bytes:
             if self.model_tier:
                 raise Fallback("source-under-min-bytes", **known)

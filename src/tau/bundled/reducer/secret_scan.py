@@ -207,9 +207,11 @@ def _library_detectors() -> list[Any]:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
         from detect_secrets.plugins.base import RegexBasedDetector
 
+        # (the library declares its mapping's values with a type variable no caller can bind)
+        classes: list[type[Any]] = list(get_mapping_from_secret_type_to_class().values())
         _detectors = [
             plugin()
-            for plugin in get_mapping_from_secret_type_to_class().values()
+            for plugin in classes
             if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in _NOT_CREDENTIALS
         ]
     return _detectors

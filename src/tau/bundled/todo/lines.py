@@ -48,7 +48,7 @@ class _Oversized:
         self.tail = b""
         self.pending_cr = False  # the last byte seen is CR (held back: it may be a CRLF line end)
 
-    def feed(self, data: bytes | memoryview) -> None:
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             return
         data = bytes(data)

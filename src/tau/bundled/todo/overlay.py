@@ -37,8 +37,11 @@ _HINT = "↑↓ PgUp/PgDn Home/End · Enter inspect · a add · e edit · s stat
 class Source(Protocol):
     """Where the overlay reads and changes the checklist (the extension's store)."""
 
-    state: State | None
-    reason: str | None
+    @property
+    def state(self) -> State | None: ...
+
+    @property
+    def reason(self) -> str | None: ...
 
     @property
     def note(self) -> str | None: ...
@@ -62,6 +65,9 @@ class TodoOverlay:
         newline_keys: tuple[str, ...] = ("shift+enter", "alt+enter", "ctrl+j"),
     ) -> None:
         self.source = source
+        # the host contract, replaced by the host: ask for a new frame; close the overlay
+        self.request_render: Callable[[], None] = _no_frame
+        self.done: Callable[[Any], None] = _no_close
         self._height = height or _terminal_height
         self.submit_keys = submit_keys
         self.newline_keys = newline_keys
@@ -81,15 +87,9 @@ class TodoOverlay:
 
     # ------------------------------------------------------------------------------ host contract
 
-    def request_render(self) -> None:
-        """Replaced by the host; asks for a new frame."""
-
-    def done(self, result: Any) -> None:
-        """Replaced by the host; closes the overlay."""
-
     def bind(self, request_render: Callable[[], None], done: Callable[[Any], None]) -> None:
-        self.request_render = request_render  # type: ignore[method-assign]
-        self.done = done  # type: ignore[method-assign]
+        self.request_render = request_render
+        self.done = done
 
     def retire(self) -> None:
         """Close without a result (the session or branch it belongs to is gone)."""
@@ -425,3 +425,11 @@ def _fit(line: str, width: int) -> str:
         used += cells
         index += 1
     return "".join(out) + ("\x1b[0m" if "\x1b" in line else "")
+
+
+def _no_frame() -> None:
+    """Until the host binds the overlay, a frame request goes nowhere."""
+
+
+def _no_close(result: Any) -> None:
+    """Until the host binds the overlay, closing it tells nobody."""

@@ -150,7 +150,8 @@ class SessionFile:
         fresh: list[dict[str, Any]] = []
         conversation = False
         for entry in newest_first:
-            anchor = self._anchors.get(entry.get("id")) if isinstance(entry, dict) else None
+            entry_id = entry.get("id") if isinstance(entry, dict) else None
+            anchor = self._anchors.get(entry_id) if isinstance(entry_id, str) else None
             if anchor is not None and anchor[0] is entry:
                 conversation = anchor[1]
                 break
