@@ -159,6 +159,32 @@ def test_ui_dialogs_go_through_the_overlay_and_time_out_to_their_default():
     assert asyncio.run(scenario()) == ("b", False, None)
 
 
+def test_the_editor_dialog_opens_when_the_ui_has_a_prompt_editor():
+    """``ui.editor(...)`` is the multi-line dialog (``/tree``'s custom summary instructions,
+    ``ctx.ui.editor``) also when the UI holds the prompt editor: that one is not called in its place."""
+
+    class PromptEditor:
+        def __init__(self) -> None:
+            self.text = "draft prompt"
+
+        def get_text(self) -> str:
+            return self.text
+
+        def set_text(self, text: str) -> None:
+            self.text = text
+
+        def insert_text(self, text: str) -> None:
+            self.text += text
+
+    async def scenario() -> tuple[Any, str]:
+        host = OverlayHost()
+        ui = InteractiveUI(ChatController(), host, PromptEditor())
+        answer = await _answer(host, ui.editor("Custom summarization instructions", "keep"), [ENTER])
+        return answer, ui.get_editor_text()
+
+    assert asyncio.run(scenario()) == ("keep", "draft prompt")
+
+
 def _tree() -> list[dict[str, Any]]:
     def node(entry_id: str, text: str, *children: dict[str, Any]) -> dict[str, Any]:
         entry = {"type": "message", "id": entry_id, "message": {"role": "user", "content": text}}

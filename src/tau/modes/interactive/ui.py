@@ -62,7 +62,8 @@ class InteractiveUI(NoUI):
     ) -> None:
         self.controller = controller
         self.overlays = overlays
-        self.editor: EditorAccess = editor or _NoEditor()
+        # (not ``self.editor``: that name is the editor dialog of the UI protocol)
+        self._prompt_editor: EditorAccess = editor or _NoEditor()
         self._set_title = set_terminal_title or (lambda title: None)
         self.tools_expanded = False
 
@@ -128,13 +129,13 @@ class InteractiveUI(NoUI):
         self._set_title(title)
 
     def set_editor_text(self, text: str) -> None:
-        self.editor.set_text(text)
+        self._prompt_editor.set_text(text)
 
     def get_editor_text(self) -> str:
-        return self.editor.get_text()
+        return self._prompt_editor.get_text()
 
     def paste_to_editor(self, text: str) -> None:
-        self.editor.insert_text(text)
+        self._prompt_editor.insert_text(text)
 
     def set_working_message(self, message: str | None = None) -> None:
         self.controller.footer.working_message = message
