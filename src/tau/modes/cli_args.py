@@ -355,10 +355,13 @@ def help_text(extension_flags: list[dict[str, Any]] | None = None) -> str:
     lines.append("  " + " ".join(ignored))
     if extension_flags:
         lines += ["", "Extension flags:"]
-        for flag in extension_flags:
-            value = " VALUE" if flag.get("type") == "string" else ""
+        for declared in extension_flags:
+            value = " VALUE" if declared.get("type") == "string" else ""
             lines.append(
-                _row(f"--{flag['name']}{value}", flag.get("description") or flag.get("extensionPath", ""))
+                _row(
+                    f"--{declared['name']}{value}",
+                    declared.get("description") or declared.get("extensionPath", ""),
+                )
             )
     lines += ["", _EXAMPLES]
     return "\n".join(lines)

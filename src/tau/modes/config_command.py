@@ -60,7 +60,7 @@ def _effective(user: dict[str, Any], project: dict[str, Any] | None) -> tuple[di
     from tau.agent.settings_schema import check_settings
 
     problems: list[str] = []
-    layers = []
+    layers: list[dict[str, Any]] = []
     for described in (user, project):
         if described is None or "values" not in described:
             layers.append({})

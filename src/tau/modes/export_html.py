@@ -219,7 +219,8 @@ class _Page:
         kind = entry.get("type")
         ident = _e(entry.get("id") or "")
         branch = " on-branch" if entry.get("id") in self.on_branch else ""
-        body = _ENTRY_RENDERERS.get(kind, _other)(entry, self)
+        render = _ENTRY_RENDERERS.get(kind, _other) if isinstance(kind, str) else _other
+        body = render(entry, self)
         if not body:
             return ""
         return f'<section class="entry {_e(kind)}{branch}" id="entry-{ident}" data-entry-id="{ident}">{body}</section>'

@@ -328,7 +328,8 @@ def _prompt_settings(options: RuntimeOptions, cwd: str, trusted: bool) -> Any:
         # pi: each --append-system-prompt (text or file), joined by a blank line.
         append_prompt = "\n\n".join(prompt_file_text(value, cwd, ()) or "" for value in appended)
     else:
-        append_prompt = prompt_file_text(appended or None, cwd, fallbacks) or ""
+        given = appended if isinstance(appended, str) and appended else None
+        append_prompt = prompt_file_text(given, cwd, fallbacks) or ""
     return PromptSettings(
         custom_prompt=prompt_file_text(
             options.system_prompt, cwd, [project / "SYSTEM.md"] * trusted + [directory / "SYSTEM.md"]

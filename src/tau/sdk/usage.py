@@ -48,7 +48,7 @@ def recorded_usage(entries: Iterable[dict[str, Any]]) -> Usage:
         message = entry_message(entry)
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+        usage = found_usage if isinstance(found_usage := message.get("usage"), dict) else {}
         requests += 1
         input_tokens += int(_number(usage.get("input")))
         cache_read += int(_number(usage.get("cacheRead")))

@@ -245,14 +245,16 @@ def _run_remote(task: Task, env: dict[str, str], flag: Any) -> dict[str, Any]:
 def _poller(flag: Any) -> Callable[[], bool]:
     import ray
 
-    state = {"checked": 0.0, "set": False}
+    checked = 0.0
+    found = False
 
     def cancelled() -> bool:
+        nonlocal checked, found
         now = time.monotonic()
-        if not state["set"] and now - state["checked"] >= _FLAG_POLL_S:
-            state["checked"] = now
-            state["set"] = bool(ray.get(flag.get.remote()))
-        return state["set"]
+        if not found and now - checked >= _FLAG_POLL_S:
+            checked = now
+            found = bool(ray.get(flag.get.remote()))
+        return found
 
     return cancelled
 

@@ -110,7 +110,7 @@ async def _run_once(
 
     holder: dict[str, Any] = {}
 
-    options = {
+    options: dict[str, Any] = {
         "resume_at_start": bool(getattr(args, "resume", False)),
         "verbose": bool(getattr(args, "verbose", False)),
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import signal
 import time
@@ -296,7 +297,7 @@ class InteractiveMode:
                 if not blocks:
                     break
                 text = self.renderer.render(blocks, self._width())
-                await run_in_terminal(lambda text=text: self._print_committed(text), in_executor=False)
+                await run_in_terminal(functools.partial(self._print_committed, text), in_executor=False)
         finally:
             self._flushing = False
 

@@ -88,7 +88,7 @@ def todo_title(args: Any, previous: Any = None, current: Any = None) -> str | No
     if action in ("list", "clear"):
         return f"todo {action}"
     if action == "add":
-        batch = args.get("tasks") if isinstance(args.get("tasks"), list) else [args]
+        batch = found_tasks if isinstance(found_tasks := args.get("tasks"), list) else [args]
         titles = [
             _quoted(t["title"]) for t in batch if isinstance(t, dict) and isinstance(t.get("title"), str)
         ]

@@ -99,11 +99,12 @@ class RpcUI(NoUI):
         request_id = self._new_id()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        remove = (
-            signal.add_callback(lambda: future.done() or future.set_result({"cancelled": True}))
-            if signal
-            else None
-        )
+
+        def cancel() -> None:
+            if not future.done():
+                future.set_result({"cancelled": True})
+
+        remove = signal.add_callback(cancel) if signal else None
         timeout = options.get("timeout")
         self._output(_without_none({"type": "extension_ui_request", "id": request_id, **request}))
         try:

@@ -21,7 +21,7 @@ from typing import Any
 
 from tau.llm.messages import entry_message
 from tau.modes.savings.billed import billed_parts, is_tau_session, total
-from tau.modes.savings.cost_model import PriceBook, Prices, add_figures
+from tau.modes.savings.cost_model import PriceBook, Prices, add_figures, figures_of
 from tau.modes.savings.misses import MissCounter, TokenCache, miss_figures
 from tau.modes.savings.progress import Progress
 from tau.modes.savings.replay import (
@@ -361,7 +361,8 @@ def _tau_report(
         figures = _undone_figures(kept, book, pack=mechanism == "observationPack")
         if mechanism == "evidencePreservingReducer":
             figures = {
-                **add_figures(dict(figures), parts["reducer"]),
+                **figures,
+                **add_figures(figures_of(figures), parts["reducer"]),
                 "parts": {**figures["parts"], "reducer": parts["reducer"]},
             }
         mechanisms[mechanism] = {
@@ -373,8 +374,8 @@ def _tau_report(
     replayed_branch = undo_branch(branch, (), archive_root=archive_root)
     tau_misses = MissCounter(tokens, originals=_receipt_logs(branch, archive_root))
     replayed = _undone_figures(replayed_branch, book, pack=packed, misses=tau_misses)
-    replayed = add_figures(dict(replayed), parts["reducer"])
-    measured = total(parts)
+    replayed = {**replayed, **add_figures(figures_of(replayed), parts["reducer"])}
+    measured: dict[str, Any] = {**total(parts)}  # the figures, and the misses below
     # per 100 agent requests; the adjusted cost is everything billed (or estimated) plus the misses
     baseline.update(
         miss_figures(baseline_misses, baseline["parts"]["requests"]["requests"], baseline["cost"])

@@ -40,7 +40,7 @@ def billed_parts(branch: list[Entry], book: PriceBook) -> dict[str, Figures]:
         message = entry.get("message") if kind == "message" else None
         if isinstance(message, dict) and message.get("role") == "assistant":
             model = _model(message)
-            usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+            usage = found_usage if isinstance(found_usage := message.get("usage"), dict) else {}
             count_recorded(parts["requests"], usage, book.prices(*model))
             read = _tokens(usage.get("cacheRead"))
             prompt = read + _tokens(usage.get("input")) + _tokens(usage.get("cacheWrite"))

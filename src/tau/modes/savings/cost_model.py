@@ -12,8 +12,9 @@ figures follow from the session file alone, and for a faux session they are exac
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict, TypeGuard
 
 from tau.llm.cost import calculate_cost
 from tau.llm.types import Model
@@ -29,6 +30,7 @@ __all__ = [
     "PromptCache",
     "add_figures",
     "empty_figures",
+    "figures_of",
 ]
 
 CACHE_WRITE = 1.25
@@ -71,11 +73,31 @@ def empty_figures() -> Figures:
 def add_figures(total: Figures, part: Figures) -> Figures:
     """Add ``part`` into ``total`` in place; returns ``total``."""
     for key in _KEYS:
-        total[key] += part.get(key, 0)  # type: ignore[literal-required]
+        total[key] += part.get(key, 0)
     return total
 
 
-_KEYS = (
+def figures_of(report: Mapping[str, Any]) -> Figures:
+    """The figures of a report that holds them among other keys (``parts``, ``placeholders``)."""
+    figures = empty_figures()
+    for key in _KEYS:
+        figures[key] = report[key]
+    return figures
+
+
+FigureKey = Literal[
+    "requests",
+    "inputTokens",
+    "uncachedInput",
+    "cacheRead",
+    "cacheWrite",
+    "outputTokens",
+    "cost",
+    "inputCost",
+    "cacheBreaks",
+    "rewrittenTokens",
+]
+_KEYS: tuple[FigureKey, ...] = (
     "requests",
     "inputTokens",
     "uncachedInput",
@@ -142,10 +164,9 @@ class PriceBook:
         """Remember the per-token rates an assistant message's recorded usage implies, and what it
         was billed against its list price."""
         usage = message.get("usage")
-        cost = usage.get("cost") if isinstance(usage, dict) else None
-        if not isinstance(cost, dict):
+        if not isinstance(usage, dict) or not isinstance(cost := usage.get("cost"), dict):
             return
-        self._learn_billed(_key(message), usage, cost)  # type: ignore[arg-type]
+        self._learn_billed(_key(message), usage, cost)
         rates = self.recorded.setdefault(_key(message), {})
         for tokens_key, cost_key, factor, rate in (
             ("input", "input", 1.0, "input"),
@@ -166,7 +187,7 @@ class PriceBook:
             tokens = {k: usage.get(k) if _number(usage.get(k)) else 0 for k in _USAGE_TOKENS}
             listed = calculate_cost(model, tokens)["total"]  # type: ignore[arg-type]
         else:  # the recorded parts are the list prices of their day (a tier scales them too)
-            listed = sum(cost.get(k) for k in _COST_PARTS if _number(cost.get(k)))
+            listed = sum(part for k in _COST_PARTS if _number(part := cost.get(k)))
         if listed > 0:
             sums = self.billed.setdefault(key, [0.0, 0.0])
             sums[0] += total
@@ -212,7 +233,7 @@ def _key(message: dict[str, Any]) -> tuple[str, str]:
     return str(message.get("provider", "")), str(message.get("model", ""))
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from tau.bundled.obspack.planner import Planner
 from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
 from tau.bundled.obspack.window import Window
 from tau.extension.context_copies import ContextCopies
-from tau.llm.messages import entry_message, message_text, tool_calls
+from tau.llm.messages import ToolCall, entry_message, message_text, tool_calls
 
 __all__ = ["FusionResult", "PackState", "count_fused", "fuse_branch"]
 
@@ -52,7 +53,7 @@ def _results_after(branch: list[Entry], start: int, ids: set[str]) -> tuple[dict
     return found, position
 
 
-def _fusable(branch: list[Entry], index: int) -> tuple[dict[str, Any], int, int, int] | None:
+def _fusable(branch: list[Entry], index: int) -> tuple[ToolCall, int, int, int] | None:
     """``(mutation call, its result's position, bash call position, bash result position)``, or None."""
     first = entry_message(branch[index], "assistant")
     calls = tool_calls(first) if first is not None else []
@@ -91,7 +92,9 @@ def _with_message(entry: Entry, message: dict[str, Any]) -> Entry:
     return {**entry, "message": message}
 
 
-def _fused_call(message: dict[str, Any], call: dict[str, Any], bash_args: dict[str, Any]) -> dict[str, Any]:
+def _fused_call(
+    message: dict[str, Any], call: Mapping[str, Any], bash_args: dict[str, Any]
+) -> dict[str, Any]:
     then_run = {"command": bash_args["command"]}
     if isinstance(bash_args.get("timeout"), (int, float)):
         then_run["timeout"] = bash_args["timeout"]
@@ -173,20 +176,19 @@ class PackState:
 
     head_bytes: int = 512
     tail_bytes: int = 512
-    rules: PackRules | None = None
+    rules: PackRules = field(init=False)
     counts: SendCounts = field(default_factory=SendCounts)
     applied: Applied = field(default_factory=Applied)
     planner: Planner = field(default_factory=Planner)
     copies: ContextCopies = field(default_factory=ContextCopies)
     placeholders: set[str] = field(default_factory=set)
-    observations: dict[int, tuple[dict[str, Any], Observation | None]] = field(default_factory=dict)
+    observations: dict[int, tuple[Any, Observation | None]] = field(default_factory=dict)  # content, found
     originals: dict[str, bytes] = field(default_factory=dict)
     max_turns: int = 12
     window: Window | None = None
 
     def __post_init__(self) -> None:
-        if self.rules is None:
-            self.rules = PackRules(head_bytes=self.head_bytes, tail_bytes=self.tail_bytes)
+        self.rules = PackRules(head_bytes=self.head_bytes, tail_bytes=self.tail_bytes)
         if self.window is None:
             self.window = Window(self.rules.after_turns, self.max_turns)
 
@@ -219,7 +221,7 @@ class PackState:
 
         scan = self.planner.scan(visible)
         window = self.window
-        assert window is not None and self.rules is not None
+        assert window is not None
         if self.rules.stale:
             window.note_calls(scan.new_calls)
         rules = self.rules

@@ -66,7 +66,7 @@ def _plan_boundaries(branch: list[Entry]) -> dict[int, int]:
         message = entry_message(entry)
         if message is None or message.get("role") != "toolResult" or message.get("isError"):
             continue
-        details = message.get("details") if isinstance(message.get("details"), dict) else {}
+        details = found_details if isinstance(found_details := message.get("details"), dict) else {}
         if message.get("toolName") == "todo" and isinstance(details.get("tasks"), list):
             tasks = [t for t in details["tasks"] if isinstance(t, dict)]
             done = any(
@@ -77,7 +77,7 @@ def _plan_boundaries(branch: list[Entry]) -> dict[int, int]:
             if done:
                 found[_turn_end(branch, index)] = sum(1 for t in tasks if t.get("status") != "completed")
         elif message.get("toolName") == "update_plan" and details.get("boundary"):
-            plan = details.get("plan") if isinstance(details.get("plan"), list) else []
+            plan = found_plan if isinstance(found_plan := details.get("plan"), list) else []
             found[_turn_end(branch, index)] = sum(
                 1 for s in plan if isinstance(s, dict) and s.get("status") != "completed"
             )

@@ -315,7 +315,11 @@ def summary_figures(
         recorded = isinstance(usage, dict) and any(
             _count(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite", "output")
         )
-        if recorded and not (as_pi and kind == "compaction" and _count(usage.get("cacheRead"))):
+        if (
+            recorded
+            and isinstance(usage, dict)
+            and not (as_pi and kind == "compaction" and _count(usage.get("cacheRead")))
+        ):
             count_recorded(figures, usage, rates)
             continue
         prompt = context_tokens(branch[:position]) if kind == "compaction" else 0
@@ -396,7 +400,7 @@ def recorded_figures(branch: list[Entry]) -> Figures:
     for position in request_positions(branch):
         usage = branch[position]["message"].get("usage")
         usage = usage if isinstance(usage, dict) else {}
-        cost = usage.get("cost") if isinstance(usage.get("cost"), dict) else {}
+        cost = found_cost if isinstance(found_cost := usage.get("cost"), dict) else {}
         tokens = {key: _count(usage.get(key)) for key in ("input", "cacheRead", "cacheWrite", "output")}
         figures["requests"] += 1
         figures["inputTokens"] += tokens["input"] + tokens["cacheRead"] + tokens["cacheWrite"]

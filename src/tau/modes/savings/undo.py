@@ -24,12 +24,12 @@ import copy
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau.llm.messages import entry_message, tool_calls
+from tau.llm.messages import ToolCall, entry_message, tool_calls
 
 __all__ = [
     "OCC_COMPACTION_TYPES",
@@ -65,7 +65,7 @@ class UndoResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _fused(call: dict[str, Any]) -> bool:
+def _fused(call: Mapping[str, Any]) -> bool:
     arguments = call.get("arguments")
     return (
         call.get("name") in MUTATIONS
@@ -192,7 +192,7 @@ def _unfuse(entries: list[Entry], index: int, counter: list[int]) -> list[Entry]
     ]
     out = [{**entry, "message": {**message, "content": plain_content}}]
     position = index + 1
-    commands: list[tuple[dict[str, Any], str, bool, Entry]] = []
+    commands: list[tuple[ToolCall, str, bool, Entry]] = []
     while position < len(entries):
         result = entry_message(entries[position], "toolResult")
         if result is None:
@@ -327,10 +327,11 @@ def undo_branch(
             result.occ_compactions += entry.get("type") == "compaction"
             index += 1
             continue
-        if role == "system" and ("observationPack" in undo or "actionFusion" in undo):
+        if message is not None and role == "system" and ("observationPack" in undo or "actionFusion" in undo):
             out.append({**entry, "message": _stock_tools(message)})
         elif (
-            role == "assistant"
+            message is not None
+            and role == "assistant"
             and "observationPack" in undo
             and any(c.get("name") == RECALL_TOOL for c in tool_calls(message))
         ):
@@ -340,7 +341,12 @@ def undo_branch(
             if kept is not None:
                 entries[index] = {**entry, "message": kept}
                 continue
-        elif role == "assistant" and "actionFusion" in undo and any(_fused(c) for c in tool_calls(message)):
+        elif (
+            message is not None
+            and role == "assistant"
+            and "actionFusion" in undo
+            and any(_fused(c) for c in tool_calls(message))
+        ):
             end = index + 1
             while end < len(entries) and (
                 entry_message(entries[end], "toolResult") is not None or entries[end].get("type") == "custom"
@@ -349,7 +355,7 @@ def undo_branch(
             out.extend(_unfuse(entries[:end], index, counter))
             index = end
             continue
-        elif role == "toolResult" and str(message.get("toolCallId")) in removed_calls:
+        elif message is not None and role == "toolResult" and str(message.get("toolCallId")) in removed_calls:
             pass
         else:
             out.append(entry)
