@@ -61,10 +61,11 @@ def _icu_words(text: str) -> list[str] | None:
     global _word_breaker
     if _word_breaker is None:
         try:
-            from icu4py.breakers import WordBreaker as breaker
+            from icu4py.breakers import WordBreaker
+
+            _word_breaker = WordBreaker
         except ImportError:
-            breaker = False
-        _word_breaker = breaker
+            _word_breaker = False
     if _word_breaker is False:
         return None
     # The text holds only letters, marks, digits and spaces here: the segments that are not
