@@ -461,7 +461,7 @@ def _decide(
             continue
         sends = swap.sends
         record = placeholder_record(
-            swap.observation, request, (sends if sends is not None else 0) + 1, _text_of(swap.content)
+            swap.observation, request, (sends if sends is not None else 0) + 1, _as_text(swap.content)
         )
         record["reason"] = swap.reason
         plan.records.append(record)
@@ -505,7 +505,8 @@ class _Archive:
         return True
 
 
-def _text_of(content: Any) -> str:
+def _as_text(content: Any) -> str:
+    """A content as one string: a string as it is, anything else as its JSON (blocks and all)."""
     return content if isinstance(content, str) else jsjson.dumps_str(content)
 
 
