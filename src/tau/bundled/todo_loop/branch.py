@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tau.bundled.todo_loop.tasks import TaskList, task_list_of
-from tau.extension import content_text
+from tau.extension import content_text, entry_message
 
 __all__ = ["Anchor", "BranchReader", "BranchView", "Scan", "anchor_of", "scan_entries"]
 
@@ -57,12 +57,8 @@ class BranchView(Protocol):
 
 def anchor_of(entry: Any) -> Anchor | None:
     """The anchor ``entry`` is, or ``None`` (not a plain human message)."""
-    if entry.__class__ is not dict or entry.get("type") != "message":
-        return None
-    message = entry.get("message")
-    if message.__class__ is not dict or message.get("role") != "user":
-        return None
-    if isinstance(message.get("customType"), str):
+    message = entry_message(entry, "user")
+    if message is None or isinstance(message.get("customType"), str):
         return None
     entry_id = entry.get("id")
     return Anchor(entry_id if isinstance(entry_id, str) else None, content_text(message.get("content"), " "))
