@@ -78,8 +78,12 @@ def item_evidence(item: Item) -> frozenset[str] | None:
         return evidence_of(item, _argument_text((item.call or {}).get("arguments")))
     content = item.message.get("content")
     blocks = content if isinstance(content, list) else []
-    texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-    if not texts or len(texts) != len(blocks) or not all(isinstance(t, str) for t in texts):
+    texts = [
+        text
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(text := b.get("text"), str)
+    ]
+    if not texts or len(texts) != len(blocks):  # (a block that is not text with a string: not a source)
         return None
     text = "\n".join(texts)
     if len(text) > THRESHOLD_BYTES:  # over 10 KiB in characters is over it in UTF-8 bytes too

@@ -16,7 +16,7 @@ same decisions as the live extension. A change is persisted as a small ``custom`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from tau.bundled.obspack.projection import ProjectionPlan, is_old_reason
 from tau.bundled.sol_common.refetch import RECALL_TOOL, CallHistory, call_identity
@@ -55,7 +55,7 @@ class Window:
         for entry in reversed(branch):
             if entry.get("type") != "custom" or entry.get("customType") != WINDOW_TYPE:
                 continue
-            data = entry.get("data") if isinstance(entry.get("data"), dict) else {}
+            data = found_data if isinstance(found_data := entry.get("data"), dict) else {}
             turns, refetches = data.get("staleAfterTurns"), data.get("refetches")
             if _count(turns) and _count(refetches):
                 self.turns = min(max(turns, self.base), self.cap)
@@ -118,5 +118,5 @@ def window_entry(turns: int, refetches: int, base: int, cap: int) -> dict[str, A
     }
 
 
-def _count(value: Any) -> bool:
+def _count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -45,9 +45,9 @@ from tau.bundled.occ.state import (
 )
 from tau.bundled.occ.tool import MECHANISM, plan_tool
 from tau.bundled.sol_common import SolSettings, format_savings_count, show_savings
-from tau.bundled.sol_common.refetch import CallHistory, tool_calls
+from tau.bundled.sol_common.refetch import CallHistory, named_calls
 from tau.common.jsstr import js_len
-from tau.extension import ToolError, ToolResult
+from tau.extension import ToolError, ToolResult, entry_message
 
 __all__ = [
     "CONTINUE_TYPE",
@@ -457,9 +457,9 @@ def _call_history(branch: list[dict[str, Any]]) -> CallHistory:
         if entry.get("type") == "compaction":
             history.epoch += 1
             continue
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            for name, arguments in tool_calls(message):
+        message = entry_message(entry, "assistant")
+        if message is not None:
+            for name, arguments in named_calls(message):
                 history.record(name, arguments)
     return history
 

@@ -20,7 +20,7 @@ import copy
 import math
 from typing import Any
 
-from tau.bundled.sol_common.refetch import CallHistory, tool_calls
+from tau.bundled.sol_common.refetch import CallHistory, named_calls
 from tau.common.jsstr import js_len
 
 __all__ = [
@@ -262,7 +262,7 @@ def note_turn(
     one (:func:`record_refetch`), and when one of them fetched what a compaction removed, it costs
     the debt of one more request: its context read (``lastContextTokens``) and its results written
     again (``ratio`` times their tokens, in cache-read units)."""
-    made = tool_calls(message)
+    made = named_calls(message)
     if not made:
         return state
     refetches = [calls.is_refetch(name, arguments) for name, arguments in made]

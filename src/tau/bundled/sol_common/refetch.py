@@ -20,7 +20,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RECALL_TOOL", "CallHistory", "call_identity", "tool_calls"]
+from tau.extension import tool_calls
+
+__all__ = ["RECALL_TOOL", "CallHistory", "call_identity", "named_calls"]
 
 RECALL_TOOL = "obs_recall"
 _MUTATIONS = ("edit", "write")
@@ -43,15 +45,9 @@ def call_identity(name: str, arguments: Any) -> str | None:
     return None
 
 
-def tool_calls(message: Any) -> list[tuple[str, Any]]:
+def named_calls(message: Any) -> list[tuple[str, Any]]:
     """``(name, arguments)`` of an assistant message's tool calls, in order."""
-    content = message.get("content") if isinstance(message, dict) else None
-    blocks = content if isinstance(content, list) else []
-    return [
-        (str(block.get("name")), block.get("arguments"))
-        for block in blocks
-        if isinstance(block, dict) and block.get("type") == "toolCall"
-    ]
+    return [(str(call.get("name")), call.get("arguments")) for call in tool_calls(message)]
 
 
 @dataclass

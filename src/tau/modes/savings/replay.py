@@ -17,7 +17,7 @@ from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
 from tau.common.jsstr import ms_from_iso
-from tau.llm.messages import entry_message
+from tau.llm.messages import entry_message, tool_calls
 from tau.modes.savings.cost_model import (
     CacheBreaks,
     Figures,
@@ -264,11 +264,7 @@ def _recallable(pack: PackState, branch: list[Entry]) -> int:
         if message.get("role") == "toolResult":
             found = [observation_of(message) or text_observation(message)]
         elif message.get("role") == "assistant":
-            found = [
-                arguments_observation(b)
-                for b in message.get("content") or []
-                if isinstance(b, dict) and b.get("type") == "toolCall"
-            ]
+            found = [arguments_observation(call) for call in tool_calls(message)]
         for observation in found:
             if observation is not None and observation.id in pack.placeholders:
                 restorable[observation.id] = observation.data
