@@ -72,20 +72,68 @@ def test_text_and_tool_call_stream_in_pis_event_order():
     assert all("contentIndex" in e for e in events[1:-1])
 
 
-def test_partials_are_snapshots_not_the_live_message():
+def test_partials_share_streaming_text_blocks_as_pis_do():
+    """pi's partial is ``{ ...partial }``: its own top-level dict and content list, shared blocks. A
+    text read at its event is the text so far; the block then keeps growing (in place: linear)."""
+    seen: list[str] = []
+
     async def scenario():
         b = MessageBuilder(MODEL)
         b.start()
         b.append_text("ab")
         b.append_text("cd")
         b.finish("stop")
-        return await collect(b)
+        events = []
+        async for event in b.stream:
+            if event["type"] == "text_delta":
+                seen.append(event["partial"]["content"][0]["text"])
+            events.append(event)
+        return events, await b.stream.result()
 
     events, message = run(scenario())
-    deltas = [e["partial"]["content"][0]["text"] for e in events if e["type"] == "text_delta"]
-    assert deltas == ["ab", "abcd"]
+    assert seen == ["abcd", "abcd"]  # read after both deltas were sent: the text so far at reading
+    deltas = [e for e in events if e["type"] == "text_delta"]
+    assert deltas[0]["partial"] is not deltas[1]["partial"]
+    assert deltas[0]["partial"]["content"] is not message["content"]
     assert events[0]["partial"]["stopReason"] == "pending"
     assert message["content"] == [{"type": "text", "text": "abcd"}]
+
+
+def test_a_text_read_at_its_event_is_the_text_so_far():
+    async def scenario():
+        b = MessageBuilder(MODEL)
+        texts = []
+
+        async def consume():
+            async for event in b.stream:
+                if event["type"] == "text_delta":
+                    texts.append(event["partial"]["content"][0]["text"])
+
+        consumer = asyncio.ensure_future(consume())
+        b.start()
+        for piece in ("ab", "cd", "ef"):
+            b.append_text(piece)
+            await asyncio.sleep(0)
+        b.finish("stop")
+        await consumer
+        return texts
+
+    assert run(scenario()) == ["ab", "abcd", "abcdef"]
+
+
+def test_a_streamed_tool_call_keeps_its_arguments_per_event():
+    async def scenario():
+        b = MessageBuilder(MODEL)
+        b.start()
+        index = b.toolcall_start("call_1", "read")
+        b.toolcall_delta(index, '{"path": "a')
+        b.toolcall_delta(index, '.txt"}')
+        b.finish()
+        return await collect(b)
+
+    events, _ = run(scenario())
+    arguments = [e["partial"]["content"][0]["arguments"] for e in events if e["type"] == "toolcall_delta"]
+    assert arguments == [{"path": "a"}, {"path": "a.txt"}]
 
 
 def test_current_block_switching_closes_the_previous_block():

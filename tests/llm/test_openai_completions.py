@@ -936,9 +936,12 @@ def test_event_order_with_thinking_and_two_tool_calls_is_pi_ais():
         "toolcall_end",
         "done",
     ]
-    # A partial taken mid-stream does not change afterwards: open blocks are copied into it.
+    # Text and thinking blocks are shared with the live message, as pi's partials are (read at the
+    # event, a block's text is the text so far); an open tool call is copied into each partial.
     first_delta = next(e for e in events if e["type"] == "thinking_delta")
-    assert first_delta["partial"]["content"][0]["thinking"] == "The user wants"
+    assert first_delta["partial"]["content"][0] is message["content"][0]
+    call_deltas = [e for e in events if e["type"] == "toolcall_delta"]
+    assert call_deltas[0]["partial"]["content"][2] is not message["content"][2]
     assert [b["type"] for b in message["content"]] == ["thinking", "text", "toolCall", "toolCall"]
 
 

@@ -15,9 +15,12 @@ Event shapes (pi-ai ``AssistantMessageEvent``)::
     {"type": "done", "reason", "message"}
     {"type": "error", "reason": "error" | "aborted", "error"}
 
-``partial`` is a snapshot of the message at that event: the top-level dict, the content list and
-the block being changed are copied (with ``parallel_blocks``, every open block), finished blocks
-are shared (they no longer change).
+``partial`` is the message at that event, as pi's ``{ ...partial }``: the top-level dict, its usage and
+the content list are copied, text and thinking blocks are shared; a tool call being streamed is
+copied (with ``parallel_blocks``, every open tool call: its arguments are small). A text or thinking
+block that is still streaming keeps growing after the event, as pi's partials do, so a consumer that
+wants the text at an event reads it then; the text grows in place, in time linear in its size (a
+copy per delta would be quadratic: a 20 MB answer is 1.3 million 16-character deltas).
 
 Streamed tool-call arguments are JSON text: while they arrive, ``arguments`` holds the value of the
 text so far (:func:`parse_streaming_json`); at the end the whole text is parsed once
@@ -206,7 +209,7 @@ class MessageBuilder:
         if not self.stream.wants_events:
             self._pieces.setdefault(index, []).append(delta)
             return
-        block["text"] += delta
+        _grow(block, "text", delta)
         self._push(
             {"type": "text_delta", "contentIndex": index, "delta": delta, "partial": self._snapshot(index)}
         )
@@ -216,14 +219,15 @@ class MessageBuilder:
         if not self.stream.wants_events:
             self._pieces.setdefault(index, []).append(delta)
             return
-        block["thinking"] += delta
+        _grow(block, "thinking", delta)
         event = {"type": "thinking_delta", "contentIndex": index, "delta": delta}
         self._push({**event, "partial": self._snapshot(index)})
 
     def thinking_signature(self, index: int, signature: str) -> None:
         """Append to a thinking block's signature (no event, as in pi)."""
         block = self._block(index, "thinking")
-        block["thinkingSignature"] = block.get("thinkingSignature", "") + signature
+        block.setdefault("thinkingSignature", "")
+        _grow(block, "thinkingSignature", signature)
 
     def toolcall_delta(self, index: int, delta: str) -> None:
         """Append a piece of the arguments' JSON text."""
@@ -402,11 +406,12 @@ class MessageBuilder:
             self._join_pieces()
         snapshot: dict[str, Any] = dict(self.message)
         content = list(self.message["content"])
-        if index is not None:
+        if index is not None and content[index]["type"] == "toolCall":
+            # Small, and its arguments are replaced at each delta: each event keeps its own.
             content[index] = content[index].copy()
         if self.parallel_blocks:
-            for open_index in self._open:  # open blocks change after this event too
-                if open_index != index:
+            for open_index in self._open:  # open tool calls change after this event too
+                if open_index != index and content[open_index]["type"] == "toolCall":
                     content[open_index] = content[open_index].copy()
         snapshot["content"] = content
         usage = dict(self.message["usage"])
@@ -464,6 +469,19 @@ def aborted_before_request(model: Model, signal: Any) -> AssistantMessageEventSt
 
 def _other_block(index: int, found: str, wanted: str) -> ValueError:
     return ValueError(f"content block {index} is {found!r}, not {wanted!r}")
+
+
+def _grow(block: dict[str, Any], key: str, delta: str) -> None:
+    """``block[key] += delta``, in place when nothing else holds the text.
+
+    CPython appends to a string in place (amortized linear) only while one reference holds it:
+    the block's entry is emptied first (its key keeps its place), the local then appends, and the
+    grown text goes back. A consumer that kept the old text keeps it; the append then copies.
+    """
+    text = block[key]
+    block[key] = ""
+    text += delta
+    block[key] = text
 
 
 def _error_text(error: BaseException | str) -> str:

@@ -64,6 +64,11 @@ __all__ = [
 ]
 
 CHUNK_CHARS = 16
+# The loop gets a turn before each of a block's first EAGER_DELTAS deltas (a consumer can act, an
+# abort lands, between any two of them), then before every DELTA_BATCH-th: a turn costs more than
+# a delta, and a 20 MB answer is 1.3 million deltas.
+EAGER_DELTAS = 4096
+DELTA_BATCH = 64
 NO_MORE_RESPONSES = "No more faux responses queued"
 SCRIPT_ENV = "TAU_FAUX_SCRIPT"
 NO_SCRIPT = (
@@ -414,8 +419,9 @@ async def _stream_message(builder: MessageBuilder, message: dict[str, Any], opti
         else:
             index = builder.text_start(**{k: v for k, v in block.items() if k not in ("type", "text")})
             pieces, delta = _chunks(block.get("text", "")), builder.text_delta
-        for piece in pieces:
-            await asyncio.sleep(0)
+        for number, piece in enumerate(pieces):
+            if number < EAGER_DELTAS or number % DELTA_BATCH == 0:
+                await asyncio.sleep(0)
             if aborted():
                 return
             delta(index, piece)

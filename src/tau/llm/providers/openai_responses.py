@@ -113,8 +113,22 @@ class _Slot:
     def __init__(self, kind: str, index: int) -> None:
         self.kind = kind
         self.index = index
-        self.arguments = ""
+        # The argument text in pieces, joined when read (``+=`` per piece would be quadratic).
+        self._pieces: list[str] = []
         self.replaced = False  # the provider's final text did not continue the streamed one
+
+    @property
+    def arguments(self) -> str:
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+    @arguments.setter
+    def arguments(self, text: str) -> None:
+        self._pieces = [text]
+
+    def add_arguments(self, piece: str) -> None:
+        self._pieces.append(piece)
 
 
 class _EventState:
@@ -184,7 +198,7 @@ class _EventState:
     def on_arguments_delta(self, event: dict[str, Any]) -> None:
         slot = self._slot(event, "toolCall")
         if slot is not None:
-            slot.arguments += event.get("delta", "")
+            slot.add_arguments(event.get("delta", ""))
             self.builder.toolcall_delta(slot.index, event.get("delta", ""))
 
     def on_arguments_done(self, event: dict[str, Any]) -> None:
