@@ -5,13 +5,20 @@ numbers use JavaScript's shortest round-trip format (``0.000009``, ``150000``, `
 ``1.5e-7``; ``-0`` as ``0``), keys keep insertion order, there is no whitespace and
 non-ASCII text stays raw UTF-8. orjson already escapes strings exactly like
 ``JSON.stringify``; only its float format differs, so floats are rewritten after the fact.
+
+Depth: :func:`loads` refuses text nested deeper than :data:`MAX_DEPTH` levels with a ``ValueError``
+(orjson's own limit, applied to the slower parser too, which would otherwise recurse until Python's
+stack limit), so every consumer of parsed values knows how deep it may have to go. :func:`dumps`
+writes a value of any depth (a deep one without recursion).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +27,22 @@ import orjson
 
 from tau.common.lazy_regex import lazy_pattern
 
-__all__ = ["dumps", "dumps_indented", "dumps_str", "js_number", "loads"]
+__all__ = [
+    "MAX_DEPTH",
+    "deeper_than",
+    "dumps",
+    "dumps_indented",
+    "dumps_str",
+    "js_number",
+    "loads",
+    "loads_text",
+]
 
 _MAX_SAFE = 2**53
+# orjson's limit for reading; text nested deeper is refused by every parser here.
+MAX_DEPTH = 1024
+_STRING_TOKEN = lazy_pattern(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = lazy_pattern(r"[\[\]{}]")
 
 # A JSON string token, or a number token that is not a plain integer. The string part is the
 # "unrolled" form: a run of plain characters is one step of the regex engine, not one per character
@@ -148,17 +168,58 @@ def dumps(value: Any) -> bytes:
     """Serialize ``value`` to the bytes ``JSON.stringify(value)`` gives (UTF-8, no newline)."""
     try:
         raw = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        if "Recursion limit" in str(exc):  # orjson writes 255 levels at most
+            return _dumps_deep(value)
         # Lone surrogates (legal in JS strings) and ints beyond 64 bits: every such value becomes a
         # pre-encoded fragment, so memory stays a few times the output's size.
         try:
             return orjson.dumps(_javascript_numbers(value, strings=True))
         except (TypeError, orjson.JSONEncodeError):
             return _through_json_module(value)
+        except RecursionError:
+            return _dumps_deep(value)
     if _MAYBE_FLOAT.search(raw) is None and _BARE_FLOAT.match(raw) is None:
         return raw
     # orjson's float format differs from JavaScript's: re-encode with the numbers pre-formatted.
     return orjson.dumps(_javascript_numbers(value))
+
+
+def _dumps_deep(value: Any) -> bytes:
+    """:func:`dumps` of a deeply nested value: containers written from an explicit stack."""
+    parts: list[bytes] = []
+    stack: list[tuple[Iterator[Any], bytes, bool]] = []  # (what is left, closer, keyed)
+    started: list[bool] = []
+
+    def open_value(item: Any) -> None:
+        if isinstance(item, dict):
+            parts.append(b"{")
+            stack.append((iter(item.items()), b"}", True))
+            started.append(False)
+        elif isinstance(item, list | tuple):
+            parts.append(b"[")
+            stack.append((iter(item), b"]", False))
+            started.append(False)
+        else:
+            parts.append(dumps(item))
+
+    open_value(value)
+    while stack:
+        items, closer, keyed = stack[-1]
+        item: Any = next(items, _END)
+        if item is _END:
+            stack.pop()
+            started.pop()
+            parts.append(closer)
+            continue
+        if started[-1]:
+            parts.append(b",")
+        started[-1] = True
+        if keyed:
+            key, item = item
+            parts.append(dumps(str(key)) + b":")
+        open_value(item)
+    return b"".join(parts)
 
 
 def dumps_str(value: Any) -> str:
@@ -218,10 +279,57 @@ _END = object()
 
 
 def loads(data: bytes | str) -> Any:
-    """Parse JSON text; accepts lone surrogate escapes as ``JSON.parse`` does."""
+    """Parse JSON text; accepts lone surrogate escapes as ``JSON.parse`` does.
+
+    Raises:
+        ValueError: the text is not JSON, or is nested deeper than :data:`MAX_DEPTH` levels.
+    """
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         if isinstance(data, bytes):
             data = data.decode("utf-8", "surrogatepass")
-        return json.loads(data)
+    return loads_text(data)
+
+
+def loads_text(text: str, **options: Any) -> Any:
+    """``json.loads(text, **options)`` within :data:`MAX_DEPTH` (the parser for what orjson refuses).
+
+    Raises:
+        ValueError: the text is not JSON, or is nested deeper than :data:`MAX_DEPTH` levels.
+    """
+    if deeper_than(text, MAX_DEPTH):
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    with _recursion_room():
+        try:
+            return json.loads(text, **options)
+        except RecursionError as exc:  # the caller was already deep in its own stack
+            raise ValueError("JSON nested too deeply") from exc
+
+
+@contextlib.contextmanager
+def _recursion_room() -> Iterator[None]:
+    """Python's recursion limit raised (never lowered) so that :data:`MAX_DEPTH` levels parse.
+
+    The parser recurses once per level; the default limit (1,000) counts the caller's frames too.
+    """
+    before = sys.getrecursionlimit()
+    wanted = before + MAX_DEPTH + 100
+    sys.setrecursionlimit(wanted)
+    try:
+        yield
+    finally:
+        if sys.getrecursionlimit() == wanted:  # nobody changed it meanwhile
+            sys.setrecursionlimit(before)
+
+
+def deeper_than(text: str, limit: int) -> bool:
+    """Whether brackets outside strings nest deeper than ``limit`` (exact only for valid JSON)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # the common case, at C speed
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING_TOKEN.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > limit:
+            return True
+    return False

@@ -7,7 +7,6 @@ orjson refuses, so those lines take a slower, tolerant path.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import orjson
@@ -18,9 +17,7 @@ from tau.common.lazy_regex import lazy_pattern
 __all__ = ["FAST_PREFIX", "MAX_DEPTH", "encode", "parse"]
 
 # orjson's own limit; lines it refuses as too deep are refused by the slower parser too.
-MAX_DEPTH = 1024
-_STRING = lazy_pattern(r'"(?:[^"\\]|\\.)*"')
-_BRACKET = lazy_pattern(r"[\[\]{}]")
+MAX_DEPTH = jsjson.MAX_DEPTH
 
 # The start of every v3 line pi writes for a tree entry, except custom and custom_message ones (their
 # payload comes first). Values with escapes never match: those lines are parsed in full.
@@ -41,25 +38,7 @@ def parse(raw: bytes) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         pass
-    text = raw.decode("utf-8", "replace")
-    if _deeper_than(text, MAX_DEPTH):
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
-
-
-def _deeper_than(text: str, limit: int) -> bool:
-    """Whether brackets outside strings nest deeper than ``limit`` (exact only for valid JSON)."""
-    if text.count("[") + text.count("{") <= limit:
-        return False  # the common case, at C speed
-    depth = 0
-    for bracket in _BRACKET.findall(_STRING.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        if depth > limit:
-            return True
-    return False
+    return jsjson.loads_text(raw.decode("utf-8", "replace"), parse_constant=_reject_constant)
 
 
 def encode(entry: Any) -> bytes:

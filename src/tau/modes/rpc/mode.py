@@ -84,7 +84,10 @@ class RpcMode:
 
     def write(self, record: dict[str, Any]) -> None:
         """Write one record and flush (clients read line by line)."""
-        self._out.write(serialize_line(record))
+        self._write_bytes(serialize_line(record))
+
+    def _write_bytes(self, line: bytes) -> None:
+        self._out.write(line)
         self._out.flush()
 
     def attach(self) -> None:
@@ -162,11 +165,15 @@ class RpcMode:
     # -- input -------------------------------------------------------------------------------
 
     def handle_line(self, line: str) -> None:
-        """Handle one input line (commands run as background tasks, in arrival order)."""
+        """Handle one input line (commands run as background tasks, in arrival order).
+
+        Every line gets exactly one response, whatever it holds: a line nested deeper than
+        :data:`~tau.common.jsjson.MAX_DEPTH` levels is a parse error like any other that is not JSON.
+        """
         try:
             parsed = jsjson.loads(line)
-        except ValueError as exc:
-            self.write(parse_error(str(exc)))
+        except (ValueError, RecursionError) as exc:
+            self.write(parse_error(str(exc) or type(exc).__name__))
             return
         if isinstance(parsed, dict) and parsed.get("type") == "extension_ui_response":
             self.ui.handle_response(parsed)
@@ -186,8 +193,15 @@ class RpcMode:
         finally:
             self._active_commands -= 1
         if response is not None:
-            self.write(response)
+            self._write_response(response, request_id, kind)
         self._check_shutdown()
+
+    def _write_response(self, response: dict[str, Any], request_id: Any, kind: Any) -> None:
+        try:
+            line = serialize_line(response)
+        except Exception as exc:  # boundary: a response that cannot be written is still answered
+            line = serialize_line(error(request_id, kind, f"cannot write the response: {exc}"))
+        self._write_bytes(line)
 
     async def _dispatch(self, command: dict[str, Any], request_id: Any, kind: Any) -> dict[str, Any] | None:
         handler = COMMANDS.get(kind) if isinstance(kind, str) else None
@@ -224,7 +238,10 @@ class RpcMode:
 
     async def _read(self, lines: AsyncIterator[str]) -> None:
         async for line in lines:
-            self.handle_line(line)
+            try:
+                self.handle_line(line)
+            except Exception as exc:  # boundary: one line never ends the conversation
+                self.write(error(MISSING, "parse", f"internal error: {exc or type(exc).__name__}"))
             await asyncio.sleep(0)  # let the line's task start before the next line
         await self._answer_received_commands()
         await self.shutdown(0)
