@@ -26,6 +26,7 @@ from typing import Any
 
 from tau.common import jsjson
 from tau.common.brief import brief, clip, label
+from tau.common.regular_files import open_regular
 from tau.modes.session_list import add_list_parser, run_list
 from tau.modes.wording import counted
 from tau.session import CURRENT_VERSION, SessionError, SessionManager, jsonl
@@ -167,7 +168,7 @@ def open_session(file: str) -> SessionManager:
 
 def written_header(file: str) -> dict[str, Any]:
     """The header as it is in the file (the store migrates its copy in memory)."""
-    with open(file, "rb") as stream:
+    with open(open_regular(file), "rb") as stream:
         for raw in stream:
             try:
                 value = jsonl.parse(raw)

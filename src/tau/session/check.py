@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tau.common.brief import brief, label
+from tau.common.regular_files import open_regular
 from tau.session import jsonl
 from tau.session.messages import js_date_ms
 
@@ -77,7 +78,7 @@ def read_layout(path: Path) -> Layout | None:
     later line that parses to an object, other than an extra header line, is an entry). ``None`` when
     no line parses to an object.
     """
-    with path.open("rb") as stream:  # line by line: a huge file is never held twice
+    with open(open_regular(path), "rb") as stream:  # line by line: a huge file is never held twice
         return _layout(stream)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.common.jsstr import js_trim, ms_from_iso
+from tau.common.regular_files import open_regular, read_all, read_regular
 from tau.session import jsonl
 from tau.session.messages import content_text
 from tau.session.paths import default_session_dir, resolve_path, sessions_root
@@ -65,8 +66,7 @@ def read_header(path: Path) -> dict[str, Any] | None:
     Reads at most 1 MiB; ``None`` otherwise (also when the file cannot be read).
     """
     try:
-        with open(path, "rb") as file:
-            head = file.read(_HEADER_SCAN_LIMIT + 1)
+        head = read_regular(path, limit=_HEADER_SCAN_LIMIT + 1)  # a pipe or a link: not a session
     except OSError:
         return None
     complete = len(head) <= _HEADER_SCAN_LIMIT
@@ -154,8 +154,12 @@ def _iso_ms(value: Any) -> int | None:
 def session_info(path: Path) -> SessionInfo | None:
     """The :class:`SessionInfo` of one file, or ``None`` when it is not a session."""
     try:
-        data = path.read_bytes()
-        stat = path.stat()
+        fd = open_regular(path)  # a pipe or a link in a session folder is no session
+        try:
+            stat = os.fstat(fd)
+            data = read_all(fd)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     header: dict[str, Any] | None = None

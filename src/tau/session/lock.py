@@ -13,6 +13,7 @@ import os
 import weakref
 from pathlib import Path
 
+from tau.common.regular_files import open_regular
 from tau.session.errors import SessionFileExistsError, SessionLockedError
 
 try:
@@ -84,7 +85,7 @@ class SessionWriter:
     @classmethod
     def open(cls, path: Path) -> SessionWriter:
         """Open the existing ``path`` for appending and lock it; ``SessionLockedError`` if tau holds it."""
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | _CLOEXEC)
+        fd = open_regular(path, os.O_WRONLY | os.O_APPEND)  # a regular file only: no pipe, no link
         return cls._locked(path, fd)
 
     @classmethod

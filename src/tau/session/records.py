@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau.common.regular_files import open_regular
 from tau.session import jsonl
 from tau.session.errors import NotASessionError
 
@@ -199,7 +200,7 @@ class LineReader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._fd = open_regular(path)  # never blocks on a pipe, never follows a link
         self._finalizer = weakref.finalize(self, os.close, self._fd)
 
     @property

@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
+from tau.common.regular_files import file_kind
 from tau.session import jsonl
 from tau.session.errors import NotASessionError, SessionError, SessionWriteError
 from tau.session.index import EntryIndex
@@ -40,8 +42,7 @@ class FileStorage:
     def _open_file(self: Any, path: Path, *, use_header_cwd: bool) -> None:
         self._close_writer()
         self._file = path
-        if path.is_dir():
-            raise SessionError(f"{str(path)!r} is a directory; pass the path of a .jsonl session file")
+        _refuse_unless_regular(path)
         if not path.exists():
             if self._read_only:
                 raise SessionError(f"no session file at {str(path)!r}; check the path")
@@ -265,6 +266,31 @@ def _process_exists(pid: int) -> bool:
     except (ProcessLookupError, OverflowError):
         return False
     return True
+
+
+def _refuse_unless_regular(path: Path) -> None:
+    """A session file is a regular file: a directory, a link, a pipe or a device is refused by name.
+
+    (The opens that follow refuse them too, without blocking; this says it in the session's words.)
+    """
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return  # absent (a new session), or its directory cannot be read: the open reports it
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise SessionError(f"{str(path)!r} is a directory; pass the path of a .jsonl session file")
+    if stat.S_ISLNK(info.st_mode):
+        target = os.readlink(path)
+        raise SessionError(
+            f"{str(path)!r} is a symbolic link (to {target!r}); tau opens session files only as regular "
+            "files, never through a link: pass the path of the file itself"
+        )
+    raise SessionError(
+        f"{str(path)!r} is {file_kind(info.st_mode)}, not a session file; tau does not open it: "
+        "pass the path of a .jsonl session file"
+    )
 
 
 def _open_writer(path: Path) -> SessionWriter | None:

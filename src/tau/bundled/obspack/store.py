@@ -26,13 +26,16 @@ from collections.abc import Iterator
 
 from tau.bundled.sol_common import RuntimeRoot
 from tau.bundled.sol_common.private_dirs import (
+    NotRegularFileError,
     PrivatePathError,
     guard_no_follow,
     open_no_follow,
     private_directory,
     publish_file,
+    remove_special,
     write_all,
 )
+from tau.common.regular_files import file_kind
 
 __all__ = ["ObservationStore", "StoreError", "guard_no_follow", "sha256_fd"]
 
@@ -106,14 +109,18 @@ class ObservationStore:
         already there (never overwrite it). ``obs_id`` names the observation in errors."""
         name = object_name(content_hash)
         with self.objects_dir(True, obs_id) as directory:
-            if not publish_file(directory, name, data):
-                self._verify(directory, name, obs_id, len(data), content_hash)
+            if publish_file(directory, name, data):
+                return
+            # A pipe, socket or device in the object's place counts as missing: stored again.
+            if remove_special(directory, name) and publish_file(directory, name, data):
+                return
+            self._verify(directory, name, obs_id, len(data), content_hash)
 
     def _verify(self, directory: int, name: str, obs_id: str, size: int, content_hash: str) -> None:
         try:
             fd = open_no_follow(name, os.O_RDONLY, dir_fd=directory)
         except OSError as exc:
-            if exc.errno == errno.ELOOP or isinstance(exc, StoreError):
+            if exc.errno == errno.ELOOP or isinstance(exc, StoreError | NotRegularFileError):
                 raise StoreError(
                     f"Content-addressed observation is not a regular file for {obs_id}", "ELOOP"
                 ) from exc
@@ -135,8 +142,9 @@ class ObservationStore:
         else one an older archive stored under the observation id.
 
         Raises:
-            FileNotFoundError: the object (or its directory) does not exist.
-            StoreError: the path is a symbolic link (``ELOOP``) or not a regular file.
+            FileNotFoundError: the object (or its directory) does not exist, or a named pipe, a
+                socket or a device is in its place (never opened: it counts as missing).
+            StoreError: the path is a symbolic link (``ELOOP``) or a directory.
         """
         with self.objects_dir(False, obs_id) as directory:
             name = f"{obs_id}.txt"
@@ -150,10 +158,17 @@ class ObservationStore:
                 info = os.lstat(name, dir_fd=directory)
             if stat.S_ISLNK(info.st_mode):
                 raise StoreError(f"Stored observation is a symbolic link: {obs_id}", "ELOOP")
-            if not stat.S_ISREG(info.st_mode):
+            if stat.S_ISDIR(info.st_mode):
                 raise StoreError(f"Stored observation is not a regular file: {obs_id}")
+            if not stat.S_ISREG(info.st_mode):
+                raise FileNotFoundError(
+                    errno.ENOENT,
+                    f"Stored observation is {file_kind(info.st_mode)}, not a regular file: {obs_id}",
+                )
             try:
                 fd = open_no_follow(name, os.O_RDONLY, dir_fd=directory)
+            except NotRegularFileError as exc:  # swapped since the lstat
+                raise StoreError(f"Stored observation changed while open: {obs_id}") from exc
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise StoreError(f"Stored observation is a symbolic link: {obs_id}", "ELOOP") from exc

@@ -2,7 +2,8 @@
 
 ``<runtime root>/evidence-preserving-reducer/objects/<sha[0:2]>/<sha>.txt``, written through
 :mod:`tau.bundled.sol_common.private_dirs` like every archive under ``sol/``: directories 0700, files
-0600, no link followed anywhere below the session dir, a log published whole or not at all. A file
+0600, no link followed anywhere below the session dir, a log published whole or not at all, no file
+opened that is not a regular one (a named pipe in a log's place counts as missing). A file
 that exists with other bytes is an integrity failure: the receipt would point the model at evidence
 that is not the log, so it is raised, never passed over. A directory tau refuses (a link) raises
 :class:`~tau.bundled.sol_common.private_dirs.PrivatePathError`, an ``OSError`` the reducer falls back on.
@@ -18,7 +19,12 @@ from dataclasses import dataclass
 
 from tau.bundled.reducer.config import utf8
 from tau.bundled.sol_common import RuntimeRoot
-from tau.bundled.sol_common.private_dirs import open_no_follow, private_directory, publish_file
+from tau.bundled.sol_common.private_dirs import (
+    open_no_follow,
+    private_directory,
+    publish_file,
+    remove_special,
+)
 
 __all__ = ["ARCHIVE_DIR", "Archive", "ArchiveIntegrityError", "ArchiveObject", "line_count"]
 
@@ -71,8 +77,13 @@ class Archive:
         data = utf8(body)
         digest = hashlib.sha256(data).hexdigest()
         path = self.path_of(digest)
+        name = f"{digest}.txt"
         with self._directory(digest, True) as directory:
-            if not publish_file(directory, f"{digest}.txt", data):
+            published = publish_file(directory, name, data)
+            # A pipe, socket or device in the log's place counts as missing: archived again.
+            if not published and remove_special(directory, name):
+                published = publish_file(directory, name, data)
+            if not published:
                 self._verify_in(directory, path, data)
         return ArchiveObject(digest, len(data), line_count(body), os.path.abspath(path))
 

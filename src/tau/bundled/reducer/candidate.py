@@ -20,6 +20,7 @@ from typing import Any
 from tau.bundled.reducer.config import DIAGNOSTIC_COMMAND, MAX_CHARS
 from tau.common.jsstr import js_len
 from tau.extension import content_text
+from tau.common.regular_files import open_regular
 
 __all__ = [
     "SPILL_FILE_NAME",
@@ -146,10 +147,10 @@ class _OverLimit(Exception):
 def read_spill_file(path: str, max_chars: int = MAX_CHARS) -> str | None:
     """The spill file's text; ``None`` when it is over ``max_chars``.
 
-    Opened without following links, decoded as a stream, read in bounded chunks (a file that grows
+    Opened without following links or blocking (a regular file only), decoded as a stream, read in bounded chunks (a file that grows
     while it is read stops at the limit). Raises ``OSError`` when it cannot be read.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = open_regular(path)
     try:
         if os.fstat(fd).st_size >= 3 * max_chars + 1:
             return None

@@ -11,6 +11,11 @@ The rules every context-economy archive follows (the reducer's, ObservationPack'
 - Files are created 0600, exclusively and without following links; :func:`publish_file` writes a
   private temporary name and publishes it with ``link`` (which never replaces a file), so a reader or
   a crash never leaves partial bytes under the final name.
+- Files are opened without blocking and without following a link (:func:`open_no_follow`, through
+  :func:`tau.common.regular_files.open_regular`): a named pipe, a device or a socket in place of a
+  file is refused at once (``NotRegularFileError``) instead of blocking ``open()`` or being read
+  without end. :func:`remove_special` takes such a thing away where an object belongs, so that an
+  object in its place is stored again, as a deleted one is.
 """
 
 from __future__ import annotations
@@ -22,13 +27,16 @@ import stat
 from collections.abc import Callable, Iterator
 
 from tau.bundled.sol_common.paths import RuntimeRoot
+from tau.common.regular_files import NotRegularFileError, open_regular
 
 __all__ = [
+    "NotRegularFileError",
     "PrivatePathError",
     "guard_no_follow",
     "open_no_follow",
     "private_directory",
     "publish_file",
+    "remove_special",
     "write_all",
 ]
 
@@ -73,10 +81,35 @@ def guard_no_follow(path: str, *, dir_fd: int | None = None) -> None:
 
 
 def open_no_follow(name: str, flags: int, mode: int = 0o600, *, dir_fd: int) -> int:
-    """``os.open`` of ``name`` in ``dir_fd`` that never follows a link at ``name``."""
+    """``os.open`` of ``name`` in ``dir_fd`` that never follows a link at ``name`` and never blocks.
+
+    A directory is opened with ``O_DIRECTORY`` in ``flags``; anything else must be a regular file
+    (``NotRegularFileError`` otherwise, an ``OSError``: a link gives ``ELOOP``).
+    """
     if not _NOFOLLOW:
         guard_no_follow(name, dir_fd=dir_fd)
-    return os.open(name, flags | _NOFOLLOW, mode, dir_fd=dir_fd)
+    if _DIRECTORY and flags & _DIRECTORY:
+        return os.open(name, flags | _NOFOLLOW, mode, dir_fd=dir_fd)
+    return open_regular(name, flags, mode, dir_fd=dir_fd)
+
+
+def remove_special(directory: int, name: str) -> bool:
+    """Remove ``name`` from ``directory`` when it is a named pipe, a socket or a device.
+
+    Where tau keeps a regular file such a thing is never tau's own; it is taken away (the name
+    only: ``unlink`` never follows it) so the file can be stored again. A link or a directory is
+    left in place (refused by whoever opens it). Returns whether something was removed.
+    """
+    try:
+        info = os.lstat(name, dir_fd=directory)
+    except FileNotFoundError:
+        return False
+    mode = info.st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=directory)
+    return True
 
 
 def _open_child_dir(parent: int, name: str, create: bool, label: str) -> int:

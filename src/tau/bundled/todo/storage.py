@@ -36,6 +36,7 @@ from tau.bundled.todo.results import unavailable_text
 from tau.bundled.todo_state import TodoError
 from tau.common import jsjson
 from tau.extension import entry_message
+from tau.common.regular_files import open_regular
 
 __all__ = ["CHUNK", "MAX_PARSED", "TAIL", "NoConversation", "SessionFile", "StorageUnavailable", "same_json"]
 
@@ -207,7 +208,7 @@ class SessionFile:
 
     def _open(self) -> _Descriptor:
         try:
-            return _Descriptor(os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+            return _Descriptor(open_regular(self.path))  # no pipe, no link: never blocks
         except FileNotFoundError:
             raise StorageUnavailable(f"the session file {str(self.path)!r} is missing") from None
         except OSError as exc:

@@ -142,8 +142,10 @@ def _collect(names: list[str]) -> list[Path]:
 
 def _is_session_file(path: Path) -> bool:
     """Whether the first line is a session header (a directory also holds ledgers and other JSONL)."""
+    from tau.common.regular_files import open_regular
+
     try:
-        with path.open("rb") as stream:
+        with open(open_regular(path), "rb") as stream:  # a pipe or a link in a session folder: skipped
             first = stream.readline(64 * 1024)
     except OSError:
         return False

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau.common.regular_files import read_regular
 from tau.llm.messages import ToolCall, entry_message, tool_calls
 
 __all__ = [
@@ -122,7 +123,7 @@ def _archived(text: str, archive_root: Path | None) -> str | None:
         )
     for path in candidates:
         try:
-            data = path.read_bytes()
+            data = read_regular(path)  # never a pipe or a link in the archive's place
         except OSError:
             continue
         if wanted is None or hashlib.sha256(data).hexdigest() == wanted.group(1):
