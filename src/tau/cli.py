@@ -62,6 +62,12 @@ def _dispatch(args: list[str], program: bool = False) -> int:
 
         print(__version__)
         return 0
+    if program:
+        # From here on a signal ends tau with its code (130, 143, 129), without a traceback, in every
+        # state: a run attaches its orderly stop to the guard (tau.modes.signal_exit).
+        from tau.modes.signal_exit import guard
+
+        guard.install()
     if args and args[0] in SUBCOMMANDS:
         if program and args[0] == "session":
             # Reading one file and printing it: nothing cyclic to collect, and collector passes

@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 from tau.agent.events import to_json_event
 from tau.common import jsjson
-from tau.modes.print_mode import install_abort_signals, run_prompts
+from tau.modes.print_mode import install_abort_signals, release_abort_signals, run_prompts
 
 __all__ = ["JsonWriter", "run_json"]
 
@@ -74,6 +74,7 @@ async def run_json(
         print(str(exc), file=err)
         code = 1
     finally:
+        release_abort_signals(state)
         unsubscribe()
         writer.flush()
     return state["code"] or code

@@ -8,14 +8,13 @@ the output token limit (``length``). Extension notifications go to stderr; dialo
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now
+from tau.modes.signal_exit import SIGNAL_EXIT_CODES, guard
 
-__all__ = ["install_abort_signals", "run_prompts", "run_text"]
+__all__ = ["install_abort_signals", "release_abort_signals", "run_prompts", "run_text"]
 
 TRUNCATED = "Response was truncated: the model reached its output token limit."
 
@@ -38,29 +37,31 @@ async def run_prompts(session: Any, initial: str | None, messages: Sequence[str]
 
 
 def install_abort_signals(session: Any) -> dict[str, Any]:
-    """SIGINT/SIGTERM/SIGHUP abort the running session; a second one exits at once (killing the shell
-    commands still running), even while a tool's thread is blocked. Returns the tally."""
-    state: dict[str, Any] = {"count": 0, "code": 0, "tasks": set()}
+    """SIGINT/SIGTERM/SIGHUP abort the running session and end tau with the signal's code; a second
+    one exits at once (killing the shell commands still running), and so does the first one's
+    watchdog when the run has not settled :data:`~tau.modes.signal_exit.SIGNAL_GRACE_SECONDS` later
+    (a tool that ignores the abort, a main thread blocked in a system call). Returns the tally;
+    :func:`release_abort_signals` ends it."""
+    state: dict[str, Any] = {"count": 0, "code": 0, "tasks": set(), "installed": False}
     loop = asyncio.get_running_loop()
-    codes = {getattr(signal, name): code for name, code in SIGNAL_EXIT_CODES.items() if hasattr(signal, name)}
 
-    def handle(signum: int) -> None:
-        from tau.tools.shell import kill_tracked_groups
-
+    def on_signal(name: str) -> None:
         state["count"] += 1
-        state["code"] = codes[signum]
-        if state["count"] > 1:
-            kill_tracked_groups()  # no shell command outlives tau
-            exit_now(codes[signum])
+        state["code"] = SIGNAL_EXIT_CODES[name]
         task = loop.create_task(session.abort())
         state["tasks"].add(task)
 
-    for signum in codes:
-        try:
-            loop.add_signal_handler(signum, handle, signum)
-        except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-            pass
+    if not guard.installed:  # tau's own process installed it at start; an embedding caller did not
+        state["installed"] = guard.install()
+    guard.attach(loop, on_signal)
     return state
+
+
+def release_abort_signals(state: dict[str, Any]) -> None:
+    """The run is over: a signal now ends tau at once (and the handlers go back where tau installed them)."""
+    guard.detach()
+    if state.get("installed"):
+        guard.restore()
 
 
 def final_output(session: Any, out: TextIO, err: TextIO) -> int:
@@ -101,5 +102,7 @@ async def run_text(
     except Exception as exc:  # boundary: a refused prompt (no model, no key) is the user's message
         print(str(exc), file=err)
         code = 1
+    finally:
+        release_abort_signals(state)
     out.flush()
     return state["code"] or code

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import inspect
 import os
-import signal
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -31,7 +30,7 @@ from tau.modes.rpc.commands import COMMANDS, UNSUPPORTED
 from tau.modes.rpc.framing import LineSplitter, serialize_line
 from tau.modes.rpc.responses import MISSING, error, parse_error, success, unknown_command, unsupported
 from tau.modes.rpc.ui import RpcUI
-from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now
+from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now, guard
 from tau.session.errors import SessionWriteError
 
 __all__ = ["RpcMode", "read_stdin_lines"]
@@ -73,6 +72,7 @@ class RpcMode:
         self._input_ready = False
         self._shutting_down = False
         self._signals = 0
+        self._guard_installed = False
         self._exit: asyncio.Future[int] | None = None
         self._unsubscribe: Any = None
         self._prompt_reports = "preflight_result" in inspect.signature(session.prompt).parameters
@@ -290,6 +290,11 @@ class RpcMode:
                 self._exit.set_result(code)
 
     def _on_signal(self, name: str) -> None:
+        """The first signal (in the loop): stop, answer what can be answered, exit with its code.
+
+        A second one, or an orderly stop that takes longer than the guard's grace, exits at once
+        (:class:`~tau.modes.signal_exit.SignalGuard`).
+        """
         self._signals += 1
         from tau.tools.shell import kill_tracked_groups
 
@@ -300,19 +305,13 @@ class RpcMode:
             exit_now(SIGNAL_EXIT_CODES[name])
 
     def _install_signals(self, loop: asyncio.AbstractEventLoop) -> None:
-        for name in SIGNAL_EXIT_CODES:
-            number = getattr(signal, name, None)
-            if number is None:
-                continue
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(number, self._on_signal, name)
+        self._guard_installed = not guard.installed and guard.install()
+        guard.attach(loop, self._on_signal)
 
     def _remove_signals(self, loop: asyncio.AbstractEventLoop) -> None:
-        for name in SIGNAL_EXIT_CODES:
-            number = getattr(signal, name, None)
-            if number is not None:
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    loop.remove_signal_handler(number)
+        guard.detach()
+        if self._guard_installed:
+            guard.restore()
 
 
 async def read_stdin_lines(fd: int | None = None, chunk_size: int = 65536) -> AsyncIterator[str]:
