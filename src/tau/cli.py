@@ -11,6 +11,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from tau.modes import std_streams
+
 # A first word that names a subcommand runs it; any other first word is a prompt, as in pi.
 # subcommand -> "module" exposing ``main(argv: list[str]) -> int``, or "module:function" (same shape).
 # pi 1.6's own words are all here, so none of them ever reaches a model: tau's `config`, and for
@@ -45,15 +47,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         # tau is embedded (the SDK), as in pi.
         os.environ["AI_AGENT"] = "tau"
         os.environ["TAU_CODING_AGENT"] = "true"
+        # tau's own standard streams: a closed one (<&-, 2>&-) gets /dev/null before anything opens a
+        # file in its place; with stdout closed (>&-) nothing tau prints could be read.
+        std_streams.prepare()
+        closed = std_streams.stdout_closed_message()
+        if closed is not None:
+            print(closed, file=sys.stderr)
+            return 1
     try:
         code = _dispatch(args, program=argv is None)
         sys.stdout.flush()
         return code
     except BrokenPipeError:
         # The reader went away (`tau --list-models | head -1`): stop quietly, as command-line tools do.
-        # stdout is pointed at /dev/null so the interpreter's final flush cannot fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
+        # The streams are pointed at /dev/null so the interpreter's final flush cannot fail again.
+        std_streams.silence_std_streams()
+        return std_streams.READER_GONE  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 
 def _dispatch(args: list[str], program: bool = False) -> int:

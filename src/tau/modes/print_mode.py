@@ -9,21 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from tau.modes.signal_exit import SIGNAL_EXIT_CODES, guard
+from tau.modes.std_streams import READER_GONE, silence_std_streams
 
 __all__ = ["install_abort_signals", "release_abort_signals", "run_prompts", "run_text"]
 
 TRUNCATED = "Response was truncated: the model reached its output token limit."
 
 
-async def run_prompts(session: Any, initial: str | None, messages: Sequence[str], images: Any = None) -> None:
+async def run_prompts(
+    session: Any,
+    initial: str | None,
+    messages: Sequence[str],
+    images: Any = None,
+    stop: Callable[[], bool] | None = None,
+) -> None:
     """Send the initial message (with images) and then each further message, one run each.
 
     Before each prompt the session learns how many more follow (``announce_prompts``), so an
-    extension does not continue a run on its own while the human's next prompt waits.
+    extension does not continue a run on its own while the human's next prompt waits. ``stop()``
+    true (a signal arrived, the reader went away) sends no further message.
     """
     announce = getattr(session, "announce_prompts", None)
     if initial is not None:
@@ -31,6 +39,8 @@ async def run_prompts(session: Any, initial: str | None, messages: Sequence[str]
             announce(len(messages))
         await session.prompt(initial, images=images)
     for index, message in enumerate(messages):
+        if stop is not None and stop():
+            return
         if announce is not None:
             announce(len(messages) - index - 1)
         await session.prompt(message)
@@ -97,12 +107,15 @@ async def run_text(
     err = err or sys.stderr
     state = install_abort_signals(session)
     try:
-        await run_prompts(session, initial, messages, images)
+        await run_prompts(session, initial, messages, images, stop=lambda: bool(state["code"]))
         code = final_output(session, out, err)
+        out.flush()
+    except BrokenPipeError:  # the reader of the answer went away (`| head -0`): end quietly
+        silence_std_streams()
+        code = READER_GONE
     except Exception as exc:  # boundary: a refused prompt (no model, no key) is the user's message
         print(str(exc), file=err)
         code = 1
     finally:
         release_abort_signals(state)
-    out.flush()
     return state["code"] or code

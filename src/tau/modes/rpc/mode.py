@@ -31,6 +31,7 @@ from tau.modes.rpc.framing import LineSplitter, serialize_line
 from tau.modes.rpc.responses import MISSING, error, parse_error, success, unknown_command, unsupported
 from tau.modes.rpc.ui import RpcUI
 from tau.modes.signal_exit import SIGNAL_EXIT_CODES, exit_now, guard
+from tau.modes.std_streams import READER_GONE, silence
 from tau.session.errors import SessionWriteError
 
 __all__ = ["RpcMode", "read_stdin_lines"]
@@ -73,6 +74,7 @@ class RpcMode:
         self._shutting_down = False
         self._signals = 0
         self._guard_installed = False
+        self._reader_gone = False
         self._exit: asyncio.Future[int] | None = None
         self._unsubscribe: Any = None
         self._prompt_reports = "preflight_result" in inspect.signature(session.prompt).parameters
@@ -87,8 +89,17 @@ class RpcMode:
         self._write_bytes(serialize_line(record))
 
     def _write_bytes(self, line: bytes) -> None:
-        self._out.write(line)
-        self._out.flush()
+        if self._reader_gone:
+            return
+        try:
+            self._out.write(line)
+            self._out.flush()
+        except BrokenPipeError:
+            # The client stopped reading: nobody can see an answer any more. End quietly.
+            self._reader_gone = True
+            silence(self._out)
+            with contextlib.suppress(RuntimeError):  # no loop: the caller is shutting down anyway
+                self._spawn(self.shutdown(READER_GONE))
 
     def attach(self) -> None:
         """Start streaming session events (call before ``session.start()`` so its events are seen)."""
@@ -282,7 +293,8 @@ class RpcMode:
         try:
             await self.session.shutdown()
         finally:
-            self._out.flush()
+            with contextlib.suppress(BrokenPipeError):
+                self._out.flush()
             for task in list(self._tasks):
                 if task is not asyncio.current_task():
                     task.cancel()
