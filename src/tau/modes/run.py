@@ -188,6 +188,9 @@ async def _run_once(
     messages: list[str],
     images: list[dict[str, Any]] | None = None,
 ) -> int:
+    from tau.modes import loop_errors
+
+    loop_errors.install()
     writer = None
     if mode == "json":
         from tau.modes.json_mode import JsonWriter

@@ -202,18 +202,22 @@ class _BashCall:
         details = {"truncation": truncation, "fullOutputPath": snapshot.full_output_path}
         start = truncation["totalLines"] - truncation["outputLines"] + 1
         end = truncation["totalLines"]
-        path = snapshot.full_output_path
+        full = f"Full output: {snapshot.full_output_path}"
+        failure = self.output.spill_failure
+        if failure is not None:  # what the file kept and why the rest is missing, in place of its path
+            full = failure.describe(self.output.raw_bytes)
+            details["fullOutputError"] = full
         if truncation["lastLinePartial"]:
             shown, line_size = (
                 format_size(truncation["outputBytes"]),
                 format_size(self.output.last_line_bytes),
             )
-            text += f"\n\n[Showing last {shown} of line {end} (line is {line_size}). Full output: {path}]"
+            text += f"\n\n[Showing last {shown} of line {end} (line is {line_size}). {full}]"
         elif truncation["truncatedBy"] == "lines":
-            text += f"\n\n[Showing lines {start}-{end} of {truncation['totalLines']}. Full output: {path}]"
+            text += f"\n\n[Showing lines {start}-{end} of {truncation['totalLines']}. {full}]"
         else:
             limit = format_size(DEFAULT_MAX_BYTES)
-            text += f"\n\n[Showing lines {start}-{end} of {truncation['totalLines']} ({limit} limit). Full output: {path}]"
+            text += f"\n\n[Showing lines {start}-{end} of {truncation['totalLines']} ({limit} limit). {full}]"
         return text, details
 
     # Throttled partial results: at most one per UPDATE_THROTTLE_SECONDS, the last one always sent.

@@ -4,6 +4,11 @@ Raw bytes are decoded incrementally the way Node's ``TextDecoder`` does (invalid
 U+FFFD, never an error); only a rolling tail of the decoded text is kept for display. Once the
 output passes either display limit, the raw bytes (all of them, from the first) go to a spill
 file ``<tmpdir>/tau-bash-<16 hex>.log`` created with mode 0600.
+
+A spill file that cannot be created or written (a full disk, ``ulimit -f``: ``ENOSPC``, ``EFBIG``) never
+raises into the command's output callbacks (an exception there is an asyncio "Exception in callback"
+and the output is lost without a word): the accumulator stops writing it, keeps the display tail,
+and :attr:`OutputAccumulator.spill_failure` says what the file holds and why the rest is missing.
 """
 
 from __future__ import annotations
@@ -12,9 +17,23 @@ import codecs
 import os
 from dataclasses import dataclass
 
-from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail, utf8_len
+from tau.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    format_size,
+    truncate_tail,
+    utf8_len,
+)
 
-__all__ = ["FullOutput", "OutputAccumulator", "OutputSnapshot", "create_output_file"]
+__all__ = [
+    "FullOutput",
+    "OutputAccumulator",
+    "OutputSnapshot",
+    "SpillFailure",
+    "create_output_file",
+    "write_all",
+]
 
 OUTPUT_FILE_MODE = 0o600
 
@@ -43,6 +62,25 @@ class OutputSnapshot:
 class FullOutput:
     content: str
     truncated: bool  # whether content omits part of the output
+
+
+@dataclass(frozen=True)
+class SpillFailure:
+    """Why the spill file does not hold the whole output."""
+
+    path: str | None  # the file, when it was created
+    kept: int  # bytes of the output it holds (its first ones)
+    reason: str  # the system's words: "File too large", "No space left on device"
+
+    def describe(self, total: int) -> str:
+        """``Full output not saved: …`` / ``Full output incomplete: <path> holds the first …``."""
+        if self.path is None or self.kept == 0:
+            where = f" ({self.path} is empty)" if self.path is not None else ""
+            return f"Full output not saved{where}: {self.reason}"
+        return (
+            f"Full output incomplete: {self.path} holds the first {format_size(self.kept)} of "
+            f"{format_size(total)}; writing the rest failed: {self.reason}"
+        )
 
 
 def _decoder() -> codecs.IncrementalDecoder:
@@ -77,10 +115,23 @@ class OutputAccumulator:
         self._finished = False
         self._path: str | None = None
         self._fd: int | None = None
+        self._written = 0  # bytes in the spill file
+        self._failure: SpillFailure | None = None
 
     @property
     def full_output_path(self) -> str | None:
-        return self._path
+        """The spill file, when it holds the whole output (``None`` once writing it failed)."""
+        return None if self._failure is not None else self._path
+
+    @property
+    def spill_failure(self) -> SpillFailure | None:
+        """Why the spill file is missing or incomplete (``None`` while it is whole, or not needed)."""
+        return self._failure
+
+    @property
+    def raw_bytes(self) -> int:
+        """Bytes of output received so far."""
+        return self._raw_bytes
 
     @property
     def last_line_bytes(self) -> int:
@@ -92,6 +143,8 @@ class OutputAccumulator:
             raise RuntimeError("Cannot append to a finished output accumulator")
         self._raw_bytes += len(data)
         self._append_text(self._decode(data, final=False))
+        if self._failure is not None:
+            return  # the spill file failed: only the display tail goes on
         if self._fd is not None or self._needs_file():
             self._ensure_file()
             self._write(data)
@@ -127,7 +180,7 @@ class OutputAccumulator:
         }
         if persist_if_truncated and truncated:
             self._ensure_file()
-        return OutputSnapshot(truncation["content"], truncation, self._path)
+        return OutputSnapshot(truncation["content"], truncation, self.full_output_path)
 
     def close_file(self) -> None:
         if self._fd is not None:
@@ -136,10 +189,15 @@ class OutputAccumulator:
 
     def read_full_output(self, max_bytes: int) -> FullOutput:
         """All output (after :meth:`finish` and :meth:`close_file`); over ``max_bytes`` raw bytes, the
-        first and last halves around ``[... N bytes omitted ...]``."""
+        first and last halves around ``[... N bytes omitted ...]``. Without a whole spill file: what
+        is kept in memory (the display tail, ``truncated`` when the output was longer)."""
+        if self._failure is not None:
+            return FullOutput(self._snapshot_text() or self._tail, self._decoded_bytes > utf8_len(self._tail))
         if self._path is None:
             return FullOutput(_decode_all(b"".join(self._raw_chunks)), False)
-        with open(self._path, "rb") as handle:
+        from tau.common.regular_files import open_regular
+
+        with open(open_regular(self._path), "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size <= max_bytes:
                 return FullOutput(_decode_all(handle.read()), False)
@@ -213,19 +271,46 @@ class OutputAccumulator:
         )
 
     def _ensure_file(self) -> None:
-        if self._path is not None:
+        if self._path is not None or self._failure is not None:
             return
-        self._path, self._fd = create_output_file(self._prefix, ".log")
-        for chunk in self._raw_chunks:
+        try:
+            self._path, self._fd = create_output_file(self._prefix, ".log")
+        except OSError as exc:
+            self._fail(exc)
+            return
+        chunks, self._raw_chunks = self._raw_chunks, []
+        for chunk in chunks:
             self._write(chunk)
-        self._raw_chunks = []
 
     def _write(self, data: bytes) -> None:
-        assert self._fd is not None
-        view = memoryview(data)
+        if self._fd is None:
+            return
+        try:
+            self._written += write_all(self._fd, data)
+        except OSError as exc:
+            self._written += getattr(exc, "written", 0)
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        """Stop spilling: the file keeps what was written, the result says why the rest is missing."""
+        self._failure = SpillFailure(self._path, self._written, exc.strerror or str(exc))
+        self._raw_chunks = []
+        self.close_file()
+
+
+def write_all(fd: int, data: bytes) -> int:
+    """Write every byte of ``data`` to ``fd``; returns how many (an ``OSError`` carries ``written``)."""
+    view = memoryview(data)
+    written = 0
+    try:
         while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+            count = os.write(fd, view)
+            written += count
+            view = view[count:]
+    except OSError as exc:
+        exc.written = written  # type: ignore[attr-defined]
+        raise
+    return written
 
 
 def _decode_all(data: bytes) -> str:

@@ -50,8 +50,10 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
+    from tau.modes import loop_errors
     from tau.modes.run import build_runtime, print_warnings, start_failed
 
+    loop_errors.install()
     out = sys.stdout.buffer
     # stdout carries the protocol only: stray prints (extensions, libraries) go to stderr.
     sys.stdout = sys.stderr

@@ -18,7 +18,7 @@ from typing import Any
 
 from tau.llm.stream import AbortSignal
 from tau.tools.bash_exec import CommandAborted, LocalBashOperations
-from tau.tools.output import create_output_file
+from tau.tools.output import create_output_file, write_all
 from tau.tools.shell import shell_environment
 from tau.tools.truncate import DEFAULT_MAX_BYTES, truncate_tail
 
@@ -51,6 +51,9 @@ class _Collector:
         self.discarded = False
         self.path: str | None = None
         self._fd: int | None = None
+        # Why the spill file is missing or incomplete (a full disk, ``ulimit -f``); then no
+        # ``fullOutputPath`` is claimed, and nothing is raised into the output callback.
+        self.failure: str | None = None
 
     def feed(self, data: bytes, final: bool = False) -> None:
         self._raw_total += len(data)
@@ -60,7 +63,7 @@ class _Collector:
         if self._raw_total > DEFAULT_MAX_BYTES:
             self.spill()
         if self._fd is not None:
-            os.write(self._fd, text.encode("utf-8"))
+            self._write(text)
         self._chunks.append(text)
         self._kept += len(text)
         while self._kept > DEFAULT_MAX_BYTES * 2 and len(self._chunks) > 1:
@@ -69,11 +72,24 @@ class _Collector:
         self._on_chunk(text)
 
     def spill(self) -> None:
-        if self._fd is not None:
+        if self._fd is not None or self.failure is not None:
             return
-        self.path, self._fd = create_output_file("tau-bash", ".log")
+        try:
+            self.path, self._fd = create_output_file("tau-bash", ".log")
+        except OSError as exc:
+            self.failure = exc.strerror or str(exc)
+            return
         for chunk in self._chunks:
-            os.write(self._fd, chunk.encode("utf-8"))
+            self._write(chunk)
+
+    def _write(self, text: str) -> None:
+        if self._fd is None:
+            return
+        try:
+            write_all(self._fd, text.encode("utf-8"))
+        except OSError as exc:
+            self.failure = exc.strerror or str(exc)
+            self.close()
 
     def close(self) -> None:
         if self._fd is not None:
@@ -177,7 +193,7 @@ class UserBash:
             result["exitCode"] = exit_code
         result["cancelled"] = cancelled
         result["truncated"] = output.discarded or bool(tail["truncated"])
-        if output.path is not None:
+        if output.path is not None and output.failure is None:
             result["fullOutputPath"] = output.path
         return result
 
