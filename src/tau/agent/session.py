@@ -42,7 +42,7 @@ from tau.agent.session_tree import TreeMixin
 from tau.agent.settings import Settings
 from tau.common.jsstr import js_trim
 from tau.llm.registry import ModelRegistry, clamp_thinking_level, supported_thinking_levels
-from tau.llm.stream import AbortSignal, StreamFunction, StreamOptions
+from tau.llm.stream import DEFAULT_IDLE_TIMEOUT_MS, AbortSignal, StreamFunction, StreamOptions
 from tau.llm.types import Model
 from tau.session.manager import SessionManager
 from tau.tools.base import ToolDefinition
@@ -225,10 +225,12 @@ class AgentSession(
 
     def _stream_options(self) -> StreamOptions:
         provider = self._settings.get("retry.provider") or {}
+        idle = self._settings.get("httpIdleTimeoutMs", DEFAULT_IDLE_TIMEOUT_MS)
         return StreamOptions(
             session_id=self._session_manager.get_session_id(),
             on_payload=self._on_payload,
             on_response=self._on_response,
+            idle_timeout_ms=idle if isinstance(idle, int) else 0,  # "disabled": no limit
             max_retries=int(provider.get("maxRetries", 0) or 0),
             max_retry_delay_ms=int(provider.get("maxRetryDelayMs", 60_000) or 60_000),
         )

@@ -37,6 +37,7 @@ _DEFAULTS: dict[str, Any] = {
     "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "maxAgentDelayMs": 60000},
     "images": {"autoResize": True, "blockImages": False},
     "defaultProjectTrust": "ask",
+    "httpIdleTimeoutMs": 300_000,
 }
 
 

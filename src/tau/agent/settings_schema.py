@@ -68,6 +68,10 @@ _STRINGS = Expect(
     lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
 )
 _THINKING = _one_of(*THINKING_LEVELS)
+_TIMEOUT = Expect(
+    'a non-negative integer (milliseconds) or "disabled"',
+    lambda value: _integer(0)(value) or (isinstance(value, str) and value.strip().lower() == "disabled"),
+)
 _QUEUE_MODE = _one_of("one-at-a-time", "all")
 _TOKENS = {"reserveTokens": _COUNT, "keepRecentTokens": _COUNT}
 
@@ -103,6 +107,7 @@ SCHEMA: dict[str, Expect] = {
     "quietStartup": Expect(
         'true, false or "header"', lambda value: isinstance(value, bool) or value == "header"
     ),
+    "httpIdleTimeoutMs": _TIMEOUT,
     "shellPath": _STRING,
     "shellCommandPrefix": _STRING,
     "defaultProjectTrust": _one_of("ask", "always", "never"),

@@ -15,11 +15,16 @@ from typing import Any, Protocol
 from tau.llm.types import AssistantMessage, AssistantMessageEvent, Model, TranscriptContext
 
 __all__ = [
+    "DEFAULT_IDLE_TIMEOUT_MS",
     "AbortSignal",
     "AssistantMessageEventStream",
     "StreamFunction",
     "StreamOptions",
 ]
+
+
+# pi's default ``httpIdleTimeoutMs``: five minutes.
+DEFAULT_IDLE_TIMEOUT_MS = 300_000
 
 
 class AbortSignal:
@@ -82,6 +87,10 @@ class StreamOptions:
     cache_retention: str = "short"  # none|short|long
     headers: dict[str, str] = field(default_factory=dict)
     timeout_ms: int | None = None
+    # The longest silence a response may keep: waiting for its headers, then between two events
+    # of its stream (pi's ``httpIdleTimeoutMs``). A stall past it ends the request with a
+    # retryable "timed out" error. ``0`` or ``None``: no limit.
+    idle_timeout_ms: int | None = DEFAULT_IDLE_TIMEOUT_MS
     max_retries: int = 0
     max_retry_delay_ms: int = 60_000
     # Called with the provider payload before it is sent; may return a replacement.

@@ -19,8 +19,8 @@ from typing import Any
 
 from tau.bundled.reducer.config import DIAGNOSTIC_COMMAND, MAX_CHARS
 from tau.common.jsstr import js_len
-from tau.extension import content_text
 from tau.common.regular_files import open_regular
+from tau.extension import content_text
 
 __all__ = [
     "SPILL_FILE_NAME",

@@ -35,8 +35,8 @@ from tau.bundled.todo.lines import Line, LineIndex
 from tau.bundled.todo.results import unavailable_text
 from tau.bundled.todo_state import TodoError
 from tau.common import jsjson
-from tau.extension import entry_message
 from tau.common.regular_files import open_regular
+from tau.extension import entry_message
 
 __all__ = ["CHUNK", "MAX_PARSED", "TAIL", "NoConversation", "SessionFile", "StorageUnavailable", "same_json"]
 

@@ -15,8 +15,8 @@ import importlib
 import inspect
 import math
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from tau.common import jsjson
 from tau.common.jsstr import js_len
@@ -36,11 +36,15 @@ __all__ = [
     "event_dict",
     "has_header",
     "http_error_message",
+    "idle_bounded",
     "import_sdk",
     "report_response",
     "run_request",
     "timeout_error",
+    "within_idle",
 ]
+
+T = TypeVar("T")
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
@@ -55,6 +59,62 @@ _MAX_ERROR_BODY_CHARS = 4000
 
 class ProviderError(Exception):
     """A failure the adapter detected itself (stream ended early, bad stop reason, ...)."""
+
+
+def _idle_seconds(options: StreamOptions | None) -> float | None:
+    idle = options.idle_timeout_ms if options is not None else None
+    return idle / 1000 if idle else None
+
+
+def _seconds_text(seconds: float) -> str:
+    return f"{seconds:g} s"
+
+
+async def within_idle(awaitable: Awaitable[T], options: StreamOptions | None) -> T:
+    """Await the response (its headers) within ``options.idle_timeout_ms``.
+
+    Raises:
+        ProviderError: ``Request timed out: no response from the provider in N s (httpIdleTimeoutMs)``
+            (retryable: the agent's retry policy applies).
+    """
+    seconds = _idle_seconds(options)
+    if seconds is None:
+        return await awaitable
+    try:
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    except TimeoutError:
+        raise ProviderError(
+            f"Request timed out: no response from the provider in {_seconds_text(seconds)} (httpIdleTimeoutMs)"
+        ) from None
+
+
+async def idle_bounded(stream: AsyncIterable[T], options: StreamOptions | None) -> AsyncIterator[T]:
+    """The events of ``stream``, each within ``options.idle_timeout_ms`` of the one before.
+
+    A provider that stops sending mid-stream (the connection open, nothing on it) would otherwise
+    be waited on for good.
+
+    Raises:
+        ProviderError: ``Stream timed out: the provider sent nothing for N s (httpIdleTimeoutMs)``
+            (retryable).
+    """
+    seconds = _idle_seconds(options)
+    iterator = stream.__aiter__()
+    while True:
+        try:
+            if seconds is None:
+                item = await iterator.__anext__()
+            else:
+                async with asyncio.timeout(seconds):
+                    item = await iterator.__anext__()
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            raise ProviderError(
+                f"Stream timed out: the provider sent nothing for {_seconds_text(seconds or 0)} (httpIdleTimeoutMs)"
+            ) from None
+        yield item
 
 
 Request = Callable[[MessageBuilder], Awaitable[None]]

@@ -28,12 +28,14 @@ from tau.llm.providers._common import (
     call_with_body,
     event_dict,
     http_error_message,
+    idle_bounded,
     import_sdk,
     is_transport_error,
     lost_stream_text,
     report_response,
     run_request,
     timeout_error,
+    within_idle,
 )
 from tau.llm.providers._openai import KEYED_PROVIDERS
 from tau.llm.providers._sse import http_client
@@ -117,7 +119,7 @@ async def _run(
         response = await _send(model, context, options, builder, client, anthropic, extra)
         await report_response(options, getattr(response, "response", None))
         builder.start()
-        await _consume(response, builder, anthropic)
+        await _consume(response, builder, anthropic, options)
     finally:
         await client.close()
 
@@ -153,7 +155,7 @@ async def _send(
             params = {**params, "stream": True}  # a replaced body still streams (pi does the same)
         try:
             return await retry_provider_request(
-                functools.partial(call_with_body, client.beta.messages.create, params, **extra),
+                functools.partial(_within_idle_call, client.beta.messages.create, params, extra, options),
                 max_retries=options.max_retries,
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
@@ -174,10 +176,10 @@ async def _send(
             builder.message.setdefault("diagnostics", []).append(diagnostic)
 
 
-async def _consume(response: Any, builder: MessageBuilder, sdk: Any) -> None:
+async def _consume(response: Any, builder: MessageBuilder, sdk: Any, options: StreamOptions) -> None:
     state = _StreamState(builder, is_openrouter(builder.model))
     try:
-        async for event in response:
+        async for event in idle_bounded(response, options):
             state.handle(event_dict(event))
     except sdk.APIStatusError as exc:
         # An ``event: error`` in the stream: pi reports its data as is.
@@ -323,3 +325,8 @@ def _map_stop_reason(reason: str, details: Any) -> tuple[StopReason, str | None]
     if reason == "sensitive":
         return "error", "Provider stopped with: sensitive"
     raise ProviderError(f"Unhandled stop reason: {reason}")
+
+
+async def _within_idle_call(create: Any, params: dict[str, Any], extra: dict[str, Any], options: Any) -> Any:
+    """One attempt: the request, its response awaited within the idle timeout."""
+    return await within_idle(call_with_body(create, params, **extra), options)

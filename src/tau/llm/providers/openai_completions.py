@@ -24,9 +24,11 @@ from tau.llm.providers._common import (
     apply_payload_hook,
     call_with_body,
     event_dict,
+    idle_bounded,
     import_sdk,
     report_response,
     run_request,
+    within_idle,
 )
 from tau.llm.providers._completions_request import (
     REASONING_FIELDS,
@@ -71,7 +73,10 @@ async def _run(
         params = await apply_payload_hook(options, build_params(model, context, options), model)
         try:
             response = await retry_provider_request(
-                lambda: call_with_body(client.chat.completions.create, params, **auth_extra(api_key, openai)),
+                lambda: within_idle(
+                    call_with_body(client.chat.completions.create, params, **auth_extra(api_key, openai)),
+                    options,
+                ),
                 max_retries=options.max_retries,
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
@@ -84,7 +89,7 @@ async def _run(
         builder.start()
         state = _ChunkState(builder, model)
         try:
-            async for chunk in response:
+            async for chunk in idle_bounded(response, options):
                 state.handle(event_dict(chunk))
         except BaseException as exc:
             state.keep_reasoning_details()  # a failed reply keeps them too, as pi's does

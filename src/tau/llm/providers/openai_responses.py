@@ -24,9 +24,11 @@ from tau.llm.providers._common import (
     apply_payload_hook,
     call_with_body,
     event_dict,
+    idle_bounded,
     import_sdk,
     report_response,
     run_request,
+    within_idle,
 )
 from tau.llm.providers._openai import api_key_for, auth_extra, make_client, request_error_text, stream_error
 from tau.llm.providers._responses_request import build_params, build_request, compat_of, convert_input
@@ -80,7 +82,9 @@ async def _run(
         params = await apply_payload_hook(options, built.params, model)
         try:
             response = await retry_provider_request(
-                lambda: call_with_body(client.responses.create, params, **auth_extra(api_key, openai)),
+                lambda: within_idle(
+                    call_with_body(client.responses.create, params, **auth_extra(api_key, openai)), options
+                ),
                 max_retries=options.max_retries,
                 max_retry_delay_ms=options.max_retry_delay_ms,
                 signal=options.signal,
@@ -93,7 +97,7 @@ async def _run(
         builder.start()
         state = _EventState(builder)
         try:
-            async for event in response:
+            async for event in idle_bounded(response, options):
                 state.handle(event_dict(event))
         except ProviderError:
             raise
