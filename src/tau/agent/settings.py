@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from tau.agent.settings_schema import check_settings
+from tau.common.config_files import ConfigFileError, read_json_file
 from tau.common.paths import agent_dir, project_config_dir
 
 __all__ = [
@@ -106,20 +107,13 @@ def _merge_settings(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:
+    """The file's JSON object (``{}`` when it is missing or blank); every problem is one line naming it."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
+        data, _found = read_json_file(path)
+    except ConfigFileError as exc:
+        raise SettingsError(str(exc)) from exc
+    if data is None:  # missing, or only whitespace
         return {}
-    except OSError as exc:
-        raise SettingsError(f"cannot read {path}: {exc.strerror}") from exc
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(
-            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tau.common.config_files import ConfigFileError, read_json_file
 from tau.common.paths import agent_dir, project_config_dir
 
 __all__ = ["TRUST_RESOURCES", "TrustError", "needs_trust", "resolve_trust", "save_decision", "saved_decision"]
@@ -51,12 +52,12 @@ def _trust_file(directory: Path | None) -> Path:
 
 
 def _read(path: Path) -> dict[str, bool | None]:
-    if not path.exists():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise TrustError(f"Failed to read trust store {path}: {exc}") from exc
+        data, found = read_json_file(path)
+    except ConfigFileError as exc:
+        raise TrustError(f"Failed to read trust store {exc}") from exc
+    if not found:
+        return {}
     if not isinstance(data, dict):
         raise TrustError(f"Invalid trust store {path}: expected an object")
     for key, value in data.items():

@@ -66,21 +66,30 @@ def _kind_at(path: str | os.PathLike[str], dir_fd: int | None) -> str | None:
 
 
 def open_regular(
-    path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o600, *, dir_fd: int | None = None
+    path: str | os.PathLike[str],
+    flags: int = os.O_RDONLY,
+    mode: int = 0o600,
+    *,
+    dir_fd: int | None = None,
+    follow: bool = False,
 ) -> int:
     """``os.open(path, flags)`` of a regular file only: never blocks, never follows a link at ``path``.
+
+    ``follow=True`` follows a link at ``path`` (a configuration file a dotfiles manager links in);
+    what it leads to must still be a regular file.
 
     Raises:
         NotRegularFileError: ``path`` is a link, a pipe, a device, a socket or a directory.
         OSError: as ``os.open`` (``FileNotFoundError``, ``PermissionError``, ...).
     """
     name = os.fspath(path)
-    if not _NOFOLLOW:  # Windows: refuse a link as the flag would
+    nofollow = 0 if follow else _NOFOLLOW
+    if not _NOFOLLOW and not follow:  # Windows: refuse a link as the flag would
         kind = _kind_at(name, dir_fd)
         if kind == "a symbolic link":
             raise NotRegularFileError(name, kind)
     try:
-        fd = os.open(name, flags | _NONBLOCK | _NOFOLLOW | _CLOEXEC, mode, dir_fd=dir_fd)
+        fd = os.open(name, flags | _NONBLOCK | nofollow | _CLOEXEC, mode, dir_fd=dir_fd)
     except OSError as exc:
         # ELOOP: a link (O_NOFOLLOW); ENXIO: a pipe with no reader or a socket (write, non-blocking);
         # EISDIR: a directory opened for writing.
@@ -102,10 +111,10 @@ def open_regular(
 
 
 def read_regular(
-    path: str | os.PathLike[str], *, dir_fd: int | None = None, limit: int | None = None
+    path: str | os.PathLike[str], *, dir_fd: int | None = None, limit: int | None = None, follow: bool = False
 ) -> bytes:
     """The bytes of the regular file ``path`` (at most ``limit`` of them), opened by :func:`open_regular`."""
-    fd = open_regular(path, dir_fd=dir_fd)
+    fd = open_regular(path, dir_fd=dir_fd, follow=follow)
     try:
         return read_all(fd, limit)
     finally:

@@ -210,6 +210,8 @@ class AuthStore:
             data = json.loads(text)
         except ValueError as exc:
             raise AuthFileError(f"{self.path} is not valid JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise AuthFileError(f"{self.path} is not valid JSON: nested too deeply") from exc
         if not isinstance(data, dict):
             raise AuthFileError(f"Invalid auth.json: expected an object ({self.path})")
         for provider, credential in data.items():

@@ -176,6 +176,8 @@ def load_models_json(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         data = json.loads(_strip_comments(text)) if text.strip() else {"providers": {}}
     except ValueError as exc:
         raise ModelsConfigError(f"Failed to parse models.json: {exc}\n\nFile: {file}") from exc
+    except RecursionError as exc:
+        raise ModelsConfigError(f"Failed to parse models.json: JSON nested too deeply\n\nFile: {file}") from exc
     problems = _schema_problems(data)
     if problems:
         listed = "\n".join(f"  - {problem}" for problem in problems)

@@ -29,10 +29,15 @@ def add_list_parser(commands: Any) -> None:
 
 
 def _sessions(args: argparse.Namespace, cwd: str) -> list[Any]:
+    from tau.agent.settings import SettingsError
+    from tau.modes.inspect import InspectError
     from tau.modes.run import configured_session_dir, load_settings
     from tau.session.manager import SessionManager
 
-    settings, _ = load_settings(cwd, None)
+    try:
+        settings, _ = load_settings(cwd, None)
+    except SettingsError as exc:  # one line naming the file, as every command says it
+        raise InspectError(str(exc)) from exc
     directory = configured_session_dir(args.session_dir, cwd, settings)
     return SessionManager.list_all(directory) if args.all else SessionManager.list(cwd, directory)
 
