@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["agent_dir", "project_config_dir", "resolve_path"]
+__all__ = ["agent_dir", "make_private_dirs", "project_config_dir", "resolve_path"]
 
 
 def resolve_path(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> Path:
@@ -27,3 +27,20 @@ def agent_dir() -> Path:
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:
     """``<cwd>/.tau``: project settings, extensions and kill switches (pi's ``.pi``)."""
     return Path(cwd) / ".tau"
+
+
+def make_private_dirs(path: str | os.PathLike[str]) -> None:
+    """Create the directory ``path`` and its missing parents, each 0700 (only its owner may list or
+    enter it: session folders hold whole tool outputs). Directories that exist keep their mode."""
+    missing: list[Path] = []
+    current = Path(path)
+    while not os.path.lexists(current):
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass  # made meanwhile by another process; its mode is what it is

@@ -65,9 +65,9 @@ class SessionWriter:
             SessionFileExistsError: ``path`` exists (another process created it first).
         """
         try:
-            fd = os.open(
-                path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC, 0o666
-            )  # the umask applies, as for pi
+            # 0600: a session holds whole tool outputs (environment dumps, logs with credentials);
+            # pi leaves it to the umask (0644 as a rule). A rewrite keeps the old file's mode.
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC, 0o600)
         except FileExistsError as exc:
             raise SessionFileExistsError(str(path)) from exc
         writer = cls._locked(path, fd)

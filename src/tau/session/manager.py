@@ -25,6 +25,7 @@ from typing import Any
 
 from tau.common.jsstr import iso_now, js_trim, ms_from_iso
 from tau.common.lazy_regex import lazy_pattern
+from tau.common.paths import make_private_dirs
 from tau.session import entries as make
 from tau.session import projection
 from tau.session.errors import NotASessionError, SessionError, SessionWriteError
@@ -167,7 +168,7 @@ class SessionManager(FileStorage):
         if id is not None:
             check_session_id(id)
         directory = resolve_path(session_dir) if session_dir is not None else default_session_dir(target)
-        directory.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(directory)
         session_id = id if id is not None else uuidv7()
         timestamp = iso_now()
         file = directory / session_file_name(timestamp, session_id)
@@ -575,7 +576,7 @@ class SessionManager(FileStorage):
             return None
         self._file = self._session_dir / session_file_name(timestamp, session_id)
         if self._has_conversation():
-            self._file.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self._file.parent)
             data, lines = self._file_bytes()
             self._writer = SessionWriter.create(self._file, data)
             self._flushed = True

@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from tau.common.paths import make_private_dirs
 from tau.common.regular_files import file_kind
 from tau.session import jsonl
 from tau.session.errors import NotASessionError, SessionError, SessionWriteError
@@ -195,7 +196,7 @@ class FileStorage:
         """The first write: header and every entry so far, in a new file (nothing is left on failure)."""
         assert self._file is not None
         try:
-            self._file.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self._file.parent)  # a new session folder is 0700
             data, lines = self._file_bytes()
             self._writer = SessionWriter.create(self._file, data)
         except FileExistsError:

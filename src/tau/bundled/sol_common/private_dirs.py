@@ -27,6 +27,7 @@ import stat
 from collections.abc import Callable, Iterator
 
 from tau.bundled.sol_common.paths import RuntimeRoot
+from tau.common.paths import make_private_dirs
 from tau.common.regular_files import NotRegularFileError, open_regular
 
 __all__ = [
@@ -135,7 +136,7 @@ def _open_child_dir(parent: int, name: str, create: bool, label: str) -> int:
 def _open_base(root: RuntimeRoot, create: bool) -> int:
     base = root.base
     if create:
-        os.makedirs(base, exist_ok=True)  # the session dir itself, as the session store creates it
+        make_private_dirs(base)  # the session dir itself, 0700 as the session store creates it
     return os.open(base, os.O_RDONLY | _DIRECTORY)
 
 

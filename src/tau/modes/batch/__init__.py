@@ -108,13 +108,15 @@ def run_batch(
     progress: bool | None = None,
 ) -> int:
     """Run ``tasks`` into ``out``; the exit code of ``tau batch`` (see :func:`main`)."""
+    from tau.common.paths import make_private_dirs
     from tau.modes.batch.report import BatchReport
     from tau.modes.batch.results import ResultStore, set_aside
 
     out = Path(out).resolve()  # tasks run in directories of their own: every path they get is absolute
     store = ResultStore(out, [task.id for task in tasks])
     todo = [task for task in tasks if not store.finished(task.id)]
-    (out / "sessions").mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(out / "sessions")  # session files hold whole tool outputs: 0700, files 0600
     for task in todo:  # a rerun starts each task fresh; the previous attempt is kept beside it
         set_aside(out / "sessions" / f"{task.id}.jsonl")
         set_aside(out / "work" / task.id)
