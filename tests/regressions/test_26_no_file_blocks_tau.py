@@ -152,7 +152,7 @@ def test_a_session_file_that_is_a_named_pipe_is_refused_with_a_clear_error(tmp_p
     done = _tau(tmp_path, "--session", str(fifo), "-p", "go", script=[{"text": "never"}])
     assert done.returncode == 1 and done.stdout == b""
     assert done.stderr.decode() == (
-        f"{str(fifo)!r} is a named pipe, not a session file; tau does not open it: pass the path of a "
+        f"Error: {str(fifo)!r} is a named pipe, not a session file; tau does not open it: pass the path of a "
         ".jsonl session file\n"
     )
 

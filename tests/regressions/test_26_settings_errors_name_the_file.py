@@ -33,9 +33,9 @@ BROKEN = {
     "not-an-object": (b"[1, 2]", "expected a JSON object, got list"),
 }
 COMMANDS = {
-    "print": (["-p", "hi"], 1, ""),
-    "json": (["--mode", "json", "hi"], 1, ""),
-    "rpc": (["--mode", "rpc"], 1, ""),
+    "print": (["-p", "hi"], 1, "Error: "),
+    "json": (["--mode", "json", "hi"], 1, "Error: "),
+    "rpc": (["--mode", "rpc"], 1, "Error: "),
     "session-list": (["session", "list"], 2, "tau session list: "),
 }
 
