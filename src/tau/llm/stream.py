@@ -8,6 +8,7 @@ whose message has ``stopReason`` ``"error"`` or ``"aborted"`` and an ``errorMess
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -106,10 +107,14 @@ class AssistantMessageEventStream:
     sets the result. Consumers ``async for`` over it, or just ``await stream.result()``: a stream
     whose result is awaited before anyone iterates it keeps no events from then on (each holds a
     snapshot of the partial message, so a long response queued unread grew with its square).
+
+    The events wait in a plain deque with one waiter (an ``asyncio.Queue`` costs several times
+    more per event, and a long answer is a million of them).
     """
 
     def __init__(self) -> None:
-        self._queue: asyncio.Queue[AssistantMessageEvent | None] = asyncio.Queue()
+        self._events: deque[AssistantMessageEvent | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
         self._result: asyncio.Future[AssistantMessage] = asyncio.get_running_loop().create_future()
         self._ended = False
         self._iterated = False
@@ -124,7 +129,7 @@ class AssistantMessageEventStream:
         if self._ended:
             return
         if not self._unread:
-            self._queue.put_nowait(event)
+            self._put(event)
         if event["type"] == "done" and not self._result.done():
             self._result.set_result(event["message"])
         elif event["type"] == "error" and not self._result.done():
@@ -136,15 +141,27 @@ class AssistantMessageEventStream:
         self._ended = True
         if message is not None and not self._result.done():
             self._result.set_result(message)
-        self._queue.put_nowait(None)
+        self._put(None)
+
+    def _put(self, event: AssistantMessageEvent | None) -> None:
+        self._events.append(event)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
         self._iterated = True
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[AssistantMessageEvent]:
+        events = self._events
         while True:
-            event = await self._queue.get()
+            while not events:
+                self._waiter = asyncio.get_running_loop().create_future()
+                await self._waiter
+            event = events.popleft()
             if event is None:
                 return
             yield event
@@ -153,9 +170,9 @@ class AssistantMessageEventStream:
         """The final assistant message (after ``done`` or ``error``)."""
         if not self._iterated and not self._unread:
             self._unread = True
-            self._queue = asyncio.Queue()  # what was queued will never be read
+            self._events.clear()  # what was queued will never be read
             if self._ended:
-                self._queue.put_nowait(None)
+                self._events.append(None)
         return await self._result
 
 
