@@ -187,3 +187,35 @@ def test_a_signal_while_tau_starts_ends_it_at_once_without_a_traceback(tau, numb
     tau.wait_for(lambda: _started(tau), "the extension load")
     code, err = tau.signal_and_wait(number)
     assert (code, err) == (CODES[number], b"")
+
+
+def test_an_embedded_run_gets_the_signal_in_its_loop_and_the_handlers_back_afterwards():
+    """In-process (the SDK, tests): the first signal reaches the run's loop; afterwards the watchdog is
+    disarmed and the caller's handlers are back, so the caller's process lives on."""
+    import asyncio
+
+    from tau.modes.signal_exit import SignalGuard
+
+    before = signal.getsignal(signal.SIGTERM)
+    guard = SignalGuard(grace=600)
+    received: list[str] = []
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        guard.attach(loop, received.append)
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(2000):
+            if received:
+                return
+            await asyncio.sleep(0.01)
+
+    assert guard.install()
+    try:
+        asyncio.run(scenario())
+    finally:
+        guard.detach()
+        guard.disarm()
+        guard.restore()
+    assert received == ["SIGTERM"]
+    assert (guard.count, guard._watchdog) == (0, None)
+    assert signal.getsignal(signal.SIGTERM) == before

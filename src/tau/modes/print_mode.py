@@ -70,7 +70,8 @@ def install_abort_signals(session: Any) -> dict[str, Any]:
 def release_abort_signals(state: dict[str, Any]) -> None:
     """The run is over: a signal now ends tau at once (and the handlers go back where tau installed them)."""
     guard.detach()
-    if state.get("installed"):
+    if state.get("installed"):  # an embedding caller: its process outlives the run
+        guard.disarm()
         guard.restore()
 
 

@@ -118,6 +118,15 @@ class SignalGuard:
         """The run is over: a signal now exits at once."""
         self._loop, self._on_signal = None, None
 
+    def disarm(self) -> None:
+        """Forget the signals so far and stop the watchdog (an embedding caller's run is over: its
+        process goes on, and its next run starts afresh)."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        self.count = 0
+        self.code = 0
+
     def _handle(self, number: int, frame: Any) -> None:
         name = signal.Signals(number).name
         code = SIGNAL_EXIT_CODES.get(name, 128 + number)

@@ -322,7 +322,8 @@ class RpcMode:
 
     def _remove_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         guard.detach()
-        if self._guard_installed:
+        if self._guard_installed:  # an embedding caller: its process outlives the mode
+            guard.disarm()
             guard.restore()
 
 
