@@ -1,8 +1,9 @@
 """Benchmark: a long streamed answer is assembled in time linear in its size (issue 26, item 7).
 
-Two measurements, each at several sizes, with seconds per MB and the ratio of each size's seconds per
-MB to the smallest size's (linear: about 1; the quadratic assembly this replaced doubled it with each
-doubling of the size):
+Two measurements, each at several sizes, with seconds per MB (wall and CPU: on a shared machine the
+CPU time is the steadier figure) and the ratio of each size's CPU seconds per MB to the smallest
+size's (linear: about 1, or below it where start-up weighs on the smallest; the quadratic assembly
+this replaced doubled it with each doubling of the size):
 
 - ``tau -p`` end to end (a fresh process, ``--no-session -ne``) on a faux script whose one step is a
   text answer of N MB: faux streams it in 16-character deltas, 65,536 per MB, each through the agent
@@ -20,6 +21,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,19 +41,21 @@ def _answer(megabytes: float) -> str:
     return (LINE * (size // len(LINE) + 1))[:size]
 
 
-def cli_seconds(megabytes: float, work: Path) -> float:
+def cli_seconds(megabytes: float, work: Path) -> tuple[float, float]:
     script = work / f"answer-{megabytes}.json"
     text = _answer(megabytes)
     script.write_text(json.dumps([{"text": text}]))
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TAU_AGENT_DIR": str(work / "agent")}
     command = [sys.executable, "-m", "tau", "-p", "--no-session", "-ne", "--model", "faux/faux-1"]
     command += ["--faux-script", str(script), "go"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or len(done.stdout) != len(text.encode()) + 1:
         raise SystemExit(f"tau failed ({done.returncode}): {done.stderr.decode()[-500:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _events(api: str, text: str) -> list[dict]:
@@ -79,7 +83,7 @@ def _events(api: str, text: str) -> list[dict]:
     ]
 
 
-def adapter_seconds(api: str, megabytes: float) -> float:
+def adapter_seconds(api: str, megabytes: float) -> tuple[float, float]:
     from tau.llm.builder import MessageBuilder
     from tau.llm.providers import anthropic, openai_completions, openai_responses
     from tau.llm.types import Model
@@ -87,7 +91,7 @@ def adapter_seconds(api: str, megabytes: float) -> float:
     text = _answer(megabytes)
     events = _events(api, text)
 
-    async def run() -> float:
+    async def run() -> tuple[float, float]:
         model = Model(id="m", provider="p", api="anthropic-messages")
         builder = MessageBuilder(model)
 
@@ -105,7 +109,7 @@ def adapter_seconds(api: str, megabytes: float) -> float:
         else:
             state = openai_completions._ChunkState(builder, model)
             handle = state.handle
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         builder.start()
         for number, event in enumerate(events):
             handle(event)
@@ -113,21 +117,27 @@ def adapter_seconds(api: str, megabytes: float) -> float:
                 await asyncio.sleep(0)  # one loop turn per network read of a few KB
         builder.finish("stop")
         await consumer
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         assert builder.message["content"][0]["text"] == text
-        return elapsed
+        return elapsed, cpu
 
     return asyncio.run(run())
 
 
-def _report(label: str, sizes: list[float], seconds: dict[float, float]) -> None:
-    base = seconds[sizes[0]] / sizes[0]
+def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(run[0] for run in runs), statistics.median(run[1] for run in runs)
+
+
+def _report(label: str, sizes: list[float], seconds: dict[float, tuple[float, float]]) -> None:
+    base = seconds[sizes[0]][1] / sizes[0]
     for size in sizes:
-        per_mb = seconds[size] / size
+        wall, cpu = seconds[size]
+        per_mb = cpu / size
         verdict = "ok" if per_mb < TARGET_SECONDS_PER_MB else "MISSED"
         print(
-            f"{label:<28} {size:>5g} MB  {seconds[size]:7.2f} s  {per_mb:5.2f} s/MB  "
-            f"ratio to {sizes[0]:g} MB {per_mb / base:4.2f}  target < {TARGET_SECONDS_PER_MB:g} s/MB  {verdict}"
+            f"{label:<22} {size:>5g} MB  wall {wall:6.2f} s ({wall / size:4.2f} s/MB)  cpu {cpu:6.2f} s "
+            f"({per_mb:4.2f} s/MB)  ratio to {sizes[0]:g} MB {per_mb / base:4.2f}  "
+            f"target < {TARGET_SECONDS_PER_MB:g} s/MB  {verdict}"
         )
 
 
@@ -137,17 +147,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="median of this many runs per size")
     parser.add_argument("--skip-cli", action="store_true", help="only the in-process adapter figures")
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f}")
     sizes = sorted(float(size) for size in args.sizes.split(","))
     runs = max(1, args.runs)
     if not args.skip_cli:
         with tempfile.TemporaryDirectory() as tmp:
             cli_seconds(sizes[0], Path(tmp))  # warm-up
-            seconds = {
-                size: statistics.median(cli_seconds(size, Path(tmp)) for _ in range(runs)) for size in sizes
-            }
+            seconds = {size: _median([cli_seconds(size, Path(tmp)) for _ in range(runs)]) for size in sizes}
         _report("tau -p, faux", sizes, seconds)
     for api in ("anthropic", "responses", "completions"):
-        seconds = {size: statistics.median(adapter_seconds(api, size) for _ in range(runs)) for size in sizes}
+        seconds = {size: _median([adapter_seconds(api, size) for _ in range(runs)]) for size in sizes}
         _report(f"adapter {api}", sizes, seconds)
     return 0
 
