@@ -80,7 +80,7 @@ def test_a_session_whose_archived_object_is_a_named_pipe_resumes_and_the_object_
     first = _tau(tmp_path, "-p", "go", script=[{"bash": "seq 1 30000"}, {"text": "done"}])
     assert first.returncode == 0, first.stderr
     (session,) = (tmp_path / "agent" / "sessions").glob("*/*.jsonl")
-    (obj,) = (tmp_path / "agent" / "sessions").glob("*/sol/*/observation-pack/objects/obs_*.txt")
+    (obj,) = (tmp_path / "agent" / "sessions").glob("*/sol/*/observation-pack/objects/*.txt")
     original = obj.read_bytes()
     obj.unlink()
     os.mkfifo(obj)
@@ -101,20 +101,20 @@ def _store(tmp_path: Path) -> tuple[ObservationStore, bytes, str]:
 def test_an_object_that_is_a_named_pipe_counts_as_missing_and_is_stored_again(tmp_path):
     store, data, digest = _store(tmp_path)
     store.ensure_stored(OBS, data, digest)
-    path = Path(store.object_path(OBS))
+    path = Path(store.object_path(digest))
     path.unlink()
     os.mkfifo(path)
     with pytest.raises(FileNotFoundError, match="is a named pipe, not a regular file"):
-        _within(path, lambda: store.open_object(OBS).__enter__())
+        _within(path, lambda: store.open_object(OBS, digest).__enter__())
     _within(path, lambda: store.ensure_stored(OBS, data, digest))
-    with store.open_object(OBS) as (fd, size):
+    with store.open_object(OBS, digest) as (fd, size):
         assert os.pread(fd, size, 0) == data
 
 
 def test_a_link_in_an_objects_place_is_still_refused_not_replaced(tmp_path):
     store, data, digest = _store(tmp_path)
-    store.ensure_stored(OBS, b"x", hashlib.sha256(b"x").hexdigest())
-    path = Path(store.object_path(OBS))
+    store.ensure_stored(OBS, data, digest)
+    path = Path(store.object_path(digest))
     path.unlink()
     os.symlink(tmp_path / "elsewhere", path)
     with pytest.raises(StoreError, match="not a regular file"):
