@@ -9,9 +9,12 @@ tau's own process leaves the same way when it ends (nothing is left to wait for,
 large session's heap object by object would cost more than its last request).
 
 :class:`SignalGuard` makes SIGINT, SIGTERM and SIGHUP end tau within a bounded time in every state.
-Its handlers are Python-level (``signal.signal``), so they run even while the main thread is blocked
-in a system call (an ``open()``, a lock, a read): an event-loop handler would wait for the loop,
-which a blocked main thread never gives back. Before a run is attached (settings, the session file,
+It does not depend on the main thread: an event-loop handler waits for the loop, and even a
+Python-level handler waits for the main thread to run Python code, which a main thread blocked in a
+system call (an ``open()`` of a named pipe, a lock, an extension's blocking call) may never do. The
+guard's own thread reads the signal numbers from the interpreter's wakeup descriptor
+(``signal.set_wakeup_fd``), which the C-level handler writes at once; the Python-level handlers only
+keep the default action away (they act themselves only when that thread is not there). Before a run is attached (settings, the session file,
 extensions loading) and after it is detached (the final shutdown), a signal exits at once with the
 signal's code. While a run is attached, the first signal is handed to the mode in the loop (abort
 the run, save, shut down in order) and arms a watchdog: if tau has not ended
@@ -67,10 +70,12 @@ def exit_now(code: int) -> None:
     The flush runs in a helper thread and gets :data:`_FLUSH_SECONDS`: a reader that stopped reading
     a full pipe cannot hold the exit.
     """
-    flusher = threading.Thread(target=_flush_streams, name="tau-exit-flush", daemon=True)
-    flusher.start()
-    flusher.join(_FLUSH_SECONDS)
-    os._exit(code)
+    try:
+        flusher = threading.Thread(target=_flush_streams, name="tau-exit-flush", daemon=True)
+        flusher.start()
+        flusher.join(_FLUSH_SECONDS)
+    finally:
+        os._exit(code)
 
 
 class SignalGuard:
@@ -84,6 +89,9 @@ class SignalGuard:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_signal: Callable[[str], None] | None = None
         self._watchdog: threading.Timer | None = None
+        self._listener: threading.Thread | None = None
+        self._wakeup: tuple[int, int] | None = None  # (write end, the previous wakeup fd)
+        self._python_handler = self._on_python_signal  # one object: ``getsignal`` is compared with it
 
     @property
     def installed(self) -> bool:
@@ -100,7 +108,9 @@ class SignalGuard:
             if number is None:
                 continue
             with contextlib.suppress(ValueError, OSError, RuntimeError):
-                self._previous[number] = signal.signal(number, self._handle)
+                self._previous[number] = signal.signal(number, self._python_handler)
+        if self._previous:
+            self._start_listener()
         return bool(self._previous)
 
     def restore(self) -> None:
@@ -109,6 +119,44 @@ class SignalGuard:
         for number, handler in previous.items():
             with contextlib.suppress(ValueError, OSError, RuntimeError, TypeError):
                 signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        if self._wakeup is not None:
+            write, before = self._wakeup
+            self._wakeup = None
+            with contextlib.suppress(ValueError, OSError):
+                signal.set_wakeup_fd(before)
+            os.close(write)  # the listener reads the end of the pipe and stops
+        self._listener = None
+
+    def _start_listener(self) -> None:
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        try:
+            before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        except (ValueError, OSError):  # the Python-level handlers do the work then
+            os.close(read)
+            os.close(write)
+            return
+        self._wakeup = (write, before)
+        self._listener = threading.Thread(target=self._listen, args=(read,), name="tau-signals", daemon=True)
+        self._listener.start()
+
+    def _listen(self, read: int) -> None:
+        try:
+            while data := os.read(read, 64):
+                for number in data:
+                    # Ours while our handler is the signal's (a command such as tau batch may take
+                    # a signal over for a while: its handler then decides).
+                    if number in self._previous and signal.getsignal(number) is self._python_handler:
+                        self._handle(number)
+        except OSError:
+            pass
+        finally:
+            os.close(read)
+
+    def _on_python_signal(self, number: int, frame: Any) -> None:
+        listener = self._listener
+        if listener is None or not listener.is_alive():
+            self._handle(number)  # no listener (the wakeup descriptor was taken): act here
 
     def attach(self, loop: asyncio.AbstractEventLoop, on_signal: Callable[[str], None]) -> None:
         """While a run is on: the first signal calls ``on_signal(name)`` in ``loop``."""
@@ -127,7 +175,7 @@ class SignalGuard:
         self.count = 0
         self.code = 0
 
-    def _handle(self, number: int, frame: Any) -> None:
+    def _handle(self, number: int) -> None:
         name = signal.Signals(number).name
         code = SIGNAL_EXIT_CODES.get(name, 128 + number)
         self.count += 1
@@ -150,9 +198,12 @@ class SignalGuard:
 
 
 def _leave(code: int) -> None:
-    with contextlib.suppress(Exception):
-        kill_tracked_groups()  # no shell command outlives tau
-    exit_now(code)
+    try:
+        with contextlib.suppress(Exception):
+            kill_tracked_groups()  # no shell command outlives tau
+        exit_now(code)
+    finally:
+        os._exit(code)  # whatever failed on the way (a thread that could not start), tau ends
 
 
 # The process's guard (the ``tau`` program installs it at start; a mode attaches its run to it).
