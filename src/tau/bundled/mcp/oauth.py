@@ -8,9 +8,10 @@ client registration or a configured ``clientId``) against a loopback callback
 ``http://127.0.0.1:<port>/callback`` or a redirect URL pasted into the terminal.
 
 The file keeps pi's layout: one state per ``mcp__<server>|<url>`` with ``clientInformation`` and
-``tokens`` in OAuth's own field names (and ``tokensExpireAt`` in milliseconds). What the SDK does
-not cover is listed in docs/mcp.md (pi's Client ID Metadata Documents, a refresh lock shared
-between processes).
+``tokens`` in OAuth's own field names (and ``tokensExpireAt`` in milliseconds). pi's refresh lock
+shared between processes and ``oauth.authServerMetadataUrl`` are added around the SDK's flow
+(:mod:`tau.bundled.mcp.oauth_flow`); pi's Client ID Metadata Documents are not offered
+(docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -204,13 +205,16 @@ def _provider(
     }
     if oauth.get("scope"):
         metadata["scope"] = oauth["scope"]
-    return OAuthClientProvider(
+    from tau.bundled.mcp.oauth_flow import TauOAuth
+
+    provider = OAuthClientProvider(
         server_url=config["url"],
         client_metadata=OAuthClientMetadata.model_validate(metadata),
         storage=_Storage(store, name, config["url"], oauth, redirect),
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
     )
+    return TauOAuth(provider, store, name, config["url"], oauth.get("authServerMetadataUrl"))
 
 
 class ServerAuth:
