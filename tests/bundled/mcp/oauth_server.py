@@ -2,7 +2,11 @@
 (dynamic client registration, PKCE, refresh), for the sign-in tests. The authorization page
 approves at once: it redirects to the client's redirect URI with a code.
 
-    python oauth_server.py PORT
+    python oauth_server.py PORT [ADVERTISED_ISSUER]
+
+With ``ADVERTISED_ISSUER`` the server names a wrong authorization server (its protected resource
+metadata and its authorization server metadata point there), as some servers do; the endpoints
+still work at ``PORT``, for ``oauth.authServerMetadataUrl``.
 """
 
 from __future__ import annotations
@@ -106,7 +110,7 @@ if __name__ == "__main__":
         "secured",
         auth_server_provider=Provider(),
         auth=AuthSettings(
-            issuer_url=base,
+            issuer_url=sys.argv[2] if len(sys.argv) > 2 else base,
             resource_server_url=f"{base}/mcp",
             client_registration_options=ClientRegistrationOptions(enabled=True),
         ),

@@ -24,13 +24,12 @@ from tau.bundled.mcp.oauth import McpCredentialStore, sign_in
 pytest.importorskip("mcp")
 
 
-@pytest.fixture(scope="module")
-def secured():
+def _start(*advertised: str):
     import socket
 
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("oauth_server.py")), str(port)],
+        [sys.executable, str(Path(__file__).with_name("oauth_server.py")), str(port), *advertised],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -45,7 +44,22 @@ def secured():
         return True
 
     wait_until(accepting, 120, "the OAuth MCP server")
-    yield f"http://127.0.0.1:{port}/mcp"
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="module")
+def secured():
+    proc, url = _start()
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def misadvertised():
+    """A server whose metadata names an authorization server at a port where nothing listens."""
+    proc, url = _start("http://127.0.0.1:9")
+    yield url
     proc.terminate()
     proc.wait(10)
 
@@ -112,3 +126,77 @@ def test_tau_mcp_list_and_logout_name_the_sign_in(secured, tmp_path, isolated_ag
     )
     assert cli_main(["mcp", "logout", "sso"]) == 0
     assert capsys.readouterr().out == 'Signed out of MCP server "sso".\n'
+
+
+def _serve_document(document: dict) -> tuple[str, list[str], object]:
+    """A loopback server with one authorization server metadata document; the paths asked for."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            body = json.dumps(document).encode() if self.path == "/sso/metadata" else b"{}"
+            self.send_response(200 if self.path == "/sso/metadata" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{httpd.server_address[1]}/sso/metadata", asked, httpd
+
+
+def test_auth_server_metadata_url_replaces_discovery(misadvertised, tmp_path):
+    # pi: "Pi uses that document instead of discovery and trusts it as configured". The server names
+    # an authorization server nobody serves, so discovery alone cannot sign in; the configured
+    # document names the real endpoints.
+    base = misadvertised.removesuffix("/mcp")
+    document = {
+        "issuer": base,
+        "authorization_endpoint": f"{base}/authorize",
+        "token_endpoint": f"{base}/token",
+        "registration_endpoint": f"{base}/register",
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
+    }
+    metadata_url, asked, httpd = _serve_document(document)
+    store = McpCredentialStore(tmp_path / "mcp-auth.json")
+    config = {"url": misadvertised, "oauth": {"authServerMetadataUrl": metadata_url}}
+    shown: list[str] = []
+
+    def show(url: str) -> None:
+        shown.append(url)
+        _browser(url)
+
+    try:
+        count = asyncio.run(sign_in(store, "sso", config, str(tmp_path), show_url=show, timeout=120))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert count == 1 and shown[0].startswith(f"{base}/authorize?")
+    assert asked and set(asked) == {"/sso/metadata"}
+    state = json.loads((tmp_path / "mcp-auth.json").read_text())[f"mcp__sso|{misadvertised}"]
+    assert state["tokens"]["access_token"] and state["clientInformation"]["client_id"]
+
+
+def test_an_unreadable_auth_server_metadata_url_is_named(misadvertised, tmp_path):
+    metadata_url, _, httpd = _serve_document({})
+    store = McpCredentialStore(tmp_path / "mcp-auth.json")
+    config = {"url": misadvertised, "oauth": {"authServerMetadataUrl": metadata_url.replace("metadata", "gone")}}
+    try:
+        with pytest.raises(Exception) as caught:
+            asyncio.run(sign_in(store, "sso", config, str(tmp_path), show_url=_browser, timeout=120))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert "HTTP 404 loading authorization server metadata from" in repr(caught.value) + str(
+        caught.value.__cause__ or caught.value.__context__
+    )

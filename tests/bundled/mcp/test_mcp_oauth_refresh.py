@@ -34,7 +34,7 @@ class RotatingServer:
     """A protected resource at ``/mcp`` and a token endpoint at ``/token`` that rotates refresh
     tokens: each refresh token works once. The first refresh is held until ``release``."""
 
-    def __init__(self) -> None:
+    def __init__(self, token_path: str = "/token") -> None:
         self.access, self.refresh = "access-0", "refresh-0"
         self.refreshes: list[str] = []
         self.first_arrived = threading.Event()
@@ -57,7 +57,16 @@ class RotatingServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if self.path == "/mcp" and self.headers.get("Authorization") == f"Bearer {server.access}":
+                if self.path == "/as/metadata":
+                    base = server.url.removesuffix("/mcp")
+                    document = {
+                        "issuer": f"{base}/as",
+                        "authorization_endpoint": f"{base}/as/authorize",
+                        "token_endpoint": f"{base}{token_path}",
+                        "response_types_supported": ["code"],
+                    }
+                    self._send(200, json.dumps(document))
+                elif self.path == "/mcp" and self.headers.get("Authorization") == f"Bearer {server.access}":
                     self._send(200, "ok", "text/plain")
                 elif self.path == "/mcp":
                     self._send(401, "{}")
@@ -67,7 +76,7 @@ class RotatingServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
-                if self.path != "/token" or form.get("grant_type") != "refresh_token":
+                if self.path != token_path or form.get("grant_type") != "refresh_token":
                     self._send(404, "{}")
                     return
                 with server.lock:
@@ -126,11 +135,11 @@ def _expired_state(store: McpCredentialStore, url: str) -> None:
     store.update("sso", url, change)
 
 
-def _client(auth: Path, url: str) -> subprocess.Popen[str]:
+def _client(auth: Path, url: str, *metadata_url: str) -> subprocess.Popen[str]:
     repo = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
     return subprocess.Popen(
-        [sys.executable, str(CLIENT), str(auth), url],
+        [sys.executable, str(CLIENT), str(auth), url, *metadata_url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -183,6 +192,20 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path):
         out, err = proc.communicate(timeout=120)
     assert out.splitlines()[-1] == "200 ok", err
     assert server.refreshes == ["refresh-0"] and not lock.exists()
+
+
+def test_a_new_process_refreshes_at_the_configured_metadata_s_token_endpoint(tmp_path):
+    # The SDK, knowing no metadata yet, would post the refresh to the server's origin `/token`.
+    auth = tmp_path / "agent" / "mcp-auth.json"
+    store = McpCredentialStore(auth)
+    with RotatingServer(token_path="/as/token") as server:
+        server.second_ready.set()
+        server.second_arrived.set()
+        _expired_state(store, server.url)
+        proc = _client(auth, server.url, server.url.replace("/mcp", "/as/metadata"))
+        out, err = proc.communicate(timeout=120)
+    assert out.splitlines()[-1] == "200 ok", (out, err)
+    assert server.refreshes == ["refresh-0"]
 
 
 def test_the_lock_is_named_as_pi_names_it(tmp_path):

@@ -188,6 +188,14 @@ class TauOAuth(httpx2.Auth):
                         async with refresh_lock(self._lock_path()):
                             response = self._stored_answer(outgoing)
                             if response is None:
+                                if discovery is not None:
+                                    if discovery.document is None:
+                                        fetched = yield discovery.document_request()
+                                        await fetched.aread()
+                                        discovery.fetched(fetched)
+                                    # A new process's SDK knows no token endpoint but the server's
+                                    # origin `/token`; pi refreshes where the document says.
+                                    outgoing = discovery.token_request(outgoing)
                                 response = yield outgoing
                             # The SDK saves what the refresh returned before it asks for anything
                             # else, so the lock covers reading the tokens through saving new ones.
@@ -203,9 +211,12 @@ class TauOAuth(httpx2.Auth):
                     kind = discovery.replaces(outgoing)
                     if kind is not None:
                         if discovery.document is None:
-                            discovery.fetched((yield discovery.document_request()))
+                            fetched = yield discovery.document_request()
+                            await fetched.aread()
+                            discovery.fetched(fetched)
                         if kind == "prm":
                             response = yield outgoing
+                            await response.aread()
                             outgoing = await flow.asend(discovery.resource_metadata(outgoing, response))
                         else:
                             # The document is the authorization server's metadata: nothing to send.
@@ -263,6 +274,13 @@ class _Discovery:
         if not isinstance(document, dict) or not isinstance(document.get("issuer"), str):
             raise RuntimeError(f"the authorization server metadata at {self.metadata_url} names no issuer")
         self.document = document
+
+    def token_request(self, request: httpx2.Request) -> httpx2.Request:
+        endpoint = (self.document or {}).get("token_endpoint")
+        if not isinstance(endpoint, str) or endpoint == str(request.url):
+            return request
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")}
+        return httpx2.Request("POST", endpoint, content=request.content, headers=headers)
 
     def document_request(self) -> httpx2.Request:
         from mcp.client.auth.utils import create_oauth_metadata_request
