@@ -47,7 +47,9 @@ def _as_renderers(value: Any) -> Any:
     """A resolver's answer as an object with ``render_call``/``render_result`` (a dict is accepted)."""
     if isinstance(value, dict):
         value = types.SimpleNamespace(
-            render_call=value.get("render_call"), render_result=value.get("render_result")
+            render_call=value.get("render_call"),
+            render_result=value.get("render_result"),
+            renders_collapsed=bool(value.get("renders_collapsed")),
         )
     return value if _has_renderers(value) else None
 

@@ -198,6 +198,8 @@ class ToolDefinition:
         annotations: MCP-style hints (``readOnlyHint``, ``destructiveHint``, ...).
         prepare_arguments: Rewrites raw arguments before validation (legacy shapes).
         render_call, render_result: Interactive-mode renderers of an extension tool.
+        renders_collapsed: The renderers fold long rows themselves (they get ``expanded``), so the
+            interactive mode shows all their lines instead of cutting the row at its usual length.
         constrained_sampling: pi's ``constrainedSampling`` declaration.
         output_schema: The JSON Schema of ``structured_content``.
     """
@@ -216,6 +218,7 @@ class ToolDefinition:
     prepare_arguments: Callable[[Any], Any] | None = None
     render_call: Callable[..., Any] | None = None
     render_result: Callable[..., Any] | None = None
+    renders_collapsed: bool = False
     constrained_sampling: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
     prepare_loadout: Callable[[Any], Any] | None = None

@@ -60,6 +60,7 @@ def extension(tau: Any) -> None:
         prepare_loadout,
         script_reach,
     )
+    from tau.bundled.codemode.render import render_codemode_call, render_codemode_result
     from tau.bundled.codemode.source import SOURCE_GRAMMAR
     from tau.extension import ToolDefinition
 
@@ -104,5 +105,9 @@ def extension(tau: Any) -> None:
             reaches_tools=script_reach,
             # Capable models write the script as raw text instead of a JSON-escaped string.
             constrained_sampling={"type": "grammar", "variants": {"openai_lark": SOURCE_GRAMMAR}},
+            # The row shows the script, the nested calls as they run, and the output (pi's).
+            render_call=render_codemode_call,
+            render_result=render_codemode_result,
+            renders_collapsed=True,
         )
     )

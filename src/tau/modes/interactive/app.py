@@ -444,7 +444,8 @@ class InteractiveMode:
             if not isinstance(block, ToolBlock) or id(block) in self._reprinted:
                 continue
             folded = dataclasses.replace(block, expanded=False)
-            if tool_row(folded, self._tool_definition(block.name)).hidden:
+            row = tool_row(folded, self._tool_definition(block.name))
+            if row.hidden or row.expandable:
                 collapsed.append(block)
         if not collapsed:
             return

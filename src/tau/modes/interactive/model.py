@@ -338,6 +338,9 @@ class ChatController:
         partial = event.get("partialResult")
         if block is not None and isinstance(partial, dict):
             block.output = sanitize_text(content_text(partial.get("content")))
+            # As pi's renderResult with isPartial: a tool's renderer draws its progress (codemode's
+            # nested calls as they run).
+            block.result = partial
 
     def _tool_end(self, event: dict[str, Any]) -> None:
         block = self._tools.pop(str(event.get("toolCallId")), None)

@@ -7,11 +7,13 @@ list of lines; ``options`` is ``{"expanded", "isPartial"}``); a renderer that fa
 default row. As pi's ``renderCall``, the call renderer draws above the result and may know the call's
 state: one that takes a second argument gets ``context`` = ``{"expanded", "isPartial", "isError",
 "executionStarted"}``; its first line is the title, its further lines lead the body (they show while
-the call runs, before any result).
+the call runs, before any result). A renderer that folds long rows itself says so with
+``renders_collapsed``; its lines are then shown as they are.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from collections.abc import Callable
@@ -38,6 +40,7 @@ class ToolRow:
     hidden: int = 0
     hidden_at_start: bool = False
     highlighted: set[int] = field(default_factory=set)
+    expandable: bool = False  # a renderer folded it (``renders_collapsed``): Ctrl+O shows more
 
 
 def _arg(args: Any, *names: str) -> str:
@@ -191,6 +194,9 @@ def tool_row(block: ToolBlock, definition: Any = None) -> ToolRow:
         body = [*call_lines[1:], *body]
     if block.expanded:
         return ToolRow(title, body)
+    if getattr(definition, "renders_collapsed", False):
+        full = tool_row(dataclasses.replace(block, expanded=True), definition)
+        return ToolRow(title, body, expandable=(full.title, full.body) != (title, body))
     keep_end = block.name == "bash"
     shown, hidden = _collapse(body, keep_end=keep_end)
     return ToolRow(title, shown, hidden, keep_end)
