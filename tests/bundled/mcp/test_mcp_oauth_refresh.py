@@ -208,6 +208,26 @@ def test_a_new_process_refreshes_at_the_configured_metadata_s_token_endpoint(tmp
     assert server.refreshes == ["refresh-0"]
 
 
+def test_a_token_the_server_refuses_before_its_expiry_is_refreshed(tmp_path):
+    # pi's onUnauthorized: a 401 with a stored refresh token refreshes (under the lock) and sends again;
+    # the SDK alone would start a sign-in.
+    auth = tmp_path / "agent" / "mcp-auth.json"
+    store = McpCredentialStore(auth)
+    with RotatingServer() as server:
+        server.second_ready.set()
+        server.second_arrived.set()
+        _expired_state(store, server.url)
+        store.update(
+            "sso", server.url, lambda state: state.update(tokensExpireAt=int(time.time() * 1000) + 3_600_000)
+        )
+        server.access = "access-revoked"  # the server no longer accepts access-0
+        proc = _client(auth, server.url)
+        out, err = proc.communicate(timeout=120)
+    assert out.splitlines() == ["ready", "200 ok"], (out, err)
+    assert server.refreshes == ["refresh-0"]
+    assert json.loads(auth.read_text())[f"mcp__sso|{server.url}"]["tokens"]["access_token"] == "access-1"
+
+
 def test_the_lock_is_named_as_pi_names_it(tmp_path):
     # pi's proper-lockfile locks `<agentDir>/mcp-auth-refresh-<16 hex>` as the directory `<that>.lock`,
     # so tau and pi processes sharing an agent dir wait for each other. The hex is from Node:

@@ -10,7 +10,9 @@ at two kinds of request, the SDK itself unchanged:
   created atomically, renewed while held, taken over when stale), and only after re-reading the
   stored tokens: when another process refreshed meanwhile (or the user signed in again), the SDK is
   answered with the stored tokens instead of sending a refresh token that may already be spent.
-  Many servers rotate refresh tokens, so two refreshes with the same one lose the grant.
+  Many servers rotate refresh tokens, so two refreshes with the same one lose the grant. A 401
+  for a stored token starts the SDK's flow once more with the token marked expired, so it is
+  refreshed as pi refreshes it, not replaced by a new sign-in.
 - **Discovery**, when ``oauth.authServerMetadataUrl`` is set: the configured document is fetched
   and stands in for the authorization server the protected resource metadata names (or, when the
   server publishes none, for the metadata the SDK would look for at the server's origin). pi trusts
@@ -100,6 +102,8 @@ async def refresh_lock(
 
 
 def _form(request: httpx2.Request) -> dict[str, str]:
+    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        return {}
     try:
         body = request.content.decode()
     except (httpx2.RequestNotRead, UnicodeDecodeError):
@@ -157,22 +161,32 @@ class TauOAuth(httpx2.Auth):
 
         return refresh_lock_path(self.store.path.parent, f"{mcp_namespace(self.name)}|{self.url}")
 
-    def _stored_answer(self, refresh: httpx2.Request) -> httpx2.Response | None:
+    def _stored_answer(self, refresh: httpx2.Request, rejected: str | None) -> httpx2.Response | None:
         """The tokens another process saved since the SDK read them, as a token response; ``None``
-        when the stored ones are still the expired ones this refresh replaces."""
+        when the stored ones are still the expired (or ``rejected``) ones this refresh replaces."""
         state = self.store.state(self.name, self.url)
         tokens = state.get("tokens")
         if not isinstance(tokens, dict) or not tokens.get("access_token"):
             return None
         expire_at = state.get("tokensExpireAt")
-        fresh = isinstance(expire_at, int | float) and expire_at > time.time() * 1000
+        # Fresh by pi's measure: not within 30 s of expiring (else it is the one to replace).
+        fresh = isinstance(expire_at, int | float) and expire_at - REFRESH_SKEW * 1000 > time.time() * 1000
         rotated = tokens.get("refresh_token") != _form(refresh).get("refresh_token")
-        if not (fresh or rotated):
+        if tokens["access_token"] == rejected or not (fresh or rotated):
             return None
         answer = dict(tokens)
         if isinstance(expire_at, int | float):
             answer["expires_in"] = max(0, int((expire_at - time.time() * 1000) / 1000))
         return _json_response(refresh, 200, answer)
+
+    def _refreshable(self) -> bool:
+        tokens = self.store.state(self.name, self.url).get("tokens")
+        context = getattr(self.inner, "context", None)
+        return (
+            isinstance(tokens, dict)
+            and bool(tokens.get("refresh_token"))
+            and hasattr(context, "token_expiry_time")
+        )
 
     async def async_auth_flow(
         self, request: httpx2.Request
@@ -180,13 +194,14 @@ class TauOAuth(httpx2.Auth):
         self._load_expiry()
         flow = self.inner.async_auth_flow(request)
         discovery = _Discovery(self.metadata_url, self.url) if self.metadata_url else None
+        rejected: str | None = None  # the access token the server refused, once
         try:
             outgoing = await flow.__anext__()
             while True:
                 if _is_refresh(outgoing):
                     try:
                         async with refresh_lock(self._lock_path()):
-                            response = self._stored_answer(outgoing)
+                            response = self._stored_answer(outgoing, rejected)
                             if response is None:
                                 if discovery is not None:
                                     if discovery.document is None:
@@ -225,11 +240,28 @@ class TauOAuth(httpx2.Auth):
                 response = yield outgoing
                 if discovery is not None and outgoing is request:
                     discovery.challenged(response)
+                if outgoing is request and response.status_code == 401 and rejected is None:
+                    token = _bearer(outgoing)
+                    if token is not None and self._refreshable():
+                        # pi refreshes a token the server refused before its expiry; the SDK would
+                        # start a sign-in. Start the SDK's flow again with the token marked expired:
+                        # it refreshes (under the lock above), then sends the request again.
+                        rejected = token
+                        await flow.aclose()
+                        self.inner.context.token_expiry_time = 1.0
+                        flow = self.inner.async_auth_flow(request)
+                        outgoing = await flow.__anext__()
+                        continue
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
         finally:
             await flow.aclose()
+
+
+def _bearer(request: httpx2.Request) -> str | None:
+    value = request.headers.get("authorization", "")
+    return value[7:] if value.lower().startswith("bearer ") else None
 
 
 class _Discovery:
