@@ -230,21 +230,28 @@ async def _run_once(
 
 
 def start_failed(exc: BaseException, mode: str) -> int:
-    """A run that could not start: why on stderr, with a hint where one helps; returns 1.
+    """A run that could not start: why on stderr, with a hint where one helps; returns 1 (0 when the
+    user chose not to start it).
 
     pi 1.6 stops every mode on an extension that fails to load, with a hint to start without
     extensions. In print and JSON modes the failure's line is already on stderr (the loader reports
     it there); the other modes print it here.
     """
     from tau.modes.runtime import ExtensionLoadError
+    from tau.modes.session_open import MissingSessionCwdError, SessionNotOpened
 
+    if isinstance(exc, SessionNotOpened):  # the user said no: nothing failed (pi: "Aborted.", exit 0)
+        if str(exc):
+            print(str(exc), file=sys.stdout if mode == "tui" else sys.stderr)
+        return 0
     if isinstance(exc, ExtensionLoadError):
         if mode not in ("print", "json"):
             print(str(exc), file=sys.stderr)
         print(EXTENSION_HINT, file=sys.stderr)
         return 1
     message = str(exc)
-    print(message if message.startswith(("Error", "Warning")) else f"Error: {message}", file=sys.stderr)
+    plain = message.startswith(("Error", "Warning")) or isinstance(exc, MissingSessionCwdError)  # pi's words
+    print(message if plain else f"Error: {message}", file=sys.stderr)
     if message.startswith("Error: Unknown option"):
         print(HELP_HINT, file=sys.stderr)
     return 1
@@ -294,8 +301,20 @@ async def build_runtime(
     ``before_start(session, runner)`` runs once the extensions are bound and before
     ``session_start`` is emitted, so a mode can subscribe to the events its handlers cause.
     """
+    from tau.modes.startup_questions import TerminalQuestions
+
+    questions = TerminalQuestions(interactive=mode == "tui", can_ask=mode != "rpc" and _stdin_is_terminal())
     with _loading_heap():
-        return await open_runtime(options_from_args(args), mode, before_start, stop_on_load_errors=True)
+        return await open_runtime(
+            options_from_args(args), mode, before_start, stop_on_load_errors=True, questions=questions
+        )
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed
+        return False
 
 
 # The collector's thresholds once the session is loaded (CPython's default: 700, 10, 10).

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau.modes.session_open import open_session_file
+
 __all__ = [
     "ExtensionLoadError",
     "Runtime",
@@ -132,6 +134,7 @@ async def open_runtime(
     *,
     session_class: type | None = None,
     stop_on_load_errors: bool = False,
+    questions: Any = None,
 ) -> Runtime:
     """Settings, trust, models, the session file and the session, started.
 
@@ -143,9 +146,16 @@ async def open_runtime(
         session_class: The session type to build (an :class:`~tau.agent.session.AgentSession` subclass).
         stop_on_load_errors: Raise :class:`ExtensionLoadError` when an extension fails to load, before
             the session starts (the CLI); otherwise the failures are in the runner's ``load_errors``.
+        questions: How to ask the user before the session starts (a session of another directory, a
+            session whose directory is gone): a :class:`~tau.modes.session_open.StartupQuestions`;
+            ``None`` asks nothing (the SDK).
+
+    The session runs in the directory its file names (a resumed session of another directory runs
+    there, as in pi): that directory's settings, trust, context files and resources apply.
 
     Raises:
         ValueError, RuntimeError, OSError: a bad option or an unusable file, with a message for the user.
+        SessionNotOpened: the user chose not to go on.
     """
     from tau.agent.session import AgentSession
     from tau.agent.session_setup import select_model, tool_selection, unknown_tools_warning
@@ -156,9 +166,18 @@ async def open_runtime(
         os.environ["TAU_OFFLINE"] = "1"
     if options.faux_script is not None:
         _use_faux_script(options.faux_script, options.cwd)
-    cwd = str(Path(options.cwd).resolve())
-    settings, trusted = load_settings(cwd, options.approve)
-    warnings: list[str] = list(settings.problems)
+    started_in = str(Path(options.cwd).resolve())
+    settings, trusted = load_settings(started_in, options.approve)
+    warnings: list[str] = []
+    session_dir = configured_session_dir(options.session_dir, started_in, settings)
+    manager = open_session_file(options, started_in, session_dir, warnings, questions)
+    cwd = str(Path(manager.get_cwd()).resolve())
+    if cwd != started_in:
+        # pi 1.6 runs a session in its own directory: its settings, trust, context files and
+        # resources; the command line's paths still mean what they meant where tau was started.
+        settings, trusted = load_settings(cwd, options.approve)
+        options = _anchored_paths(options, started_in)
+    warnings[:0] = settings.problems
     if options.settings:
         overrides, problems = check_settings(options.settings, "settings", {})
         settings.apply_overrides(overrides)
@@ -166,7 +185,6 @@ async def open_runtime(
     registry = ModelRegistry()
     if registry.error:
         warnings.append(registry.error)
-    manager = _session_manager(options, cwd, settings, warnings)
     if options.name is not None:
         # pi names the session before the model and thinking level are recorded.
         if not " ".join(options.name.split()).strip():
@@ -350,42 +368,26 @@ def configured_session_dir(flag: str | None, cwd: str, settings: Any) -> str | N
     return str((Path(cwd) / os.path.expanduser(str(configured))).resolve())
 
 
-def _session_manager(options: RuntimeOptions, cwd: str, settings: Any, warnings: list[str]) -> Any:
-    from tau.session.ids import check_session_id
-    from tau.session.manager import SessionManager
+def _anchored_paths(options: RuntimeOptions, base: str) -> RuntimeOptions:
+    """``options`` with its relative file arguments made absolute against ``base``."""
+    import dataclasses
 
-    session_dir = configured_session_dir(options.session_dir, cwd, settings)
-    if options.session_id is not None:
-        check_session_id(options.session_id)
-    if options.no_session:
-        return SessionManager.in_memory(cwd, id=options.session_id)
-    if options.fork:
-        if options.session_id and SessionManager.find_by_id(cwd, options.session_id, session_dir):
-            raise ValueError(f"Session already exists with id '{options.session_id}'")
-        source = _resolve_session(options.fork, cwd, session_dir)
-        return SessionManager.fork_from(source, cwd, session_dir, id=options.session_id)
-    if options.session:
-        path = _resolve_session(options.session, cwd, session_dir)
-        # A new file is a session of this run's cwd; an existing one keeps the cwd its header names.
-        return SessionManager.open(path, session_dir, cwd_override=None if os.path.exists(path) else cwd)
-    if options.continue_:
-        return SessionManager.continue_recent(cwd, session_dir)
-    if options.session_id is not None:
-        # pi 1.6: this directory's session with that id is reopened, else created (and said so).
-        existing = SessionManager.find_by_id(cwd, options.session_id, session_dir)
-        if existing:
-            return SessionManager.open(existing, session_dir)
-        warnings.append(
-            f"No project session found with id '{options.session_id}'; creating a new session with that id."
-        )
-    return SessionManager.create(cwd, session_dir, id=options.session_id)
+    from tau.modes.session_open import anchored
 
-
-def _resolve_session(value: str, cwd: str, session_dir: str | None) -> str:
-    """A session path, id or unique id prefix (:func:`tau.session.lookup.resolve_session`) as a path."""
-    from tau.session.lookup import resolve_session
-
-    return resolve_session(value, cwd, session_dir).path
+    appended = options.append_system_prompt
+    return dataclasses.replace(
+        options,
+        cwd=base,
+        system_prompt=anchored(options.system_prompt, base),
+        append_system_prompt=(
+            [anchored(value, base) for value in appended]
+            if isinstance(appended, list)
+            else anchored(appended, base)
+        ),
+        extensions=[anchored(value, base) for value in options.extensions],
+        skills=[anchored(value, base) for value in options.skills],
+        prompt_templates=[anchored(value, base) for value in options.prompt_templates],
+    )
 
 
 # -- extensions ------------------------------------------------------------------------------
