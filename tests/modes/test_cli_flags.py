@@ -117,6 +117,35 @@ def test_an_extension_flag_is_not_unknown(project, tmp_path, isolated_agent_dir)
     assert done.returncode == 1 and 'Extension flag "--level" requires a value' in done.stderr, done
 
 
+def test_help_lists_the_flags_of_the_extensions_it_would_load(project, tmp_path, isolated_agent_dir):
+    """pi 1.6 loads its extensions for ``--help`` and lists their flags; a broken one is reported on
+    stderr and the help is printed all the same. Nothing is written, no session starts."""
+    extension = tmp_path / "plan.py"
+    extension.write_text(
+        "def extension(tau):\n"
+        "    tau.register_flag('plan', description='Start in plan mode')\n"
+        "    tau.register_flag('level', type='string')\n"
+        "    tau.on('session_start', lambda event, ctx: print('started', flush=True))\n"
+    )
+    user_extensions = isolated_agent_dir / "extensions"
+    user_extensions.mkdir(parents=True)
+    (user_extensions / "mine.py").write_text(
+        "def extension(tau):\n    tau.register_flag('mine', description='From the user extensions dir')\n"
+    )
+    done = tau(["-e", str(extension), "--help"], project)
+    assert done.returncode == 0 and done.stderr == "", done
+    listed = done.stdout.split("\nExtension flags:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split()[0] for line in listed] == ["--plan", "--level", "--mine"]
+    assert listed[0].split(None, 1)[1] == "Start in plan mode"
+    assert listed[1].split(None, 2)[1:] == ["VALUE", f"registered by {extension}"]
+    assert "started" not in done.stdout and session_files(isolated_agent_dir) == []
+
+    done = tau(["-ne", "-e", "missing.py", "--help"], project)
+    assert done.returncode == 0 and done.stdout.startswith("tau: a coding agent"), done
+    assert f"Extension path does not exist: {project / 'missing.py'}" in done.stderr
+    assert "Extension flags:" not in done.stdout
+
+
 def test_bad_thinking_level_stops_before_any_request(project, tmp_path, isolated_agent_dir):
     done = tau(["-p", "--thinking", "bogus", *faux(tmp_path, [{"text": "answered"}]), "hi"], project)
     assert done.returncode == 1

@@ -357,12 +357,10 @@ def help_text(extension_flags: list[dict[str, Any]] | None = None) -> str:
         lines += ["", "Extension flags:"]
         for declared in extension_flags:
             value = " VALUE" if declared.get("type") == "string" else ""
-            lines.append(
-                _row(
-                    f"--{declared['name']}{value}",
-                    declared.get("description") or declared.get("extensionPath", ""),
-                )
+            described = declared.get("description") or (
+                f"registered by {declared.get('extensionPath', 'an extension')}"
             )
+            lines.append(_row(f"--{declared['name']}{value}", described))
     lines += ["", _EXAMPLES]
     return "\n".join(lines)
 

@@ -3,7 +3,8 @@
 ``-p/--print`` prints the final answer; ``--mode json`` streams every session event as JSON lines.
 Without either, tau runs interactively on a terminal, and in print mode when stdin or stdout is not
 a terminal (piped stdin becomes the start of the first message). Everything heavy is imported
-inside :func:`main`, so ``tau --version`` and ``--help`` stay fast.
+inside :func:`main`, so ``tau --version`` stays fast (``--help`` loads the extensions, to list
+their flags, as pi does).
 """
 
 from __future__ import annotations
@@ -65,8 +66,7 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
         print(__version__)
         return 0
     if args.help:
-        print(help_text())
-        return 0
+        return _help(args)
     if args.export:
         return _export(args.export, args.messages[0] if args.messages else None)
     for flag, feature in args.ignored:
@@ -115,6 +115,42 @@ def _report(diagnostics: list[tuple[str, str]]) -> bool:
     if any(message.startswith("Unknown option") for message in errors):
         print(HELP_HINT, file=sys.stderr)
     return bool(errors)
+
+
+def _help(args: argparse.Namespace) -> int:
+    """``tau --help``, with the flags of the extensions this command line loads, as pi 1.6 lists them.
+
+    pi loads its extensions (``-e``, the project's when trusted, the user's, the bundled ones) to
+    show their flags; so does tau, without starting a session or writing one. A failing extension
+    is reported on stderr and the help is printed all the same.
+    """
+    try:
+        flags = asyncio.run(_extension_flags(args))
+    except (ValueError, RuntimeError, OSError) as exc:  # the help must not depend on them
+        print(f"Warning: extension flags not listed: {exc}", file=sys.stderr)
+        flags = []
+    print(help_text(flags))
+    return 0
+
+
+async def _extension_flags(args: argparse.Namespace) -> list[dict[str, Any]]:
+    options = dataclasses.replace(
+        options_from_args(args),
+        no_session=True,
+        session=None,
+        fork=None,
+        continue_=False,
+        session_id=None,
+        name=None,
+        flags=None,
+    )
+    runtime = await open_runtime(options, "print", load_only=True)
+    try:
+        print_warnings(runtime)
+        runner = runtime.extensions
+        return [flag for ext in getattr(runner, "extensions", ()) for flag in ext.flags.values()]
+    finally:
+        runtime.session.session_manager.close()
 
 
 def _export(session: str, output: str | None) -> int:

@@ -135,6 +135,7 @@ async def open_runtime(
     session_class: type | None = None,
     stop_on_load_errors: bool = False,
     questions: Any = None,
+    load_only: bool = False,
 ) -> Runtime:
     """Settings, trust, models, the session file and the session, started.
 
@@ -149,6 +150,8 @@ async def open_runtime(
         questions: How to ask the user before the session starts (a session of another directory, a
             session whose directory is gone): a :class:`~tau.modes.session_open.StartupQuestions`;
             ``None`` asks nothing (the SDK).
+        load_only: Stop once the extensions are loaded: the session is not started and the
+            extensions' flags are not applied (``tau --help`` lists the flags they declare).
 
     The session runs in the directory its file names (a resumed session of another directory runs
     there, as in pi): that directory's settings, trust, context files and resources apply.
@@ -236,6 +239,8 @@ async def open_runtime(
     )
     extensions = await load_extensions(session, options, mode, trusted)
     warnings += list(getattr(extensions, "load_warnings", None) or [])
+    if load_only:
+        return Runtime(session, extensions, warnings)
     failures = list(getattr(extensions, "load_errors", None) or [])
     if stop_on_load_errors and failures:
         manager.close()
