@@ -82,9 +82,9 @@ def test_resume_flag_picks_a_session_then_sends_the_prompt(tmp_path):
     print_run(tmp_path, "newer task")
     tau = start(tmp_path, [{"text": "continued here"}], "-r", "and now this")
     try:
-        tau.wait_text("Resume session")
+        tau.wait_text("Resume Session")
         assert "newer task" in tau.text() and "older task" in tau.text()
-        assert "sessions of every directory" in tau.text()
+        assert "◉ Current Folder | ○ All" in tau.text()  # Tab shows every directory's
         tau.send(ENTER)  # the newest is selected first
         tau.wait_text("continued here")
         quit_tau(tau)
@@ -99,7 +99,7 @@ def test_resume_flag_with_nothing_picked_leaves(tmp_path):
     print_run(tmp_path, "a task")
     tau = start(tmp_path, [], "-r")
     try:
-        tau.wait_text("Resume session")
+        tau.wait_text("Resume Session")
         tau.send(ESC)
         tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
         tau.stream.feed(tau.child.before)

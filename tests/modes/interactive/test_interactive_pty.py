@@ -222,8 +222,8 @@ def test_resume_switches_to_another_session_of_the_directory(tmp_path):
         tau.send("/new" + ENTER)
         tau.wait_text("Started a new session")
         tau.send("/resume" + ENTER)
-        tau.wait_text("Resume session")
-        assert "remember me" in tau.text().split("Resume session", 1)[1]
+        tau.wait_text("Resume Session")
+        assert "remember me" in tau.text().split("Resume Session", 1)[1]
         tau.send(ENTER)
         notice = "Started a new session"
 

@@ -28,7 +28,7 @@ def test_resume_switches_to_the_chosen_session_in_place(tmp_path):
         screen.send("two" + ENTER)
         await screen.wait_for(lambda: session.is_idle() and "second answer" in screen.text())
         screen.send("/resume" + ENTER)
-        await screen.wait_text("Resume session")
+        await screen.wait_text("Resume Session")
         screen.send(ENTER)  # the only other session
         await screen.wait_for(lambda: session.session_file == first_file)
         # the view shows the resumed branch again, below what was on the screen

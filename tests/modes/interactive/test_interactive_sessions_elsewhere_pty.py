@@ -84,7 +84,7 @@ def test_an_id_of_another_directory_is_forked_here_when_the_user_says_yes(tmp_pa
     tau = start(tmp_path, b, [{"bash": "pwd"}, {"text": "continued in b"}], "--session", "abc")
     try:
         tau.wait_text("Fork this session into current directory? [y/N]")
-        assert f"Session found in different project: {a.resolve()}" in tau.text()
+        assert f"Session found in different project: {a.resolve()}" in tau.text().replace("\n", "")
         tau.send("y" + ENTER)
         tau.wait_text(FOOTER)
         tau.wait_text("first")  # the copied history
@@ -178,3 +178,39 @@ def test_a_session_whose_directory_is_gone_can_continue_here(tmp_path):
     assert user_texts(original) == ["first", "where"]
     [result] = [r["message"] for r in records(original) if r.get("message", {}).get("role") == "toolResult"]
     assert result["content"][0]["text"].strip() == str(b.resolve())
+
+
+def test_resume_picker_tab_shows_every_directory_and_resumes_there(tmp_path):
+    """pi's ``-r``: this directory's sessions first, Tab for every directory's; typing searches; a
+    session of another directory resumes in its own directory (its file, its cwd)."""
+    a, _b, original = first_session(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    tau = start(tmp_path, empty, [{"bash": "pwd"}, {"text": "resumed in a"}], "-r")
+    try:
+        tau.wait_text("Resume Session (Current Folder)")
+        tau.wait_text("No sessions in current folder. Press Tab to view all.")
+        tau.send("\t")
+        tau.wait_text("Resume Session (All)")
+        assert "○ Current Folder | ◉ All" in tau.text()
+        row = next(line for line in tau.text().splitlines() if "first" in line)
+        assert " msgs · " in row and "  [/" in row  # its directory, clipped to the width
+        tau.send("nothing-like-it")
+        tau.wait_text("No sessions found")
+        tau.send("\x15" + "fir")  # Ctrl+U clears the search
+        tau.wait_text("search: fir")
+        tau.wait(lambda: "No sessions found" not in tau.text(), "the match")
+        tau.send("\t")  # back to this directory's: still none
+        tau.wait_text("No sessions in current folder.")
+        tau.send("\t" + ENTER)
+        tau.wait_text(FOOTER)
+        tau.send("where" + ENTER)
+        tau.wait_text("resumed in a")
+        tau.send("/quit" + ENTER)
+        tau.child.expect(pexpect.EOF, timeout=TIMEOUT)
+    finally:
+        tau.close()
+    assert sessions() == [original]  # resumed, not copied
+    assert user_texts(original) == ["first", "where"]
+    [result] = [r["message"] for r in records(original) if r.get("message", {}).get("role") == "toolResult"]
+    assert result["content"][0]["text"].strip() == str(a.resolve())

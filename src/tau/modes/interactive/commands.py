@@ -179,39 +179,25 @@ async def _resume(mode: InteractiveMode, args: str) -> None:
     await pick_session(mode)
 
 
-ALL_DIRECTORIES = "⋯ sessions of every directory"
-
-
 async def pick_session(mode: InteractiveMode) -> bool:
-    """Pick a session and switch to it (``/resume``, ``tau -r``); False when none was picked."""
+    """Pick a session and switch to it (``/resume``, ``tau -r``); False when none was picked.
+
+    The picker opens on this directory's sessions; Tab shows every directory's, as in pi 1.6. A
+    session of another directory resumes in its own directory.
+    """
+    from tau.modes.interactive.session_picker import SessionPicker
     from tau.session.manager import SessionManager
 
     manager = mode.session.session_manager
-    current = manager.get_session_file()
-    every = False
-    while True:
-        found = (
-            SessionManager.list_all(
-                manager.get_session_dir() if not manager.uses_default_session_dir() else None
-            )
-            if every
-            else SessionManager.list(mode.session.cwd, manager.get_session_dir())
-        )
-        sessions = [s for s in found if s.path != current]
-        if not sessions and every:
-            mode.controller.notice("No other sessions")
-            return False
-        labels = [_session_label(s, every) for s in sessions]
-        options = labels if every else [*labels, ALL_DIRECTORIES]
-        title = "Resume session" + (" (every directory)" if every else "")
-        choice = await mode.ui.select(title, options)
-        if choice is None:
-            return False
-        if choice == ALL_DIRECTORIES:
-            every = True
-            continue
-        break
-    path = str(sessions[labels.index(choice)].path)
+    every_dir = manager.get_session_dir() if not manager.uses_default_session_dir() else None
+    picker = SessionPicker(
+        lambda: SessionManager.list(mode.session.cwd, manager.get_session_dir()),
+        lambda: SessionManager.list_all(every_dir),
+        exclude=manager.get_session_file(),
+    )
+    path = await mode.ui.custom(picker)
+    if path is None:
+        return False
     switch = getattr(mode.session, "switch_session", None)
     if switch is not None:
         result = await switch(path)
@@ -225,12 +211,6 @@ async def pick_session(mode: InteractiveMode) -> bool:
     else:
         mode.controller.notice(f"Resume with: tau --session {path}", "warning")
     return True
-
-
-def _session_label(info: Any, with_cwd: bool) -> str:
-    text = info.name or (info.first_message.splitlines()[0][:80] if info.first_message else info.id)
-    where = f"  [{info.cwd}]" if with_cwd and info.cwd else ""
-    return f"{info.modified:%Y-%m-%d %H:%M}  {text}{where}"
 
 
 async def _quit(mode: InteractiveMode, args: str) -> None:
