@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -174,8 +175,9 @@ class Settings:
         """Runtime overrides (CLI flags), applied above both files and never saved."""
         self.overrides = _merge_settings(self.overrides, overrides)
 
-    def save_global(self, dotted: str, value: Any) -> bool:
-        """Set ``dotted`` (``"compaction.enabled"``) in the user settings and write the user file.
+    def save_global(self, dotted: str | Sequence[str], value: Any) -> bool:
+        """Set ``dotted`` (``"compaction.enabled"``, or the keys as a list when one holds a dot, as
+        ``modelThinkingLevels`` keys do) in the user settings and write the user file.
 
         The file is read again first, so keys written meanwhile (by hand, another tau) are kept;
         it is replaced atomically (temporary file, then rename). A project file is never written.
@@ -206,8 +208,8 @@ def _lookup(value: Any, dotted: str, default: Any) -> Any:
     return value
 
 
-def _set_path(target: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, last = dotted.split(".")
+def _set_path(target: dict[str, Any], dotted: str | Sequence[str], value: Any) -> None:
+    *parents, last = dotted.split(".") if isinstance(dotted, str) else list(dotted)
     for part in parents:
         child = target.get(part)
         if not isinstance(child, dict):

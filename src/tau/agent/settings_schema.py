@@ -104,6 +104,7 @@ SCHEMA: dict[str, Expect] = {
         }
     ),
     "images": _object({"autoResize": _BOOLEAN, "blockImages": _BOOLEAN}),
+    "hideThinkingBlock": _BOOLEAN,
     "quietStartup": Expect(
         'true, false or "header"', lambda value: isinstance(value, bool) or value == "header"
     ),

@@ -168,16 +168,14 @@ def test_thinking_settings_and_trust_commands(tmp_path):
         tau.wait_text("Thinking level: high")
         tau.wait_text("faux/faux-1 • high")
         tau.send("/settings" + ENTER)
-        tau.wait_text("Settings (saved to your settings.json)")
-        assert "steeringMode = one-at-a-time" in tau.text()
-        tau.send("\x1b[B")  # down: steeringMode
-        tau.wait(
-            lambda: "› steeringMode" in tau.text() or "> steeringMode" in tau.text() or True, "selection"
-        )
-        tau.send(ENTER)
-        tau.wait_text("all")
-        tau.send("\x1b[B" + ENTER)  # "all"
-        tau.wait_text("steeringMode = all: saved to")
+        tau.wait_text("enter/space change")
+        assert "Steering mode" in tau.text() and "one-at-a-time" in tau.text()
+        tau.send("steer")  # search
+        tau.wait_text("search: steer")
+        tau.send(ENTER)  # the next value: all
+        tau.wait(lambda: "› Steering mode" in tau.text() and "all" in tau.text(), "the new value")
+        tau.send(ESC)
+        tau.wait(lambda: "Steering mode: all" in " ".join(tau.text().split()), "the saved notice")
         tau.send("/trust" + ENTER)
         tau.wait_text("Project trust for")
         tau.send(ENTER)  # Trust this project

@@ -98,7 +98,11 @@ class InteractiveMode:
         completer = PromptCompleter(lambda: command_list(self.runner, self.session), session.cwd)
         self.editor = PromptEditor(completer, self._history())
         self.ui = InteractiveUI(self.controller, self.overlays, self.editor, self._set_title)
-        self.renderer = BlockRenderer(self._tool_definition, self._message_renderer)
+        self.renderer = BlockRenderer(
+            self._tool_definition,
+            self._message_renderer,
+            lambda: self.session.settings.get("hideThinkingBlock") is True,
+        )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flushing = False
         self.last_ctrl_c = 0.0
@@ -121,9 +125,11 @@ class InteractiveMode:
     def _show_start(self) -> None:
         model = self.session.model
         name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
-        self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
-        if self.verbose or self.session.settings.get("quietStartup") is False:
-            self._show_loaded()
+        quiet = self.session.settings.get("quietStartup")
+        if self.verbose or quiet is not True:  # pi: only quietStartup true hides the header
+            self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
+        if self.verbose or quiet not in (True, "header"):
+            self._show_loaded()  # pi's default (quietStartup: false) lists what was loaded
         for failure in getattr(self.runner, "load_errors", None) or []:
             self.controller.notice(
                 f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
@@ -131,8 +137,8 @@ class InteractiveMode:
         self.controller.load_messages(self.session.messages)
 
     def _show_loaded(self) -> None:
-        """pi's startup details (``--verbose``, or ``quietStartup: false``): context files, skills,
-        prompt templates, extensions."""
+        """pi's startup details (``--verbose``, or ``quietStartup`` false, its default): context
+        files, skills, prompt templates, extensions, tools."""
         files = list(getattr(self.session, "context_file_paths", []))
         lines = ["[Context]", *(f"  {relative_cwd(path)}" for path in files)] if files else []
         resources = getattr(self.session, "resources", None)

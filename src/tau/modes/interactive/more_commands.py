@@ -7,7 +7,6 @@ Each command is an async function of the mode and the text after its name, as in
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -16,44 +15,21 @@ from tau.modes.interactive.model import NoticeBlock, ToolBlock
 if TYPE_CHECKING:
     from tau.modes.interactive.app import InteractiveMode
 
-__all__ = ["SETTINGS", "run_user_bash"]
-
-# What /settings offers: the settings a user changes by hand, each with its choices.
-SETTINGS: dict[str, tuple[Any, ...]] = {
-    "defaultThinkingLevel": ("off", "minimal", "low", "medium", "high", "xhigh", "max"),
-    "steeringMode": ("one-at-a-time", "all"),
-    "followUpMode": ("one-at-a-time", "all"),
-    "compaction.enabled": (True, False),
-    "compaction.cacheFriendly": (True, False),
-    "retry.enabled": (True, False),
-    "images.autoResize": (True, False),
-    "images.blockImages": (True, False),
-    "quietStartup": (True, False),
-    "defaultProjectTrust": ("ask", "always", "never"),
-}
-
-
-def _shown(value: Any) -> str:
-    return json.dumps(value) if not isinstance(value, str) else value
+__all__ = ["run_user_bash"]
 
 
 async def settings(mode: InteractiveMode, args: str) -> None:
-    """Pick a setting, then its value; it is saved to the user's settings file."""
-    current = mode.session.settings
-    labels = [f"{key} = {_shown(current.get(key))}" for key in SETTINGS]
-    choice = await mode.ui.select("Settings (saved to your settings.json)", labels)
-    if choice is None:
-        return
-    key = list(SETTINGS)[labels.index(choice)]
-    values = [_shown(value) for value in SETTINGS[key]]
-    now = _shown(current.get(key))
-    picked = await mode.ui.select(key, values, selected=values.index(now) if now in values else 0)
-    if picked is None:
-        return
-    value = SETTINGS[key][values.index(picked)]
-    saved = current.save_global(key, value)
-    where = str(current.global_path) if saved else "this run only (the settings file cannot be written)"
-    mode.controller.notice(f"{key} = {_shown(value)}: saved to {where}")
+    """pi's settings list (:mod:`tau.modes.interactive.settings_panel`); each change is saved at once."""
+    from tau.modes.interactive.settings_panel import setting_items
+
+    changed = await mode.ui.custom(setting_items(mode))
+    if changed:
+        where = mode.session.settings.global_path
+        mode.controller.notice(
+            f"Settings saved to {where}: " + "; ".join(changed)
+            if where is not None
+            else "Settings changed for this run only: " + "; ".join(changed)
+        )
     mode.refresh_footer()
 
 

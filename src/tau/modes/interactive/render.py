@@ -58,15 +58,18 @@ class BlockRenderer:
     Args:
         tool_definition: name → ``ToolDefinition`` (for ``render_call``/``render_result``), or ``None``.
         message_renderer: custom type → renderer ``(message, {"expanded"}) -> str | list[str]``, or ``None``.
+        hide_thinking: Whether thinking is shown as one ``Thinking...`` line (pi's ``hideThinkingBlock``).
     """
 
     def __init__(
         self,
         tool_definition: Callable[[str], Any] | None = None,
         message_renderer: Callable[[str], Any] | None = None,
+        hide_thinking: Callable[[], bool] | None = None,
     ) -> None:
         self._tool_definition = tool_definition or (lambda name: None)
         self._message_renderer = message_renderer or (lambda custom_type: None)
+        self._hide_thinking = hide_thinking or (lambda: False)
 
     def renderable(self, block: Block) -> RenderableType:
         if isinstance(block, UserBlock):
@@ -87,7 +90,9 @@ class BlockRenderer:
     def _assistant(self, block: AssistantBlock) -> RenderableType:
         parts: list[RenderableType] = []
         if block.thinking:
-            parts.append(Text(block.thinking, style="dim italic"))
+            # pi's hideThinkingBlock: the thoughts become one "Thinking..." line
+            shown = "Thinking..." if self._hide_thinking() else block.thinking
+            parts.append(Text(shown, style="dim italic"))
         if block.text:
             parts.append(Markdown(block.text, hyperlinks=False, code_theme="ansi_dark"))
         if block.error:
