@@ -125,6 +125,8 @@ class AgentSession(
         self._nested = NestedCallRunner(self)
         self._listeners: list[SessionListener] = []
         self._tasks: set[asyncio.Future[Any]] = set()
+        # --models / enabledModels (tau.llm.model_scope.ScopedModel): what cycle_model goes through
+        self.scoped_models: list[Any] = []
         self._init_run_state()
         self._init_retry()
         self._init_compaction()
@@ -484,11 +486,14 @@ class AgentSession(
 
     # -- model and thinking level ------------------------------------------------------------
 
-    async def set_model(self, model: Model) -> None:
+    async def set_model(
+        self, model: Model, *, thinking_level: str | None = None, source: str = "set"
+    ) -> None:
         """Switch model (recorded as a ``model_change``); the thinking level is re-clamped.
 
-        The level is the model's own from ``modelThinkingLevels``, else a ``defaultThinkingLevel``
-        that a settings file sets, else the current one (pi 1.6: an unset default keeps the level).
+        The level is ``thinking_level`` (a scoped model's own), else the model's from
+        ``modelThinkingLevels``, else a ``defaultThinkingLevel`` that a settings file sets, else the
+        current one (pi 1.6: an unset default keeps the level).
         """
         if not self._registry.has_configured_auth(model):
             raise ValueError(f"No API key for {model.provider}/{model.id}")
@@ -497,12 +502,22 @@ class AgentSession(
         self._session_manager.append_model_change(model.provider, model.id)
         per_model = (self._settings.get("modelThinkingLevels") or {}).get(f"{model.provider}/{model.id}")
         self.set_thinking_level(
-            per_model or self._settings.get_set("defaultThinkingLevel") or self.thinking_level
+            thinking_level
+            or per_model
+            or self._settings.get_set("defaultThinkingLevel")
+            or self.thinking_level
         )
         if previous is None or (previous.provider, previous.id) != (model.provider, model.id):
             await self._emit_hook(
-                {"type": "model_select", "model": model, "previousModel": previous, "source": "set"}
+                {"type": "model_select", "model": model, "previousModel": previous, "source": source}
             )
+
+    async def cycle_model(self, direction: str = "forward") -> dict[str, Any] | None:
+        """The next model of the scope (``--models``), else of the models with credentials (pi's Ctrl+P):
+        ``{"model", "thinkingLevel", "isScoped"}``, or ``None`` when there is nowhere to go."""
+        from tau.agent.model_cycle import cycle_model
+
+        return await cycle_model(self, direction)
 
     def get_thinking_level(self) -> str:
         return self.agent.state.thinking_level

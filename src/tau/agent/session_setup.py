@@ -74,13 +74,22 @@ def select_model(
     provider: str | None = None,
     api_key_given: bool = False,
     session_branch: Sequence[dict[str, Any]] = (),
+    scoped: Sequence[Any] = (),
 ) -> ModelSelection:
-    """The model a run starts with. Raises :class:`~tau.llm.registry.ModelNotFoundError` for a bad ``--model``."""
+    """The model a run starts with. Raises :class:`~tau.llm.registry.ModelNotFoundError` for a bad ``--model``.
+
+    ``scoped`` (:class:`~tau.llm.model_scope.ScopedModel`, from ``--models``): a session without
+    messages starts with the default model when it is in the scope, else the scope's first (pi 1.6).
+    """
     if pattern:
         choice: ModelChoice = registry.resolve(pattern, provider, api_key_given=api_key_given)
         return ModelSelection(choice.model, choice.thinking_level, choice.warning)
     if provider:
         return ModelSelection(_provider_default(registry, provider))
+    if scoped and not any(entry.get("type") == "message" for entry in session_branch):
+        default = (settings.get("defaultProvider"), settings.get("defaultModel"))
+        chosen = next((s for s in scoped if (s.model.provider, s.model.id) == default), scoped[0])
+        return ModelSelection(chosen.model, chosen.thinking_level)
     recorded = _session_model(session_branch)
     warning = None
     if recorded:

@@ -79,6 +79,7 @@ SCHEMA: dict[str, Expect] = {
     "defaultProvider": _STRING,
     "defaultModel": _STRING,
     "defaultThinkingLevel": _THINKING,
+    "enabledModels": _STRINGS,
     "modelThinkingLevels": _object(entries=_THINKING),
     "steeringMode": _QUEUE_MODE,
     "followUpMode": _QUEUE_MODE,

@@ -60,6 +60,13 @@ FLAGS: tuple[Flag, ...] = (
         'model pattern or id ("provider/id", optional ":<thinking>")',
         "PATTERN",
     ),
+    Flag(
+        ("--models",),
+        "models",
+        "split",
+        "comma-separated model patterns (globs, :thinking) for Ctrl+P cycling",
+        "PATTERNS",
+    ),
     Flag(("--provider",), "provider", "value", "provider of --model", "NAME"),
     Flag(
         ("--api-key",), "api_key", "value", "API key of the selected model's provider (this run only)", "KEY"
@@ -166,7 +173,6 @@ FLAGS: tuple[Flag, ...] = (
         "FILE",
     ),
     # pi 1.6 options for what tau does not have yet: parsed as pi parses them, then ignored.
-    Flag(("--models",), "models", "split", runtime=False, unsupported="model cycling"),
     Flag(("--tui-mode",), "tui_mode", "value", runtime=False, unsupported=""),
     Flag(("--theme",), "theme", "list", runtime=False, unsupported="themes"),
     Flag(("--use-theme",), "use_theme", "value", runtime=False, unsupported="themes"),

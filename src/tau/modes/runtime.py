@@ -38,6 +38,9 @@ class RuntimeOptions:
     Attributes:
         cwd: The working directory (settings, trust, context files, a new session's cwd).
         model: ``--model``: ``provider/id[:thinking]``, an id, or part of one.
+        models: ``--models``: the model scope (patterns, globs, ``:thinking``); ``None``: the setting
+            ``enabledModels``. A new session starts with its first model (or the default model, when
+            the scope holds it) unless ``model`` is given; Ctrl+P and RPC ``cycle_model`` go through it.
         provider: ``--provider``.
         api_key: ``--api-key`` for the selected model's provider (this run only).
         thinking: ``--thinking`` level.
@@ -74,6 +77,7 @@ class RuntimeOptions:
 
     cwd: str = field(default_factory=os.getcwd)
     model: str | None = None
+    models: list[str] | None = None
     provider: str | None = None
     api_key: str | None = None
     thinking: str | None = None
@@ -199,6 +203,7 @@ async def open_runtime(
         raise ValueError(
             f'Error: Invalid thinking level "{thinking}". Valid values: {", ".join(THINKING_LEVELS)}'
         )
+    scoped = _model_scope(options, settings, registry, warnings)
     selection = select_model(
         registry,
         settings,
@@ -206,6 +211,7 @@ async def open_runtime(
         provider=options.provider,
         api_key_given=bool(options.api_key),
         session_branch=manager.get_branch() if not options.model else (),
+        scoped=scoped,
     )
     if selection.warning:
         warnings.append(selection.warning)
@@ -237,6 +243,7 @@ async def open_runtime(
         prompt=prompt,
         resources=resources,
     )
+    session.scoped_models = scoped
     extensions = await load_extensions(session, options, mode, trusted)
     warnings += list(getattr(extensions, "load_warnings", None) or [])
     if load_only:
@@ -258,6 +265,18 @@ async def open_runtime(
         unknown = unknown_tools_warning(options.tools, session.get_offered_tool_names())
         warnings += [unknown] if unknown else []
     return Runtime(session, extensions, warnings)
+
+
+def _model_scope(options: RuntimeOptions, settings: Any, registry: Any, warnings: list[str]) -> list[Any]:
+    """The models of ``--models`` (else ``enabledModels``) that have credentials; what matches nothing is warned about."""
+    patterns = options.models if options.models is not None else settings.get("enabledModels")
+    if not patterns:
+        return []
+    from tau.llm.model_scope import resolve_scope
+
+    scoped, problems = resolve_scope(list(patterns), registry.get_available())
+    warnings += problems
+    return scoped
 
 
 def apply_extension_flags(runner: Any, given: dict[str, Any]) -> str | None:

@@ -131,7 +131,9 @@ def _runtime_options(given: dict[str, Any]) -> RuntimeOptions:
         raise TypeError(f"faux_script must be a path or a list of steps, not {faux_script!r}")
     settings, session_dir = values.pop("settings"), values.pop("session_dir")
     appended, flags, fork = values.pop("append_system_prompt"), values.pop("flags"), values.pop("fork")
-    exclude = values.pop("exclude_tools")
+    exclude, models = values.pop("exclude_tools"), values.pop("models")
+    if isinstance(models, str):
+        raise TypeError(f"models must be a list of patterns, not the string {models!r}")
     if isinstance(exclude, str):
         raise TypeError(f"exclude_tools must be a list of tool names, not the string {exclude!r}")
     if fork is not None:
@@ -155,6 +157,7 @@ def _runtime_options(given: dict[str, Any]) -> RuntimeOptions:
         flags=dict(flags) if flags else None,
         fork=os.fspath(fork) if fork is not None else None,
         exclude_tools=list(exclude) if exclude is not None else None,
+        models=list(models) if models is not None else None,
         **_session_options(values.pop("session"), where),
         **_extension_options(values.pop("extensions"), values.pop("no_extensions")),
         **values,
@@ -165,6 +168,7 @@ async def create_agent_session(
     *,
     cwd: PathLike | None = None,
     model: str | None = None,
+    models: Sequence[str] | None = None,
     thinking: str | None = None,
     session: PathLike | None = None,
     settings: Mapping[str, Any] | None = None,
@@ -199,6 +203,8 @@ async def create_agent_session(
         cwd: The working directory (default: the process's).
         model: As ``--model``: ``"anthropic/claude-sonnet-4-6"``, ``"faux/faux-1"``, an id or part of one
             (``:level`` sets the thinking level). Default: the session's, then the settings'.
+        models: As ``--models``: the model scope (patterns, globs, ``:level``); without ``model``, a new
+            session starts with its first model; ``cycle_model()`` goes through it.
         thinking: ``off | minimal | low | medium | high | xhigh | max``.
         session: ``None``: in memory only; ``"continue"``: the latest session of ``cwd``; ``"new"``: a new
             file in the session directory; a path: that file, opened or created (a string without a

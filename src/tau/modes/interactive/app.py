@@ -130,6 +130,12 @@ class InteractiveMode:
             self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
         if self.verbose or quiet not in (True, "header"):
             self._show_loaded()  # pi's default (quietStartup: false) lists what was loaded
+            scoped = getattr(self.session, "scoped_models", None) or []
+            if scoped:
+                names = ", ".join(
+                    s.model.id + (f":{s.thinking_level}" if s.thinking_level else "") for s in scoped
+                )
+                self.controller.add(NoticeBlock(f"Model scope: {names} (Ctrl+P to cycle)", "dim"))
         for failure in getattr(self.runner, "load_errors", None) or []:
             self.controller.notice(
                 f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
@@ -174,6 +180,22 @@ class InteractiveMode:
 
     def _message_renderer(self, custom_type: str) -> Any:
         return self.runner.get_message_renderer(custom_type) if self.runner is not None else None
+
+    async def cycle_model(self, direction: str) -> None:
+        """Ctrl+P / Alt+P: the next (previous) model of the scope, or of the models with credentials."""
+        try:
+            result = await self.session.cycle_model(direction)
+        except ValueError as exc:
+            self.controller.notice(str(exc), "error")
+            return
+        if result is None:
+            scoped = bool(getattr(self.session, "scoped_models", None))
+            self.controller.notice("Only one model in scope" if scoped else "Only one model available")
+            return
+        model, level = result["model"], result["thinkingLevel"]
+        thinking = f" (thinking: {level})" if model.reasoning and level != "off" else ""
+        self.controller.notice(f"Switched to {model.name or model.id}{thinking}")
+        self.refresh_footer()
 
     def refresh_footer(self) -> None:
         """Model, thinking level, context use and session name from the session."""

@@ -69,6 +69,16 @@ def key_bindings(mode: InteractiveMode, overlay_active: Condition) -> KeyBinding
     def _expand(event: KeyPressEvent) -> None:
         mode.toggle_expanded()
 
+    # pi's model cycling: Ctrl+P forward; backward is pi's Shift+Ctrl+P, which most terminals send as
+    # Ctrl+P, so Alt+P (pi's key for it on Windows) too.
+    @kb.add("c-p", filter=editing)
+    def _next_model(event: KeyPressEvent) -> None:
+        mode.spawn(mode.cycle_model("forward"))
+
+    @kb.add("escape", "p", filter=editing)
+    def _previous_model(event: KeyPressEvent) -> None:
+        mode.spawn(mode.cycle_model("backward"))
+
     # A SIGINT is the terminal's Ctrl+C outside raw mode (while prompt_toolkit prints above the live
     # area) or a `kill -INT`: it counts as a press.
     @kb.add("c-c", filter=editing)
@@ -104,7 +114,7 @@ def _extension_shortcuts(mode: InteractiveMode, kb: KeyBindings, editing: Any) -
         return
     for key, shortcut in mode.runner.get_shortcuts().items():
         keys = _shortcut_keys(key)
-        if keys is None or keys in (("c-c",), ("c-d",), ("c-o",), ("c-j",)):
+        if keys is None or keys in (("c-c",), ("c-d",), ("c-o",), ("c-j",), ("c-p",), ("escape", "p")):
             continue
 
         def run(event: KeyPressEvent, shortcut: dict[str, Any] = shortcut) -> None:

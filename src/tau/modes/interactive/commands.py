@@ -231,6 +231,7 @@ async def _hotkeys(mode: InteractiveMode, args: str) -> None:
     mode.controller.notice(
         "Enter send (steer while running) · Alt+Enter follow-up (newline when idle: Ctrl+J) · "
         "Esc abort (queued messages return to the editor) · Ctrl+O expand tool output · "
+        "Ctrl+P / Alt+P next / previous model (--models) · "
         "Ctrl+C clear, twice to quit · Ctrl+D quit on an empty editor · Tab complete"
     )
 

@@ -112,22 +112,11 @@ async def _set_model(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _cycle_model(mode: RpcMode, command: dict[str, Any]) -> dict[str, Any]:
-    session = mode.session
-    models = session.model_registry.get_available()
-    current = session.model
-    index = next(
-        (
-            i
-            for i, m in enumerate(models)
-            if current is not None and (m.provider, m.id) == (current.provider, current.id)
-        ),
-        -1,
-    )
-    if (len(models) <= 1 and index != -1) or not models:
+    # pi: the scope's models (--models), else every model with credentials; null when nowhere to go
+    result = await mode.session.cycle_model()
+    if result is None:
         return success(_id(command), "cycle_model", None)
-    following = models[(index + 1) % len(models)]
-    await session.set_model(following)
-    data = {"model": following.to_json(), "thinkingLevel": session.thinking_level, "isScoped": False}
+    data = {**result, "model": result["model"].to_json()}
     return success(_id(command), "cycle_model", data)
 
 
