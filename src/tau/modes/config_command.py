@@ -17,28 +17,52 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["build_parser", "main"]
+__all__ = ["USAGE", "main", "parse_arguments"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tau config",
-        description="Show the settings files tau reads here, what each holds, and the effective settings.",
-    )
-    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
-    trust = parser.add_mutually_exclusive_group()
-    trust.add_argument(
-        "--approve",
-        "-a",
-        dest="approve",
-        action="store_const",
-        const=True,
-        help="as if the project were trusted",
-    )
-    trust.add_argument(
-        "--no-approve", "-na", dest="approve", action="store_const", const=False, help="as if it were not"
-    )
-    return parser
+USAGE = "tau config [-l] [--json] [--approve|--no-approve]"
+
+_HELP = f"""Usage: {USAGE}
+
+Show the settings files tau reads here, what each holds, the effective settings, and the extensions.
+
+Options:
+  -l, --local          the project's settings only (the project must be trusted)
+  --json               one JSON object instead of text
+  -a, --approve        as if the project were trusted
+  -na, --no-approve    as if it were not
+  -h, --help           this help
+"""
+
+
+class _Options(argparse.Namespace):
+    approve: bool | None = None
+    local: bool = False
+    json: bool = False
+
+
+class _Usage(Exception):
+    """A word ``tau config`` does not take: the two lines pi 1.6's ``pi config`` prints for it."""
+
+
+def parse_arguments(argv: list[str]) -> _Options:
+    """pi 1.6's ``config`` arguments (``-l``, ``-a``/``--approve``, ``-na``/``--no-approve``), and
+    ``--json``. Anything else is an error naming the word, as pi words it (exit 1)."""
+    options = _Options()
+    for arg in argv:
+        if arg in ("-l", "--local"):
+            options.local = True
+        elif arg == "--json":
+            options.json = True
+        elif arg in ("-a", "--approve"):
+            options.approve = True
+        elif arg in ("-na", "--no-approve"):
+            options.approve = False
+        elif arg.startswith("-"):
+            raise _Usage(f'Unknown option {arg} for "config".\nUse "tau --help" or "{USAGE}".')
+        else:
+            raise _Usage(f"Unexpected argument {arg}.\nUsage: {USAGE}")
+    return options
 
 
 def _file(path: Path, read: bool) -> dict[str, Any]:
@@ -75,14 +99,21 @@ def _state(described: dict[str, Any], untrusted: bool) -> str:
     if not described["exists"]:
         return "not found"
     if untrusted:
-        return "not read: the project is not trusted (tau -a config shows it as trusted)"
+        return "not read: the project is not trusted (tau config -a shows it as trusted)"
     if "error" in described:
         return f"cannot be used: {described['error']}"
     return "read"
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    if "-h" in argv or "--help" in argv:
+        print(_HELP, end="")
+        return 0
+    try:
+        args = parse_arguments(argv)
+    except _Usage as exc:
+        print(exc, file=sys.stderr)
+        return 1
     # Lazy: `tau --version` must not pay for the settings modules.
     from tau.agent.settings import Settings, SettingsError
     from tau.agent.trust import TrustError, resolve_trust
@@ -99,11 +130,19 @@ def main(argv: list[str]) -> int:
     except TrustError as exc:
         print(f"tau config: {exc}", file=sys.stderr)
         trusted = False
+    if args.local and not trusted:
+        print("Project is not trusted. Use tau config -l --approve to see its settings.", file=sys.stderr)
+        return 1
     project = _file(project_config_dir(cwd) / "settings.json", trusted)
     project["trusted"] = trusted
     effective, problems = _effective(user, project if trusted else None)
     extensions, more = _extensions(cwd, trusted, user, project, effective)
     problems += more
+    if args.local:
+        # pi's `config -l` edits the project's scope; tau's shows that scope alone.
+        extensions = [
+            item for item in extensions if item["group"].startswith(("Project", "Built-in (project"))
+        ]
     if args.json:
         document = {
             "user": user,
@@ -112,16 +151,21 @@ def main(argv: list[str]) -> int:
             "extensions": extensions,
             "problems": problems,
         }
+        if args.local:
+            document = {"project": project, "extensions": extensions, "problems": problems}
         print(json.dumps(document, indent=2, ensure_ascii=False))
         return 0
-    lines = [f"user settings: {user['path']} ({_state(user, False)})"]
-    if "values" in user:
-        lines.append(_indented(user["values"]))
+    lines: list[str] = []
+    if not args.local:
+        lines.append(f"user settings: {user['path']} ({_state(user, False)})")
+        if "values" in user:
+            lines.append(_indented(user["values"]))
     lines.append(f"project settings: {project['path']} ({_state(project, not trusted)})")
     if "values" in project:
         lines.append(_indented(project["values"]))
-    lines.append("effective settings (built-in defaults, then the files read):")
-    lines.append(_indented(effective))
+    if not args.local:
+        lines.append("effective settings (built-in defaults, then the files read):")
+        lines.append(_indented(effective))
     lines.append('extensions (the "extensions" setting turns them off and on: "-builtin:mcp", "!name.py"):')
     for group, items in _grouped(extensions):
         lines.append(f"  {group}")
