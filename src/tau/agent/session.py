@@ -127,6 +127,8 @@ class AgentSession(
         self._tasks: set[asyncio.Future[Any]] = set()
         # --models / enabledModels (tau.llm.model_scope.ScopedModel): what cycle_model goes through
         self.scoped_models: list[Any] = []
+        # whether the project's trust-gated files apply (the modes read their own such files: themes)
+        self.project_trusted = False
         self._init_run_state()
         self._init_retry()
         self._init_compaction()

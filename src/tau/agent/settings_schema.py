@@ -117,6 +117,8 @@ SCHEMA: dict[str, Expect] = {
     "disabledExtensions": _STRINGS,
     "skills": _STRINGS,
     "prompts": _STRINGS,
+    "theme": _STRING,
+    "themes": _STRINGS,
     "enableSkillCommands": _BOOLEAN,
     "todoLoop": _object(),
     "sol": _object(),

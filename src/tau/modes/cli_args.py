@@ -172,11 +172,23 @@ FLAGS: tuple[Flag, ...] = (
         "script of the faux provider (--model faux/faux-1)",
         "FILE",
     ),
+    Flag(("--theme",), "theme", "list", "load a theme file or folder (repeatable)", "PATH", runtime=False),
+    Flag(
+        ("--use-theme",),
+        "use_theme",
+        "value",
+        "the terminal's theme for this run (a name, or light/dark)",
+        "NAME",
+        runtime=False,
+    ),
+    Flag(
+        ("--no-themes",),
+        "no_themes",
+        help="no discovered or configured themes (--theme still loads)",
+        runtime=False,
+    ),
     # pi 1.6 options for what tau does not have yet: parsed as pi parses them, then ignored.
     Flag(("--tui-mode",), "tui_mode", "value", runtime=False, unsupported=""),
-    Flag(("--theme",), "theme", "list", runtime=False, unsupported="themes"),
-    Flag(("--use-theme",), "use_theme", "value", runtime=False, unsupported="themes"),
-    Flag(("--no-themes",), "no_themes", runtime=False, unsupported=""),
 )
 
 _BY_NAME = {name: flag for flag in FLAGS for name in flag.names}

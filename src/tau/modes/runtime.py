@@ -244,6 +244,7 @@ async def open_runtime(
         resources=resources,
     )
     session.scoped_models = scoped
+    session.project_trusted = trusted
     extensions = await load_extensions(session, options, mode, trusted)
     warnings += list(getattr(extensions, "load_warnings", None) or [])
     if load_only:

@@ -113,6 +113,9 @@ async def _run_once(
     options: dict[str, Any] = {
         "resume_at_start": bool(getattr(args, "resume", False)),
         "verbose": bool(getattr(args, "verbose", False)),
+        "theme_paths": list(getattr(args, "theme", None) or []),
+        "no_themes": bool(getattr(args, "no_themes", False)),
+        "use_theme": getattr(args, "use_theme", None),
     }
 
     def before_start(session: Any, runner: Any) -> None:

@@ -16,7 +16,7 @@ import functools
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from prompt_toolkit.application import Application, run_in_terminal
@@ -38,6 +38,7 @@ from tau.modes.interactive.render import BlockRenderer, footer_lines
 from tau.modes.interactive.sanitize import sanitize_text
 from tau.modes.interactive.terminal import StrayOutput, output_without_cpr
 from tau.modes.interactive.ui import InteractiveUI
+from tau.modes.themes import ThemeSet, load_themes
 from tau.modes.wording import counted
 
 __all__ = ["InteractiveMode"]
@@ -85,8 +86,12 @@ class InteractiveMode:
         can_switch: bool = False,
         resume_at_start: bool = False,
         verbose: bool = False,
+        theme_paths: Sequence[str] = (),
+        no_themes: bool = False,
+        use_theme: str | None = None,
     ) -> None:
         self.session = session
+        self.themes = self._load_themes(theme_paths, no_themes, use_theme)
         self.resume_at_start = resume_at_start
         self.verbose = verbose
         self.runner = runner
@@ -97,11 +102,19 @@ class InteractiveMode:
         self.overlays = OverlayHost(self.invalidate, on_error=self._component_failed)
         completer = PromptCompleter(lambda: command_list(self.runner, self.session), session.cwd)
         self.editor = PromptEditor(completer, self._history())
-        self.ui = InteractiveUI(self.controller, self.overlays, self.editor, self._set_title)
+        self.ui = InteractiveUI(
+            self.controller,
+            self.overlays,
+            self.editor,
+            self._set_title,
+            themes=self.themes,
+            on_theme=self.set_theme,
+        )
         self.renderer = BlockRenderer(
             self._tool_definition,
             self._message_renderer,
             lambda: self.session.settings.get("hideThinkingBlock") is True,
+            lambda: self.themes.active,
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flushing = False
@@ -136,11 +149,46 @@ class InteractiveMode:
                     s.model.id + (f":{s.thinking_level}" if s.thinking_level else "") for s in scoped
                 )
                 self.controller.add(NoticeBlock(f"Model scope: {names} (Ctrl+P to cycle)", "dim"))
+        for warning in self.themes.warnings:
+            self.controller.notice(warning, "warning")
         for failure in getattr(self.runner, "load_errors", None) or []:
             self.controller.notice(
                 f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
             )
         self.controller.load_messages(self.session.messages)
+
+    def _load_themes(self, paths: Sequence[str], no_themes: bool, use_theme: str | None) -> ThemeSet:
+        """The run's themes (``tau.modes.themes``): ``--use-theme`` for this run, else the ``theme`` setting."""
+        from tau.common.paths import agent_dir
+
+        settings = self.session.settings
+        trusted = bool(getattr(self.session, "project_trusted", False))
+        return load_themes(
+            cwd=str(self.session.cwd),
+            agent_dir=str(agent_dir()),
+            trusted=trusted,
+            user_settings=settings.global_settings,
+            project_settings=settings.project_settings if trusted else {},
+            paths=paths,
+            no_themes=no_themes,
+            setting=use_theme if use_theme is not None else settings.get("theme"),
+        )
+
+    def set_theme(self, name: str, *, save: bool = True) -> dict[str, Any]:
+        """Use theme ``name`` for what is drawn from now on (rows already in the terminal's scrollback
+        keep their colours); ``save`` keeps it as the ``theme`` setting, as pi's ``/settings`` and
+        ``ctx.ui.set_theme`` do."""
+        from tau.modes.themes import ThemeError
+
+        try:
+            self.themes.use(name)
+        except ThemeError as exc:
+            return {"success": False, "error": str(exc)}
+        if save and self.session.settings.get("theme") != name:
+            self.session.settings.save_global("theme", name)
+        self.controller.changed()
+        self.invalidate()
+        return {"success": True}
 
     def _show_loaded(self) -> None:
         """pi's startup details (``--verbose``, or ``quietStartup`` false, its default): context

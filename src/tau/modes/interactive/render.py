@@ -7,6 +7,7 @@ only escape sequences (SGR styling; hyperlinks are off). ``color=False`` gives p
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -26,22 +27,34 @@ from tau.modes.interactive.model import (
 )
 from tau.modes.interactive.sanitize import sanitize_styled_line, sanitize_text
 from tau.modes.interactive.tool_rows import tool_row
+from tau.modes.themes import SYSTEM, Theme, builtin_theme
 from tau.modes.wording import counted
 
 __all__ = ["BlockRenderer", "footer_lines", "to_text"]
 
-_NOTICE_STYLES = {"info": "cyan", "warning": "yellow", "error": "bold red", "dim": "dim"}
-_STATUS_MARKS = {"running": ("⋯", "yellow"), "done": ("✓", "green"), "error": ("✗", "red")}
+_NOTICE_TOKENS = {"info": "accent", "warning": "warning", "error": "error", "dim": "dim"}
+_STATUS_MARKS = {"running": ("⋯", "warning"), "done": ("✓", "success"), "error": ("✗", "error")}
+_SYSTEM_THEME = builtin_theme(SYSTEM) or Theme(SYSTEM)
 
 
-def to_text(renderable: RenderableType, width: int, *, color: bool = True) -> str:
-    """Render to a string: ANSI-styled for the terminal, or plain."""
+def _style(*parts: str) -> str:
+    return " ".join(part for part in parts if part)
+
+
+def to_text(renderable: RenderableType, width: int, *, color: bool = True, theme: Theme | None = None) -> str:
+    """Render to a string: ANSI-styled for the terminal (in ``theme``'s markdown colours), or plain."""
+    from rich.theme import Theme as RichTheme
+
+    styles = theme.markdown_styles() if theme is not None and color else {}
+    # A theme file's exact colours where the terminal says it shows them; 256 colours otherwise.
+    truecolor = bool(styles) and os.environ.get("COLORTERM", "").lower() in ("truecolor", "24bit")
     console = Console(
+        theme=RichTheme(styles) if styles else None,
         file=io.StringIO(),
         width=max(20, width),
         force_terminal=color,
         no_color=not color,
-        color_system="256" if color else None,
+        color_system=("truecolor" if truecolor else "256") if color else None,
         legacy_windows=False,
         emoji=False,
         highlight=False,
@@ -59,6 +72,7 @@ class BlockRenderer:
         tool_definition: name → ``ToolDefinition`` (for ``render_call``/``render_result``), or ``None``.
         message_renderer: custom type → renderer ``(message, {"expanded"}) -> str | list[str]``, or ``None``.
         hide_thinking: Whether thinking is shown as one ``Thinking...`` line (pi's ``hideThinkingBlock``).
+        theme: The theme in use (read at each render, so a change shows at once); ``system`` if ``None``.
     """
 
     def __init__(
@@ -66,54 +80,76 @@ class BlockRenderer:
         tool_definition: Callable[[str], Any] | None = None,
         message_renderer: Callable[[str], Any] | None = None,
         hide_thinking: Callable[[], bool] | None = None,
+        theme: Callable[[], Theme] | None = None,
     ) -> None:
+        self._theme = theme or (lambda: _SYSTEM_THEME)
         self._tool_definition = tool_definition or (lambda name: None)
         self._message_renderer = message_renderer or (lambda custom_type: None)
         self._hide_thinking = hide_thinking or (lambda: False)
 
+    @property
+    def theme(self) -> Theme:
+        return self._theme()
+
     def renderable(self, block: Block) -> RenderableType:
+        theme = self.theme
         if isinstance(block, UserBlock):
-            return Padding(Text(block.text, style="bold"), (0, 0, 0, 0), style="on grey15", expand=True)
+            text = Text(block.text, style=_style("bold", theme.fg("userMessageText")))
+            return Padding(text, (0, 0, 0, 0), style=theme.bg("userMessageBg"), expand=True)
         if isinstance(block, AssistantBlock):
             return self._assistant(block)
         if isinstance(block, ToolBlock):
             return self._tool(block)
         if isinstance(block, NoticeBlock):
-            return Text(block.text, style=_NOTICE_STYLES.get(block.level, ""))
+            token = _NOTICE_TOKENS.get(block.level)
+            if token is None:
+                return Text(block.text)
+            return Text(block.text, style=_style("bold" if block.level == "error" else "", theme.fg(token)))
         return self._custom(block)
 
     def render(self, blocks: Iterable[Block], width: int, *, color: bool = True) -> str:
         """The blocks as one string, a blank line between them."""
-        parts = [to_text(self.renderable(block), width, color=color) for block in blocks if not _empty(block)]
+        theme = self.theme
+        parts = [
+            to_text(self.renderable(block), width, color=color, theme=theme)
+            for block in blocks
+            if not _empty(block)
+        ]
         return "\n".join(parts)
 
     def _assistant(self, block: AssistantBlock) -> RenderableType:
+        theme = self.theme
         parts: list[RenderableType] = []
         if block.thinking:
             # pi's hideThinkingBlock: the thoughts become one "Thinking..." line
             shown = "Thinking..." if self._hide_thinking() else block.thinking
-            parts.append(Text(shown, style="dim italic"))
+            parts.append(Text(shown, style=_style(theme.fg("thinkingText"), "italic")))
         if block.text:
-            parts.append(Markdown(block.text, hyperlinks=False, code_theme="ansi_dark"))
+            code_theme = "ansi_light" if theme.appearance == "light" else "ansi_dark"
+            parts.append(Markdown(block.text, hyperlinks=False, code_theme=code_theme))
         if block.error:
             parts.append(
                 Text(
-                    f"{'Aborted' if block.stop_reason == 'aborted' else 'Error'}: {block.error}", style="red"
+                    f"{'Aborted' if block.stop_reason == 'aborted' else 'Error'}: {block.error}",
+                    style=theme.fg("error"),
                 )
             )
         if not parts:
-            parts.append(Text("…" if not block.done else "", style="dim"))
+            parts.append(Text("…" if not block.done else "", style=theme.fg("dim")))
         return Group(*parts)
 
     def _tool(self, block: ToolBlock) -> RenderableType:
+        theme = self.theme
         row = tool_row(block, self._tool_definition(block.name))
-        mark, style = _STATUS_MARKS[block.status]
-        title = _Indented(Text(f"{mark} ", style), Text(row.title, "bold"))
+        mark, token = _STATUS_MARKS[block.status]
+        title = _Indented(
+            Text(f"{mark} ", theme.fg(token)), Text(row.title, _style("bold", theme.fg("toolTitle")))
+        )
         lines: list[RenderableType] = [title]
-        hint = Text(f"  … {counted(row.hidden, 'more line')} (ctrl+o to expand)", style="dim")
+        hint = Text(f"  … {counted(row.hidden, 'more line')} (ctrl+o to expand)", style=theme.fg("dim"))
         if row.hidden and row.hidden_at_start:
             lines.append(hint)
-        body_style = "red" if block.status == "error" else "grey70"
+        body_style = theme.fg("error" if block.status == "error" else "toolOutput")
         lines.extend(
             _Indented(Text("  "), Text(line, style="bold" if index in row.highlighted else body_style))
             for index, line in enumerate(row.body)
@@ -131,7 +167,7 @@ class BlockRenderer:
                 return Text.from_ansi("\n".join(sanitize_styled_line(str(line)) for line in lines))
             except Exception:  # boundary: a broken extension renderer falls back to the default
                 pass
-        return Group(Text(f"[{block.label}]", style="magenta"), Text(block.text))
+        return Group(Text(f"[{block.label}]", style=self.theme.fg("customMessageLabel")), Text(block.text))
 
 
 class _Indented:

@@ -3,7 +3,7 @@
 Every row is a setting with its current value; Enter (or Space on an empty search) moves it to its
 next value, saved at once to the user's settings file, as pi's list does; "Default thinking level
 per model" opens a model list, then the model's levels. Typing searches the rows; Esc closes (or
-leaves the model list). pi's rows for what tau does not have (themes, the fullscreen mode, transport,
+leaves the model list). pi's rows for what tau does not have (the fullscreen mode, transport,
 ``/share``, Mermaid, telemetry, the editor's padding, ...) are not shown (docs/interactive.md).
 
 The component follows the overlay contract of :mod:`tau.modes.interactive.dialogs`.
@@ -348,6 +348,18 @@ def setting_items(mode: Any) -> SettingsPanel:
                 shown or f"{now} ms",
                 list(choices),
                 lambda label: settings.save_global("httpIdleTimeoutMs", choices[label]),
+            )
+        )
+    themes = getattr(mode, "themes", None)
+    if themes is not None:
+        items.append(
+            SettingItem(
+                "theme",
+                "Theme",
+                "Color theme for the interface",
+                themes.active.name,
+                themes.names(),
+                mode.set_theme,
             )
         )
     items += [

@@ -51,6 +51,8 @@ class InteractiveUI(NoUI):
         overlays: Where dialogs and components are shown.
         editor: The prompt editor (``get_editor_text`` and friends).
         set_terminal_title: Writes the terminal title (sanitized by the caller).
+        themes: The run's themes (:class:`~tau.modes.themes.ThemeSet`) for ``get_all_themes`` and
+            ``get_theme``; ``on_theme(name)`` switches to one (``set_theme``).
     """
 
     def __init__(
@@ -59,7 +61,12 @@ class InteractiveUI(NoUI):
         overlays: OverlayHost,
         editor: EditorAccess | None = None,
         set_terminal_title: Callable[[str], None] | None = None,
+        *,
+        themes: Any = None,
+        on_theme: Callable[[str], dict[str, Any]] | None = None,
     ) -> None:
+        self._themes = themes
+        self._on_theme = on_theme
         self.controller = controller
         self.overlays = overlays
         # (not ``self.editor``: that name is the editor dialog of the UI protocol)
@@ -148,5 +155,21 @@ class InteractiveUI(NoUI):
         if expanded != self.controller.tools_expanded:
             self.controller.toggle_tools_expanded()
 
+    @property
+    def theme(self) -> Any:
+        """The theme in use (:class:`~tau.modes.themes.Theme`: ``fg(token)``, ``bg(token)``, ``colors``)."""
+        return self._themes.active if self._themes is not None else None
+
+    def get_all_themes(self) -> list[Any]:
+        """``[{"name", "path"}]`` of every theme (``system`` first), as pi's ``getAllThemes``."""
+        return self._themes.all_themes() if self._themes is not None else []
+
+    def get_theme(self, name: str) -> Any:
+        return self._themes.get(name) if self._themes is not None else None
+
     def set_theme(self, theme: Any) -> dict[str, Any]:
-        return {"success": False, "error": "Themes are not supported by tau"}
+        """Switch to a theme (a name, or a theme from ``get_theme``) and save it as the ``theme`` setting."""
+        name = getattr(theme, "name", theme)
+        if self._on_theme is None or not isinstance(name, str):
+            return {"success": False, "error": "no theme to set"}
+        return self._on_theme(name)
