@@ -175,14 +175,14 @@ def test_a_missing_extension_file_fails_with_its_path(project, tmp_path, isolate
     assert session_files(isolated_agent_dir) == []
 
 
-def test_pi_options_tau_lacks_are_parsed_and_named(project, tmp_path):
-    done = tau(
-        ["-p", "--theme", "t.json", "--no-themes", *faux(tmp_path, [{"text": "answered"}]), "hi"],
-        project,
-    )
+def test_theme_flags_say_nothing_outside_the_terminal_as_in_pi(project, tmp_path):
+    # Real pi 1.6: `pi -p --theme t.json --no-themes --use-theme nope hi` answers and prints nothing
+    # else (themes are the terminal's; a missing file or name is reported there).
+    args = ["-p", "--theme", "t.json", "--no-themes", "--use-theme", "nope", "--tui-mode", "regular"]
+    done = tau([*args, *faux(tmp_path, [{"text": "answered"}]), "hi"], project)
     assert done.returncode == 0, done
     assert done.stdout == "answered\n"
-    assert done.stderr.splitlines() == ["Warning: --theme: themes are not available in tau yet; ignored"]
+    assert done.stderr == ""
 
 
 def test_skill_and_template_flags_reach_the_run(project, tmp_path):
