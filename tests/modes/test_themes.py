@@ -180,3 +180,28 @@ def test_pis_own_theme_files_load_with_pis_colours():
         )
         assert done.returncode == 0, done.stderr
         assert {k: theme.colors[k] for k in raw} == dict(zip(raw, json.loads(done.stdout), strict=True))
+
+
+def test_extensions_see_the_themes_through_ctx_ui(tmp_path, monkeypatch):
+    """pi's ``ctx.ui.getAllThemes()``, ``getTheme(name)``, ``setTheme(name)`` and ``theme.fg(token, text)``."""
+    from tau.modes.interactive.model import ChatController
+    from tau.modes.interactive.overlay import OverlayHost
+    from tau.modes.interactive.ui import InteractiveUI
+
+    monkeypatch.delenv("COLORTERM", raising=False)
+    write(tmp_path / "agent" / "themes" / "mine.json", theme_document("mine", accent=196))
+    found = themes(tmp_path)
+    switched: list[str] = []
+
+    def on_theme(name: str) -> dict:
+        switched.append(name)
+        found.use(name)
+        return {"success": True}
+
+    ui = InteractiveUI(ChatController(), OverlayHost(lambda: None), themes=found, on_theme=on_theme)
+    listed = ui.get_all_themes()
+    assert [item["name"] for item in listed] == [SYSTEM, "dark", "light", "mine"]
+    assert listed[3]["path"] == str(tmp_path / "agent" / "themes" / "mine.json")
+    assert ui.get_theme("mine").fg("accent") == "color(196)" and ui.get_theme("nope") is None
+    assert ui.set_theme(ui.get_theme("mine")) == {"success": True} and switched == ["mine"]
+    assert ui.theme.fg("accent", "hot") == "\x1b[38;5;196mhot\x1b[0m"

@@ -79,6 +79,7 @@ def test_the_theme_setting_and_a_broken_theme_file(tmp_path, monkeypatch):
             f"Theme {themes / 'broken.json'}: invalid theme: missing 51 required color token(s): accent,"
         )
         assert "".join(expected.split()) in screen
+        assert "[Themes]\n  ocean" in tau.text()  # the startup lists the loaded theme files, as pi
         tau.send("from the setting" + ENTER)
         tau.wait_text("the answer")
         assert backgrounds_of(tau, "from the setting") == {"654321"}

@@ -200,6 +200,8 @@ class InteractiveMode:
             lines += ["[Skills]", "  " + ", ".join(skill.name for skill in resources.skills)]
         if resources is not None and resources.prompts:
             lines += ["[Prompts]", "  " + ", ".join(f"/{template.name}" for template in resources.prompts)]
+        if self.themes.themes:
+            lines += ["[Themes]", "  " + ", ".join(sorted(self.themes.themes))]
         extensions = [getattr(e, "path", "?") for e in getattr(self.runner, "extensions", None) or []]
         if extensions:
             lines += ["[Extensions]", "  " + ", ".join(sorted(extensions))]

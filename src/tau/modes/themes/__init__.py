@@ -98,15 +98,18 @@ class Theme:
     appearance: str | None = None
     colors: dict[str, str] = field(default_factory=dict)
 
-    def fg(self, token: str) -> str:
-        """The token as a foreground style (``""``: the terminal's own)."""
+    def fg(self, token: str, text: str | None = None) -> str:
+        """The token as a foreground ``rich`` style (``""``: the terminal's own); with ``text``, the
+        text in that colour (SGR), as pi's ``theme.fg(token, text)`` gives it to extensions."""
         value = self.colors.get(token, "default")
-        return "" if value == "default" else value
+        style = "" if value == "default" else value
+        return style if text is None else _styled(style, text)
 
-    def bg(self, token: str) -> str:
-        """The token as a background style (``""``: the terminal's own)."""
+    def bg(self, token: str, text: str | None = None) -> str:
+        """The token as a background ``rich`` style; with ``text``, the text on it (SGR)."""
         value = self.colors.get(token, "default")
-        return "" if value == "default" else f"on {value}"
+        style = "" if value == "default" else f"on {value}"
+        return style if text is None else _styled(style, text)
 
     def markdown_styles(self) -> dict[str, str]:
         """``rich``'s markdown styles from the ``md*`` tokens (none for ``system``: rich's own)."""
@@ -131,6 +134,17 @@ class Theme:
     def info(self) -> dict[str, Any]:
         """What ``ctx.ui.get_all_themes()`` lists: ``{"name", "path"}``."""
         return {"name": self.name, "path": self.path}
+
+
+def _styled(style: str, text: str) -> str:
+    if not style:
+        return text
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    truecolor = os.environ.get("COLORTERM", "").lower() in ("truecolor", "24bit")
+    system = ColorSystem.TRUECOLOR if truecolor else ColorSystem.EIGHT_BIT
+    return Style.parse(style).render(text, color_system=system)
 
 
 def builtin_theme(name: str) -> Theme | None:
