@@ -85,6 +85,21 @@ def test_an_unknown_option_is_one_line_and_a_hint(project, tmp_path, isolated_ag
     assert session_files(isolated_agent_dir) == []
 
 
+def test_an_unknown_option_comes_before_the_missing_prompt(project, tmp_path, isolated_agent_dir):
+    """``--bogus hi`` makes "hi" the option's value (pi's parser), so no prompt is left: pi 1.6 says
+    ``Error: Unknown option: --bogus`` (exit 1), and so does tau, not that the prompt is missing.
+    Real pi 1.6 with standard input not a terminal: ``pi --bogus --other`` → ``Error: Unknown options:
+    --bogus, --other``, exit 1."""
+    for args, line in (
+        (["--bogus", "hi"], "Error: Unknown option: --bogus"),
+        (["--bogus", "--other"], "Error: Unknown options: --bogus, --other"),
+    ):
+        done = tau([*args, *faux(tmp_path, [{"text": "answered"}])], project)
+        assert (done.returncode, done.stdout) == (1, ""), done
+        assert done.stderr.splitlines() == [line, "tau --help lists the options"]
+    assert session_files(isolated_agent_dir) == []
+
+
 def test_an_extension_flag_is_not_unknown(project, tmp_path, isolated_agent_dir):
     extension = tmp_path / "plan.py"
     extension.write_text(

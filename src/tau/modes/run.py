@@ -92,6 +92,12 @@ def main(argv: list[str], *, own_process: bool = False) -> int:
         print(str(exc), file=sys.stderr)
         return 1
     if mode == "print" and not (initial or "").strip() and not messages and not images:
+        # An unknown option comes first, as in pi (where `--bogus hi` makes "hi" the option's value).
+        unknown = _unknown_flags(args)
+        if unknown:
+            print(unknown, file=sys.stderr)
+            print(HELP_HINT, file=sys.stderr)
+            return 1
         # pi 1.6 exits 0 without a word here; tau says why nothing ran (decisions.md).
         print(NO_PROMPT, file=sys.stderr)
         return 2
@@ -131,6 +137,21 @@ def _help(args: argparse.Namespace) -> int:
         flags = []
     print(help_text(flags))
     return 0
+
+
+def _unknown_flags(args: argparse.Namespace) -> str | None:
+    """pi's ``Unknown option: --x`` for the long options no extension this command line loads declares."""
+    given = list(getattr(args, "unknown_flags", None) or {})
+    if not given:
+        return None
+    try:
+        declared = {flag["name"] for flag in asyncio.run(_extension_flags(args))}
+    except (ValueError, RuntimeError, OSError):
+        declared = set()
+    unknown = [name for name in given if name not in declared]
+    if not unknown:
+        return None
+    return f"Error: Unknown option{'s' if len(unknown) > 1 else ''}: {', '.join('--' + name for name in unknown)}"
 
 
 async def _extension_flags(args: argparse.Namespace) -> list[dict[str, Any]]:
