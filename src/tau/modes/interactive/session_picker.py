@@ -1,8 +1,9 @@
 """The session picker of ``/resume`` and ``tau -r``, with pi 1.6's scopes.
 
 It opens on this directory's sessions ("Current Folder"); Tab switches to every directory's ("All")
-and back, as in pi. Typing searches (every word must appear in the session's name, messages or
-directory), Ctrl+N shows only named sessions, Ctrl+P shows each session's file path, ↑↓ move, Enter
+and back, as in pi. Typing searches with pi's syntax: every word must appear in the session's
+name, id, messages or directory (or its letters, in order, in the name or directory), ``"two words"``
+is a phrase, ``re:<pattern>`` a regular expression; sessions whose name matches come first. Ctrl+N shows only named sessions, Ctrl+P shows each session's file path, ↑↓ move, Enter
 opens, Esc cancels. A session of another directory resumes in its own directory
 (:mod:`tau.modes.session_open`).
 
@@ -11,6 +12,7 @@ The component follows the overlay contract of :mod:`tau.modes.interactive.dialog
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -76,18 +78,17 @@ class SessionPicker(Component):
         return self._loaded[scope]
 
     def matches(self) -> list[Any]:
-        words = self.query.lower().split()
-        shown = []
-        for info in self.sessions():
-            if self.named_only and not info.name:
+        """The sessions the search keeps, best match first (pi's tiers: name, then text, then letters)."""
+        search = parse_search(self.query)
+        ranked = []
+        for order, info in enumerate(self.sessions()):
+            if self.named_only and not (info.name or "").strip():
                 continue
-            text = " ".join(
-                str(part or "")
-                for part in (info.name, info.all_messages_text or info.first_message, info.cwd)
-            ).lower()
-            if all(word in text for word in words):
-                shown.append(info)
-        return shown
+            tier = search.tier(info)
+            if tier is not None:
+                ranked.append((tier, order, info))
+        ranked.sort(key=lambda item: item[:2])
+        return [info for _, _, info in ranked]
 
     def render(self, width: int) -> list[str]:
         title = "Resume Session (Current Folder)" if self.scope == CURRENT else "Resume Session (All)"
@@ -100,7 +101,10 @@ class SessionPicker(Component):
         lines.append(_clip(f"search: {self.query}█", width))
         shown = self.matches()
         self.index = min(self.index, max(0, len(shown) - 1))
-        if not shown:
+        error = parse_search(self.query).error
+        if error:
+            lines.append(f"{_DIM}{_clip(f'Invalid regex: {error}', width)}{_RESET}")
+        elif not shown:
             lines.append(f"{_DIM}{_clip(self._empty_message(), width)}{_RESET}")
         start = max(0, min(self.index - self.visible // 2, len(shown) - self.visible))
         now = time.time()
@@ -109,7 +113,10 @@ class SessionPicker(Component):
             lines.append(f"{_INVERSE}› {text}{_RESET}" if position == self.index else f"  {text}")
         lines.append(
             f"{_DIM}"
-            + _clip("tab scope · type to search · ctrl+n named · ctrl+p path · ↑↓ · enter · esc", width)
+            + _clip(
+                'tab scope · re:<pattern> regex · "phrase" exact · ctrl+n named · ctrl+p path · enter · esc',
+                width,
+            )
             + _RESET
         )
         return lines
@@ -172,3 +179,71 @@ class SessionPicker(Component):
         self.query += sanitize_text(text).replace("\n", " ")
         self.index = 0
         self.request_render()
+
+
+_NAME, _TEXT, _LETTERS = 0, 1, 2
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _in_order(letters: str, text: str) -> bool:
+    found = iter(text.lower())
+    return all(letter in found for letter in letters.lower())
+
+
+class Search:
+    """A parsed picker query: ``re:<pattern>``, or words and ``"phrases"`` that must all match."""
+
+    def __init__(self, regex: re.Pattern[str] | None, tokens: list[tuple[str, str]], error: str = "") -> None:
+        self.regex, self.tokens, self.error = regex, tokens, error
+
+    def tier(self, info: Any) -> int | None:
+        """How well ``info`` matches (lower is better), or ``None`` when it does not."""
+        if self.error:
+            return None
+        name = str(info.name or "")
+        text = str(info.all_messages_text or info.first_message or "")
+        fields = (str(info.id), text, str(info.cwd))
+        if self.regex is not None:
+            if name and self.regex.search(name):
+                return _NAME
+            return _TEXT if any(self.regex.search(field) for field in fields) else None
+        worst = _NAME
+        for kind, value in self.tokens:
+            squash = _squash if kind == "phrase" else str.lower
+            wanted = squash(value)
+            if wanted in squash(name):
+                tier = _NAME
+            elif any(wanted in squash(field) for field in fields):
+                tier = _TEXT
+            elif kind == "word" and (_in_order(wanted, name) or _in_order(wanted, str(info.cwd))):
+                tier = _LETTERS
+            else:
+                return None
+            worst = max(worst, tier)
+        return worst
+
+
+def parse_search(query: str) -> Search:
+    """pi's session search syntax (``re:``, quotes; an unclosed quote: plain words)."""
+    text = query.strip()
+    if text.startswith("re:"):
+        pattern = text[3:].strip()
+        if not pattern:
+            return Search(None, [], "Empty regex")
+        try:
+            return Search(re.compile(pattern, re.IGNORECASE), [])
+        except re.error as exc:
+            return Search(None, [], str(exc))
+    if text.count('"') % 2:
+        return Search(None, [("word", word) for word in text.split()])
+    tokens: list[tuple[str, str]] = []
+    for index, part in enumerate(text.split('"')):
+        if index % 2:
+            if part.strip():
+                tokens.append(("phrase", part.strip()))
+        else:
+            tokens += [("word", word) for word in part.split()]
+    return Search(None, tokens)
