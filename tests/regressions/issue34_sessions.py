@@ -121,6 +121,14 @@ def continue_in(command: list[str], session: Path, root: Path) -> tuple[list[Any
     """Continue ``session`` (a copy) with :data:`FOLLOW_UP`: the requests sent and the entries added."""
     copy = root / f"continued-{len(list(root.glob('continued-*')))}.jsonl"
     shutil.copyfile(session, copy)
+    # A session runs in its own directory (pi 1.6): the header names the scratch folder that wrote it,
+    # gone by now, so the copy names this run's `work`, as when pi continued it for the golden.
+    lines = copy.read_text().splitlines()
+    header = json.loads(lines[0])
+    if header.get("type") == "session":
+        header["cwd"] = str(root / "work")
+        lines[0] = json.dumps(header, separators=(",", ":"))
+        copy.write_text("\n".join(lines) + "\n")
     before = len(copy.read_text().splitlines())
     with LoopbackServer([text_reply("OK")]) as server:
         done = run_cli(command, root, server.url, "--session", str(copy), FOLLOW_UP)
