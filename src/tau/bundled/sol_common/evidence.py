@@ -7,14 +7,24 @@ it could no longer see: a *miss* (decisions.md, "The evidence wave"). Observatio
 tokens the other way round: a result whose tokens the model keeps using is still in use.
 
 A token is *distinctive* when it is specific enough that seeing it in a call means the model took it
-from somewhere, not from common vocabulary:
+from somewhere, not from common vocabulary (issue 25: "identifier, path, number"):
 
-- a **path**: a word with a ``/`` between word characters (``src/calc.py``, ``./a/b``), or a file name
-  with an extension of letters (``calc.py``, ``Makefile.am``);
+- a **path**: a word with a ``/`` between word characters (``src/calc.py``, ``./a/b``, ``/usr/lib``,
+  ``src/tau/``) that is not two words of prose (one slash and no dot: ``Create/edit``), or a file
+  name whose extension is a known file extension (``calc.py``, ``package-lock.json``, ``index.d.ts``);
 - an **identifier** of at least four characters with an underscore, a digit, or a lower-to-upper
-  case change (``parse_header``, ``utf8``, ``parseHeader``), or any word of at least eight letters;
-- a **number** of at least three digits (``412``; ``3.14`` counts its digits: ``3.14159``), or a hex
-  string of at least seven characters with a digit and a letter (``a1b2c3d``, a commit).
+  case change (``parse_header``, ``utf8``, ``parseHeader``);
+- a **number** of at least three digits (``412``; ``3.14`` counts its digits: ``3.14159``) that is not
+  a round one of at most two significant digits (``100``, ``120``, ``500``, ``4000``: what a model
+  chooses for ``head -n``, a timeout or a width rather than reads), or a hex string of at least seven
+  characters with a digit and a letter (``a1b2c3d``, a commit).
+
+Not distinctive (each rule was taken out after reading the misses it counted in the two real pi
+sessions of the fixtures, ``docs/savings.md``): plain words, however long (``automatically``,
+``undefined``, ``instanceof``: a model writes them from its vocabulary), a dotted name that is no
+file name (``console.error``, ``Date.now``, ``this.state``) and two words joined by a slash
+(``tool_use/tool_result``); the identifiers within them still count (``assistantMsg`` in
+``assistantMsg.stopReason``).
 
 Whether a distinctive token is evidence from hidden content is decided by the caller: it must occur
 in the hidden original and nowhere in what the model can see.
@@ -29,26 +39,58 @@ from typing import Any
 
 from tau.extension import tool_calls
 
-__all__ = ["distinctive_tokens", "message_evidence_text", "tool_call_tokens"]
+__all__ = ["FILE_EXTENSIONS", "distinctive_tokens", "message_evidence_text", "tool_call_tokens"]
 
 # The standard library's engine: these patterns mean the same in it as in ``regex``, and it reads a
 # log several times faster (ObservationPack reads every result that enters the context).
 _WORD = re.compile(r"[A-Za-z0-9_./~-]+")
-_PATH = re.compile(r"(?:[\w.~-]*\w/[\w.-]*\w[\w./-]*)|(?:[A-Za-z0-9_-]+\.[A-Za-z][A-Za-z0-9]{0,7})")
+_PATH = re.compile(r"[\w.~-]*\w/[\w.-]*\w[\w./-]*")
+# A file name: the whole word, its last extension a known one (a dotted name such as ``Date.now`` or
+# ``console.error`` is code, not a file).
+_FILE_NAME = re.compile(r"[A-Za-z0-9_-][\w.-]*\.([A-Za-z][A-Za-z0-9]{0,9})")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\d.])")
 _HEX = re.compile(r"(?<![\w])[0-9a-f]{7,}(?![\w])")
 _CAMEL = re.compile(r"[a-z][A-Z]")
+# Round numbers of at most two significant digits: chosen (``head -n 100``, ``timeout 120``), not read.
+_ROUND = re.compile(r"[1-9]\d?0+")
+# The extensions that make a dotted word a file name (lower case; compared case-insensitively).
+# Left out on purpose, being member names far more often than extensions: env, map, key, out, err,
+# min, d, a, o, m, v, r.
+FILE_EXTENSIONS = frozenset(
+    """
+    py pyi pyx pxd ipynb js mjs cjs jsx ts tsx mts cts vue svelte json jsonl json5 ndjson md mdx rst
+    txt adoc org toml yaml yml ini cfg conf properties lock log csv tsv xml xsd xsl html htm xhtml css
+    scss sass less svg png jpg jpeg gif webp ico bmp pdf c h cc cpp cxx hpp hh hxx ipp inl mm rs go
+    java kt kts scala sc groovy gradle swift rb erb rake gemspec php pl pm lua sql sh bash zsh fish
+    ps1 psm1 bat cmd dart ex exs erl hrl hs lhs ml mli fs fsi fsx cs csproj sln vb clj cljs cljc edn
+    elm nim zig sv svh vhd vhdl proto graphql gql tf tfvars hcl nix el vim mk am ac cmake in tpl
+    tmpl j2 jinja jinja2 mustache hbs ejs pug dockerfile gitignore dockerignore editorconfig patch
+    diff orig bak rej tmp gz tgz bz2 xz zst zip tar jar war whl egg so dylib dll exe wasm class pyc
+    pem crt cer csr tex bib snap lockb sum mod plist xcconfig pbxproj storyboard xib asm s
+    """.split()
+)
 
 
 def _is_distinctive_identifier(word: str) -> bool:
-    if "_" in word.strip("_") or any(ch.isdigit() for ch in word) or _CAMEL.search(word):
-        return True
-    return len(word) >= 8 and word.isalpha()
+    return "_" in word.strip("_") or any(ch.isdigit() for ch in word) or bool(_CAMEL.search(word))
 
 
 def _is_distinctive_number(number: str) -> bool:
-    return sum(ch.isdigit() for ch in number) >= 3
+    return sum(ch.isdigit() for ch in number) >= 3 and not _ROUND.fullmatch(number)
+
+
+def _prose_pair(path: str, chunk: str, start: int) -> bool:
+    """Whether a slashed word is two words of prose (``Create/edit``, ``error/aborted``, ``and/or``):
+    one slash, no dot, not under the root (``/usr/lib`` is a path) nor ending in a slash."""
+    return path.count("/") == 1 and "." not in path and not path.endswith("/") and chunk[start - 1 : start] != "/"
+
+
+def _file_name(chunk: str) -> str | None:
+    """The chunk as a file name, when it is one (a trailing sentence dot left out)."""
+    name = chunk.rstrip(".")
+    match = _FILE_NAME.fullmatch(name)
+    return name if match is not None and match.group(1).lower() in FILE_EXTENSIONS else None
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -56,8 +98,12 @@ def _chunk_tokens(chunk: str) -> frozenset[str]:
     """The distinctive tokens of one word-like chunk; chunks repeat a lot in real output (the same
     paths, names and numbers), so they are remembered."""
     found: set[str] = set()
-    for path in _PATH.findall(chunk):
-        found.add(path.rstrip("."))
+    for match in _PATH.finditer(chunk):
+        path = match.group().rstrip(".")
+        if not _prose_pair(path, chunk, match.start()):
+            found.add(path)
+    if (name := _file_name(chunk)) is not None:
+        found.add(name)
     for word in _IDENT.findall(chunk):
         if _is_distinctive_identifier(word):
             found.add(word)
