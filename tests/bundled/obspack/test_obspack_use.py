@@ -136,3 +136,39 @@ def test_small_old_results_stay_in_a_large_context(tmp_path):
     session = Session(tmp_path / "small", {"swapBatching": False})
     small = session.call("bash", {"command": "git status"}, status)
     assert packed(session, small, idle(session, 6))
+
+
+def large_source(marker: str) -> str:
+    """A file of about 12 KB (over ObservationPack's 10 KiB) holding six distinctive names."""
+    return "\n".join(
+        f"line {n}: " + (f"def {marker}_{n // 60}(): pass" if n % 60 == 30 else "x = helper()  # filler")
+        for n in range(420)
+    )
+
+
+def large_packed(session: Session, message: dict, given: list[dict]) -> bool:
+    return text_of(session.shown(message, given)).startswith("[large tool result replaced")
+
+
+def test_a_large_result_stays_while_the_model_uses_it_and_goes_two_turns_after(tmp_path):
+    """SoL-Pi's large rule counted its two full sends from the call; a 40 KB module the model
+    split into six files over six turns was packed after the second (issue 25)."""
+    session = Session(tmp_path, PLAIN)
+    module = session.call("read", {"path": "main.py"}, large_source("split_me"))
+    for turn in range(5):  # each turn writes a file using a name only the module showed
+        given = session.request()
+        assert not large_packed(session, module, given), turn
+        session.call("write", {"path": f"part_{turn}.py", "content": f"from main import split_me_{turn}"}, "ok")
+    given = idle(session, 1)
+    assert not large_packed(session, module, given)  # one turn since its last use
+    given = idle(session, 1)
+    assert large_packed(session, module, given)  # two: SoL-Pi's placeholder
+
+
+def test_a_large_result_never_used_goes_after_its_first_two_sends_as_in_sol_pi(tmp_path):
+    session = Session(tmp_path, PLAIN)
+    module = session.call("read", {"path": "main.py"}, large_source("never_named"))
+    given = idle(session, 1)
+    assert not large_packed(session, module, given)
+    given = idle(session, 1)
+    assert large_packed(session, module, given)

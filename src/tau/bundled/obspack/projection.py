@@ -3,7 +3,8 @@
 Three rules make an observation *due* for its placeholder:
 
 - **large** (SoL-Pi's rule): a successful, text-only result over 10 KiB, after its first two full
-  sends (the assistant messages after it, or the larger count recorded on the branch);
+  sends (the assistant messages after it, or the larger count recorded on the branch) and two
+  sends after the last turn that used it (issue 25: age from last use, :mod:`.scan`);
 - **superseded** (stale packing): a later call has one of the result's keys (a later run of the
   same command, a later read, edit or write of the same path, see :mod:`.stale`); the newest
   output of a command or path is never superseded;
@@ -355,8 +356,8 @@ def _large_swap(
     after = context.turns - 1 - item.turn
     request = context.turns + 1
     previous = _large_sends(item, large, after, request, plan, counted, send_counts, branch_ids)
-    if previous < FULL_SENDS:
-        return None
+    if previous < FULL_SENDS or context.used_within(item, FULL_SENDS):
+        return None  # sent in full twice, and twice since the model last used it (issue 25)
     text = placeholder(large, rules.head_bytes, rules.tail_bytes)
     reason = f"after its first {FULL_SENDS} provider requests"
     return _Swap(item, large, text, reason, large.tokens - estimate_tokens(text), previous)

@@ -9,10 +9,10 @@ messages that are the same objects as last time keep their reading); any other c
 carry one of the result's distinctive tokens (:mod:`tau.bundled.sol_common.evidence`) that the call
 which made the result did not already carry, and the result is the newest one that holds the token
 (the model takes it from the latest place it saw it: an old read whose names a newer grep repeats
-is not kept for them). ``edit``/``write`` arguments are sources too. Results over 10 KiB are not:
-SoL-Pi's rule packs them after two sends whatever their use, so a token they hold is credited to the
-newest smaller one that still shows it. A result's age counts from the last turn that used it
-(:meth:`ContextScan.unused_for`), so a result the model keeps working from stays.
+is not kept for them). ``edit``/``write`` arguments are sources too, and so are results over 10 KiB:
+SoL-Pi's rule packs them after two sends, counted from their last use (a 40 KB module the model
+splits into six files over six turns stays while it does). A result's age counts from the last turn
+that used it (:meth:`ContextScan.unused_for`), so a result the model keeps working from stays.
 
 Every result and turn is read for its tokens once, when it enters the context; a fresh read (a
 resumed session, after a compaction) reads only the last :data:`USE_TURNS` turns for them, so the
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from itertools import compress, repeat
 from typing import Any
 
-from tau.bundled.obspack.observation import THRESHOLD_BYTES
 from tau.bundled.obspack.stale import MUTATIONS, Key, call_keys, message_tokens
 from tau.bundled.sol_common.evidence import distinctive_tokens, message_evidence_text
 from tau.extension import unchanged_prefix
@@ -73,7 +72,7 @@ def evidence_of(item: Item, text: str) -> frozenset[str]:
 
 def item_evidence(item: Item) -> frozenset[str] | None:
     """:func:`evidence_of` an item (a result's text, or a call's argument strings); ``None`` for a
-    result that is no source of tokens (not only text, or over 10 KiB)."""
+    result that is no source of tokens (not only text)."""
     if item.block is not None:
         return evidence_of(item, _argument_text((item.call or {}).get("arguments")))
     content = item.message.get("content")
@@ -85,10 +84,7 @@ def item_evidence(item: Item) -> frozenset[str] | None:
     ]
     if not texts or len(texts) != len(blocks):  # (a block that is not text with a string: not a source)
         return None
-    text = "\n".join(texts)
-    if len(text) > THRESHOLD_BYTES:  # over 10 KiB in characters is over it in UTF-8 bytes too
-        return None
-    return evidence_of(item, text)
+    return evidence_of(item, "\n".join(texts))
 
 
 class ContextScan:
@@ -176,6 +172,11 @@ class ContextScan:
     def unused_for(self, item: Item, window: int) -> bool:
         """Whether ``window`` assistant turns have passed since the item's call and its last use."""
         return self.turns - 1 - self.last_use(item) >= window
+
+    def used_within(self, item: Item, window: int) -> bool:
+        """Whether a turn after the item's call used it, fewer than ``window`` turns ago."""
+        last = self.last_use(item)
+        return last > item.turn and self.turns - 1 - last < window
 
     def _credit(self, message: dict[str, Any], turn: int) -> None:
         """The turn ``turn`` (``message``) uses the newest item holding each of its tokens."""
