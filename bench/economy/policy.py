@@ -350,7 +350,7 @@ def _receipt(view: View) -> dict[str, Any]:
     source = re.search(r"^source_sha256=([0-9a-f]{64})$", request, re.MULTILINE)
     is_error = "\nis_error=true\n" in request
     log = request.split("<untrusted_log>\n", 1)[-1].rsplit("\n</untrusted_log>", 1)[0]
-    wanted = re.compile(r"(FAIL|ERROR|Error|error|AssertionError|FAILED|fatal|warning)")
+    wanted = re.compile(r"fail|error|fatal|warning|assert", re.IGNORECASE)
     quotes = []
     for line in log.split("\n"):
         if wanted.search(line) and line.strip() and line not in quotes and len(line) <= 600:

@@ -19,6 +19,7 @@ NAMES = (
     "six-prompts",
     "ci-jobs",
     "lockfile",
+    "ctest-suite",
 )
 
 
