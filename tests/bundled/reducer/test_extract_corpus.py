@@ -201,3 +201,42 @@ def test_mypy_with_columns_is_mypy_only():
     log = "typed/a.py:3:5: error: Incompatible types in assignment  [assignment]\nFound 1 error in 1 file (checked 2 source files)\n"
     extraction = extract(log)
     assert (extraction.format, extraction.failures) == ("mypy", 1)
+
+
+def _unittest_failure(cls: str, n: int, error: str) -> str:
+    return (
+        "======================================================================\n"
+        f"FAIL: test_{cls.lower()}_{n:02d} (tests.test_{cls.lower()}.Test{cls}.test_{cls.lower()}_{n:02d})\n"
+        "----------------------------------------------------------------------\n"
+        "Traceback (most recent call last):\n"
+        f'  File "/repo/tests/test_{cls.lower()}.py", line {8 + 3 * n}, in test_{cls.lower()}_{n:02d}\n'
+        f"    self.assertEqual(f({n}), {n + 1})\n"
+        f"{error}\n\n"
+    )
+
+
+def test_more_failures_than_fit_quote_each_test_class_first_and_a_few_of_each():
+    """Three bugs in three test classes, 25 failures each, all ``AssertionError: # != #``: the
+    receipt quotes each class's first failure in full (the third bug was missing from fix-the-tests'
+    first receipt, 17 of whose 24 items were ``FAIL:`` lines of the first class), then a few more."""
+    classes = ("Scale", "Mean", "Slug")
+    log = "".join(
+        _unittest_failure(cls, n, f"AssertionError: {n + 7} != {n + 1}") for cls in classes for n in range(25)
+    ) + "----------------------------------------------------------------------\nRan 75 tests in 0.068s\n\nFAILED (failures=75)\n"
+    extraction = extract(log)
+    assert extraction.format == "unittest" and extraction.failures == 75
+    quotes = [quote for _, quote in extraction.items]
+    for cls in classes:
+        name = cls.lower()
+        assert f"FAIL: test_{name}_00 (tests.test_{name}.Test{cls}.test_{name}_00)" in quotes
+        assert f'File "/repo/tests/test_{name}.py", line 8, in test_{name}_00' in quotes
+        assert sum(f".Test{cls}." in quote for quote in quotes) == 6  # the first, and five more
+    assert "AssertionError: 7 != 1" in quotes
+    assert extraction.unquoted == 75 - 18
+
+
+def test_failing_tests_that_fit_are_all_quoted_whatever_their_class():
+    log = "".join(_unittest_failure("Scale", n, f"AssertionError: {n + 7} != {n + 1}") for n in range(12))
+    extraction = extract(log + "Ran 12 tests in 0.01s\n\nFAILED (failures=12)\n")
+    assert extraction.unquoted == 0
+    assert sum("FAIL: test_scale_" in quote for _, quote in extraction.items) == 12

@@ -130,6 +130,20 @@ def _chunks(log: Log, block: Span) -> list[Span]:
     return chunks
 
 
+_GROUP_SEPARATORS = ("::", " › ", " > ", ".", "/")
+
+
+def _group(failure: Failure) -> str:
+    """A failing test's group: its id without the last part (``tests.test_ops.TestScale`` of
+    ``tests.test_ops.TestScale.test_scale_01``, ``tests/test_a.py`` of ``tests/test_a.py::test_b``);
+    ``""`` for a diagnostic line (whose id is its ``file:line``: one kind across files)."""
+    if failure.error is None:
+        return ""
+    ident = failure.ident
+    cut = max(ident.rfind(separator) for separator in _GROUP_SEPARATORS)
+    return ident[:cut] if cut > 0 else ""
+
+
 def _error_text(log: Log, failure: Failure) -> str:
     span = failure.error or failure.target
     return signature(log.plain[span.first]) if span is not None else ""
@@ -157,10 +171,11 @@ def extract(text: str) -> Extraction | None:
             picker.add("summary", span)
         for span in f.fatal:
             picker.add("fatal", span)
-    # 2. the first failure of each kind, in full
-    kinds: dict[str, Failure] = {}
+    # 2. the first failure of each kind, in full (of each kind in each test group: three test
+    #    classes failing with the same ``AssertionError: # != #`` are three bugs to fix)
+    kinds: dict[tuple[str, str], Failure] = {}
     for _, failure in errors:
-        kinds.setdefault(_error_text(log, failure), failure)
+        kinds.setdefault((_group(failure), _error_text(log, failure)), failure)
     for failure in kinds.values():
         if id(failure) not in in_blocks:
             picker.add("target", failure.target)
@@ -176,21 +191,30 @@ def extract(text: str) -> Extraction | None:
         for block in f.id_blocks:
             for chunk in _chunks(log, block):
                 picker.add("target", chunk)
-    shown: dict[str, int] = {}
+    # A diagnostic line (compiler, linter): a few of each kind tell enough. Failing tests too, when
+    # they cannot all be quoted: a few of each kind in each group, not the first 20 of the first group.
+    crowded = len(errors) > MAX_ITEMS
+    shown: dict[tuple[str, str], int] = {}
+    left_out: set[int] = set()
     for _, failure in errors:
         if picker.covered(failure.target):
             continue
-        if failure.error is None:  # a diagnostic line (compiler, linter): a few of each kind tell enough
-            kind = _error_text(log, failure)
+        if failure.error is None or crowded:
+            kind = (_group(failure), _error_text(log, failure))
             shown[kind] = shown.get(kind, 0) + 1
             if shown[kind] > MAX_DIAGNOSTICS_OF_A_KIND:
+                left_out.add(id(failure))
                 continue
         picker.add("target", failure.target or failure.error)
-    # 4. the other failures' first error lines and locations, then warnings
+    # 4. the other failures' first error lines and locations (when they cannot all be quoted, those
+    #    of the first failure of each kind tell the rest), then warnings
+    if crowded:
+        left_out.update(id(failure) for _, failure in errors)
     for _, failure in errors:
-        picker.add("failure", failure.error)
+        if id(failure) not in left_out:
+            picker.add("failure", failure.error)
     for _, failure in errors:
-        for span in failure.locations[:1]:
+        for span in failure.locations[:1] if id(failure) not in left_out else ():
             picker.add("location", span)
     for _, failure in warnings:
         picker.add("warning", failure.target)
