@@ -57,8 +57,7 @@ _ROUND = re.compile(r"[1-9]\d?0+")
 # The extensions that make a dotted word a file name (lower case; compared case-insensitively).
 # Left out on purpose, being member names far more often than extensions: env, map, key, out, err,
 # min, d, a, o, m, v, r.
-FILE_EXTENSIONS = frozenset(
-    """
+_EXTENSION_WORDS = """
     py pyi pyx pxd ipynb js mjs cjs jsx ts tsx mts cts vue svelte json jsonl json5 ndjson md mdx rst
     txt adoc org toml yaml yml ini cfg conf properties lock log csv tsv xml xsd xsl html htm xhtml css
     scss sass less svg png jpg jpeg gif webp ico bmp pdf c h cc cpp cxx hpp hh hxx ipp inl mm rs go
@@ -68,8 +67,8 @@ FILE_EXTENSIONS = frozenset(
     tmpl j2 jinja jinja2 mustache hbs ejs pug dockerfile gitignore dockerignore editorconfig patch
     diff orig bak rej tmp gz tgz bz2 xz zst zip tar jar war whl egg so dylib dll exe wasm class pyc
     pem crt cer csr tex bib snap lockb sum mod plist xcconfig pbxproj storyboard xib asm s
-    """.split()
-)
+"""
+FILE_EXTENSIONS = frozenset(_EXTENSION_WORDS.split())
 
 
 def _is_distinctive_identifier(word: str) -> bool:
