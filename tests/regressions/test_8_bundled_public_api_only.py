@@ -3,7 +3,8 @@ is built on the public extension API only, and each has its page under ``docs/ex
 
 ``tests/architecture/test_layers.py`` checks ``import`` statements. This file checks what it does not:
 that it sees every module of every bundled extension, that the extensions do not reach into each
-other (only the shared ``sol_common`` helpers), and that no module name handed to ``importlib`` at
+other (only the shared ``sol_common`` helpers and each other's ``wire`` module, the names their
+session entries carry), and that no module name handed to ``importlib`` at
 run time points outside ``tau.common``/``tau.extension``/``tau.bundled``.
 """
 
@@ -22,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "tau"
 DOCS = ROOT / "docs" / "extensions"
 SHARED = ("tau.bundled.sol_common", "tau.bundled.todo_state")  # shared helpers, not extensions
+# An extension's wire format (what it writes into a session file) is public: another may read it.
+WIRE = re.compile(r"tau\.bundled\.\w+\.wire")
 DOC_OF = {
     "todo": "todo.md",
     "todo-loop": "todo-loop.md",
@@ -87,7 +90,9 @@ def test_imports_stay_in_the_public_api_the_extension_and_the_shared_helpers(nam
     wrong = []
     for path in sources(package):
         for line, target in checker.imported_modules(path):
-            if target == "tau" or not any(target == a or target.startswith(a + ".") for a in allowed):
+            if target == "tau" or not (
+                any(target == a or target.startswith(a + ".") for a in allowed) or WIRE.fullmatch(target)
+            ):
                 wrong.append(f"{path.relative_to(SRC.parent)}:{line} imports {target}")
     assert not wrong, "\n".join(wrong)
 
@@ -120,3 +125,18 @@ def test_the_run_time_check_sees_a_violation(tmp_path):
         n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and DOTTED.fullmatch(str(n.value))
     ]
     assert names == ["tau.agent.session"]
+
+
+def test_a_wire_module_is_a_leaf():
+    """Reading another extension's wire format never loads its internals: a ``wire`` module imports
+    only the extension API and the shared primitives."""
+    checker = load_layer_checker()
+    wires = sorted((SRC / "bundled").glob("*/wire.py"))
+    assert {path.parent.name for path in wires} >= {"fusion", "obspack", "reducer", "occ"}
+    wrong = [
+        f"{path.relative_to(SRC.parent)}:{line} imports {target}"
+        for path in wires
+        for line, target in checker.imported_modules(path)
+        if not target.startswith(("tau.common", "tau.extension"))
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -269,7 +269,7 @@ def summarize(session: SessionManager, file: str) -> dict[str, Any]:
 def _reducer_summary(session: SessionManager) -> dict[str, Any] | None:
     """The Evidence-Preserving Reducer's journal on the active branch: receipts by tier, the reducer
     model(s) and how each was chosen, the logs left in full by reason."""
-    from tau.bundled.reducer.config import REDUCER_EVENT_TYPE
+    from tau.bundled.reducer.wire import JOURNAL_TYPE as REDUCER_EVENT_TYPE
 
     applied: Counter[str] = Counter()
     formats: Counter[str] = Counter()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.bundled.fusion.wire import FAILED, SKIPPED, SUCCEEDED
 from tau.extension import TextContent, text_block
 
 __all__ = [
@@ -23,9 +24,6 @@ __all__ = [
     "then_run_schema",
 ]
 
-SUCCEEDED = "[then_run:succeeded]"
-FAILED = "[then_run:failed]"
-SKIPPED = "[then_run:skipped]"
 EMPTY_FAILURE_OUTPUT = "Command failed."
 
 

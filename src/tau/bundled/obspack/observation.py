@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from tau.bundled.reducer.wire import RECEIPT_PREFIX
 from tau.common import jsjson
 from tau.common.jsstr import js_len
 from tau.common.lazy_regex import lazy_pattern
@@ -27,7 +28,7 @@ __all__ = [
 
 THRESHOLD_BYTES = 10 * 1024
 FULL_SENDS = 2
-RECEIPT_LINE = "sol_pi_evidence_receipt_v1"
+RECEIPT_LINE = RECEIPT_PREFIX  # a reducer receipt is never packed
 _ID = lazy_pattern(r"^obs_[a-f0-9]{24}$")
 # Any code point is at most 4 UTF-8 bytes: shorter texts cannot pass the threshold (no encode needed).
 _MAX_UTF8_PER_CHAR = 4

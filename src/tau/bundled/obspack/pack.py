@@ -23,6 +23,7 @@ from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCo
 from tau.bundled.obspack.recall import read_page, render_page, search
 from tau.bundled.obspack.store import ObservationStore, sha256_fd
 from tau.bundled.obspack.window import WINDOW_TYPE, Window
+from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.bundled.sol_common import (
     SolSettings,
     banner_lines,
@@ -222,7 +223,7 @@ class ObservationPack:
 
     def recall_tool(self) -> ToolDefinition:
         return ToolDefinition(
-            name="obs_recall",
+            name=RECALL_TOOL,
             label="Recall Observation",
             description=RECALL_DESCRIPTION,
             parameters=RECALL_PARAMETERS,

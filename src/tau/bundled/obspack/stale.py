@@ -15,13 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tau.bundled.obspack.wire import RECALL_TOOL
+from tau.bundled.occ.wire import PLAN_TOOL
+
 __all__ = ["KEPT_TOOLS", "MUTATIONS", "Key", "Seen", "call_keys", "message_tokens"]
 
 Key = tuple[str, str]
 MUTATIONS = ("edit", "write")
 # Results stale packing leaves alone: the checklist (todo decides how it reaches the model), a page
 # the model recalled on purpose, and the plan and loop tools' answers.
-KEPT_TOOLS = frozenset(("todo", "obs_recall", "todo_loop_block", "update_plan"))
+KEPT_TOOLS = frozenset(("todo", RECALL_TOOL, "todo_loop_block", PLAN_TOOL))
 
 
 def _path(arguments: dict[str, Any]) -> str | None:

@@ -24,6 +24,7 @@ import re
 import stat
 from collections.abc import Iterator
 
+from tau.bundled.obspack.wire import LEDGER_FILE, OBJECTS_DIR, PACK_DIR
 from tau.bundled.sol_common import RuntimeRoot
 from tau.bundled.sol_common.private_dirs import (
     NotRegularFileError,
@@ -39,9 +40,6 @@ from tau.common.regular_files import file_kind
 
 __all__ = ["ObservationStore", "StoreError", "guard_no_follow", "sha256_fd"]
 
-PACK_DIR = "observation-pack"
-OBJECTS_DIR = "objects"
-LEDGER_FILE = "ledger.jsonl"
 _CHUNK = 1024 * 1024
 
 # A store failure the model or the log can read; ``code`` is the errno name when there is one.

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from tau.bundled.obspack.projection import ProjectionPlan, is_old_reason
+from tau.bundled.obspack.wire import WINDOW_TYPE
 from tau.bundled.sol_common.refetch import RECALL_TOOL, CallHistory, call_identity
 
 __all__ = ["WINDOW_SCHEMA", "WINDOW_TYPE", "Window", "window_entry"]
 
-WINDOW_TYPE = "sol-pi-observation-pack-window-v1"
 WINDOW_SCHEMA = "sol-pi-observation-pack-window/1"
 
 

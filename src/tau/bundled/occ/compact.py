@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+# Action Fusion's marker before a failed then_run command's output (extensions.md §5.3).
+from tau.bundled.fusion.wire import FAILED as THEN_RUN_FAILED
 from tau.bundled.occ.decision_record import DECISION_TYPE, decision_data
 from tau.bundled.occ.economics import MEMO_TOKENS, Decision, Economics, compaction_floor, decide
 from tau.bundled.occ.estimate import (
@@ -44,6 +46,7 @@ from tau.bundled.occ.state import (
     with_plan,
 )
 from tau.bundled.occ.tool import MECHANISM, plan_tool
+from tau.bundled.occ.wire import CONTINUE_TYPE, SKIPPED_TYPE
 from tau.bundled.sol_common import SolSettings, format_savings_count, show_savings
 from tau.bundled.sol_common.refetch import CallHistory, named_calls
 from tau.common.jsstr import js_len
@@ -58,8 +61,6 @@ __all__ = [
     "OnlineContextCompact",
 ]
 
-CONTINUE_TYPE = "sol-pi-online-context-compact"
-SKIPPED_TYPE = "sol-pi-online-context-compact-skipped"
 REMINDER_FINISHED = (
     "Online context compaction finished. The parent task is still active. Continue the remaining work "
     "from the current plan. Preserve existing step IDs when updating progress."
@@ -82,8 +83,6 @@ RECOVERABLE_REFUSALS = (
     "Turn prefix summarization failed: generation hit the token cap and the summary is incomplete",
 )
 CANCELLED = "Compaction cancelled"
-# Action Fusion's marker before a failed then_run command's output (extensions.md §5.3).
-THEN_RUN_FAILED = "[then_run:failed]"
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,10 @@ import math
 from typing import Any
 
 from tau.bundled.occ.economics import Decision
+from tau.bundled.occ.wire import DECISION_TYPE
 from tau.common.brief import brief, label
 
 __all__ = ["DECISION_TYPE", "decision_data", "format_decision"]
-
-DECISION_TYPE = "sol-pi-online-context-decision-v1"
 
 
 def _tokens(value: float) -> int:

@@ -20,6 +20,7 @@ import copy
 import math
 from typing import Any
 
+from tau.bundled.occ.wire import STATE_TYPE
 from tau.bundled.sol_common.refetch import CallHistory, named_calls
 from tau.common.jsstr import js_len
 
@@ -40,7 +41,6 @@ __all__ = [
     "with_plan",
 ]
 
-STATE_TYPE = "sol-pi-online-context-state-v1"
 _MAX_SAFE = 2**53 - 1
 _COUNTS = (
     "epoch",

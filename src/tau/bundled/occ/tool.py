@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tau.bundled.occ.wire import PLAN_TOOL
 from tau.bundled.sol_common import banner_lines
 from tau.extension import ToolDefinition
 
@@ -83,7 +84,7 @@ def render_plan_result(result: Any, *_: Any, **__: Any) -> list[str]:
 def plan_tool(execute: Callable[..., Any]) -> ToolDefinition:
     """The tool definition around OCC's ``execute``."""
     return ToolDefinition(
-        name="update_plan",
+        name=PLAN_TOOL,
         label="Update Plan",
         description=DESCRIPTION,
         parameters=PLAN_PARAMETERS,

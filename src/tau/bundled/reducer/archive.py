@@ -18,6 +18,7 @@ import stat
 from dataclasses import dataclass
 
 from tau.bundled.reducer.config import utf8
+from tau.bundled.reducer.wire import ARCHIVE_DIR
 from tau.bundled.sol_common import RuntimeRoot
 from tau.bundled.sol_common.private_dirs import (
     open_no_follow,
@@ -27,8 +28,6 @@ from tau.bundled.sol_common.private_dirs import (
 )
 
 __all__ = ["ARCHIVE_DIR", "Archive", "ArchiveIntegrityError", "ArchiveObject", "line_count"]
-
-ARCHIVE_DIR = "evidence-preserving-reducer"
 
 
 class ArchiveIntegrityError(RuntimeError):

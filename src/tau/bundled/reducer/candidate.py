@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tau.bundled.fusion.wire import FAILED, SUCCEEDED
 from tau.bundled.reducer.config import DIAGNOSTIC_COMMAND, MAX_CHARS
 from tau.common.jsstr import js_len
 from tau.common.regular_files import open_regular
@@ -32,8 +33,6 @@ __all__ = [
     "split_status",
 ]
 
-SUCCEEDED = "[then_run:succeeded]"
-FAILED = "[then_run:failed]"
 # pi names its spill file pi-bash-<id>.log, tau tau-bash-<id>.log: both, so pi sessions replay.
 SPILL_FILE_NAME = re.compile(r"^(?:pi|tau)-bash-[^/\\]+\.log$")
 _FULL_OUTPUT = re.compile(r"Full output:\s*([^\]\r\n]+)")

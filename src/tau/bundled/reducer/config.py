@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from tau.bundled.reducer import wire
+
 __all__ = [
     "DIAGNOSTIC_COMMAND",
     "EXTRACTOR_COMMAND",
@@ -28,10 +30,11 @@ __all__ = [
     "utf8",
 ]
 
-REDUCER_EVENT_TYPE = "sol-pi-evidence-preserving-reducer-v1"
-REDUCER_EVENT_SCHEMA = "sol-pi-evidence-preserving-reducer/1"
-REDUCER_RECEIPT_SCHEMA = "sol-pi-evidence-receipt/1"
-REDUCER_RECEIPT_PREFIX = "sol_pi_evidence_receipt_v1"
+# The names a session file holds: defined once, in the reducer's wire format.
+REDUCER_EVENT_TYPE = wire.JOURNAL_TYPE
+REDUCER_EVENT_SCHEMA = wire.EVENT_SCHEMA
+REDUCER_RECEIPT_SCHEMA = wire.RECEIPT_SCHEMA
+REDUCER_RECEIPT_PREFIX = wire.RECEIPT_PREFIX
 
 MAX_EVIDENCE_ITEMS = 12
 MAX_QUOTE_CHARS = 600  # UTF-16 code units, as JavaScript's length

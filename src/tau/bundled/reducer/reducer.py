@@ -42,6 +42,7 @@ from tau.bundled.reducer.prompt import reducer_instructions
 from tau.bundled.reducer.receipt import ValidReceipt, extracted_receipt, model_route_lines, receipt_text
 from tau.bundled.reducer.route import Route, choose_route, price_ratio
 from tau.bundled.reducer.secret_scan import find_secret
+from tau.bundled.reducer.wire import DETAILS_KEY
 from tau.bundled.sol_common import SolSettings, format_savings_bytes, runtime_root, show_savings
 from tau.common.jsstr import js_len
 
@@ -433,7 +434,7 @@ class Reducer:
         return {
             "content": candidate.project(text),
             "isError": view.is_error,
-            "details": {**details, "evidencePreservingReducer": summary},
+            "details": {**details, DETAILS_KEY: summary},
         }
 
 

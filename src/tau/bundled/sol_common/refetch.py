@@ -20,11 +20,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.extension import tool_calls
 
 __all__ = ["RECALL_TOOL", "CallHistory", "call_identity", "named_calls"]
 
-RECALL_TOOL = "obs_recall"
 _MUTATIONS = ("edit", "write")
 
 

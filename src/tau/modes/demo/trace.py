@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.llm.messages import message_text
 from tau.modes.interactive.todo_rows import checklist, todo_title
 
@@ -58,7 +59,7 @@ class Trace:
             return f"read {args.get('path')}"
         if tool == "bash":
             return f"bash {args.get('command')}"
-        if tool == "obs_recall":
+        if tool == RECALL_TOOL:
             what = (
                 f"search {args.get('query')!r}"
                 if args.get("query") is not None
@@ -78,7 +79,7 @@ class Trace:
             return f"    {marker[:100]}"
         if tool == "read":
             return f"    {len(text.encode())} bytes read (ObservationPack packs it after two requests)"
-        if tool == "obs_recall":
+        if tool == RECALL_TOOL:
             matches = (result.get("details") or {}).get("matches") or []
             lines = ", ".join(str(m.get("line")) for m in matches[:5])
             return (

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.bundled.sol_common.evidence import distinctive_tokens
 from tau.modes.savings.cost_model import Prices
 from tau.session import projection
@@ -31,7 +32,6 @@ from tau.session.messages import convert_to_llm
 __all__ = ["MissCounter", "TokenCache", "miss_figures"]
 
 Entry = dict[str, Any]
-RECALL_TOOL = "obs_recall"
 # How a message's text is counted (a token per 4 UTF-16 code units, as the replay counts requests).
 _UNITS_PER_TOKEN = 4
 

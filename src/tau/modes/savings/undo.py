@@ -24,11 +24,17 @@ import copy
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tau.bundled.fusion.wire import MARKERS, MUTATIONS
+from tau.bundled.fusion.wire import is_fused_call as _fused
+from tau.bundled.obspack.wire import RECALL_TOOL
+from tau.bundled.occ import wire as occ_wire
+from tau.bundled.reducer import wire as reducer_wire
+from tau.bundled.reducer.wire import is_receipt as _receipt
 from tau.common.regular_files import read_regular
 from tau.llm.messages import ToolCall, entry_message, tool_calls
 
@@ -42,12 +48,9 @@ __all__ = [
 ]
 
 Entry = dict[str, Any]
-MUTATIONS = ("edit", "write")
-RECALL_TOOL = "obs_recall"
-REDUCER_JOURNAL = "sol-pi-evidence-preserving-reducer-v1"
-RECEIPT_MARK = "sol_pi_evidence_receipt_v1"
-OCC_COMPACTION_TYPES = ("sol-pi-online-context-compact", "sol-pi-online-context-compact-skipped")
-MARKERS = ("[then_run:succeeded]", "[then_run:failed]", "[then_run:skipped]")
+REDUCER_JOURNAL = reducer_wire.JOURNAL_TYPE
+RECEIPT_MARK = reducer_wire.RECEIPT_PREFIX
+OCC_COMPACTION_TYPES = occ_wire.OCC_MESSAGE_TYPES
 _ARTIFACT = re.compile(r"^source_artifact=(.+)$", re.MULTILINE)
 _SOURCE_HASH = re.compile(r"^source_sha256=([0-9a-f]{64})$", re.MULTILINE)
 _READBACK = re.compile(r"^readback=.*$", re.MULTILINE)
@@ -64,20 +67,6 @@ class UndoResult:
     recalls: int = 0
     occ_compactions: int = 0
     notes: list[str] = field(default_factory=list)
-
-
-def _fused(call: Mapping[str, Any]) -> bool:
-    arguments = call.get("arguments")
-    return (
-        call.get("name") in MUTATIONS
-        and isinstance(arguments, dict)
-        and isinstance(arguments.get("then_run"), dict)
-    )
-
-
-def _receipt(message: dict[str, Any]) -> bool:
-    details = message.get("details")
-    return isinstance(details, dict) and isinstance(details.get("evidencePreservingReducer"), dict)
 
 
 def _occ_message(entry: Entry) -> bool:
@@ -119,7 +108,7 @@ def _archived(text: str, archive_root: Path | None) -> str | None:
     if wanted and archive_root is not None:
         digest = wanted.group(1)
         candidates.append(
-            archive_root / "evidence-preserving-reducer" / "objects" / digest[:2] / f"{digest}.txt"
+            archive_root.joinpath(*reducer_wire.archived_object(digest))
         )
     for path in candidates:
         try:
@@ -155,7 +144,7 @@ def _restore_receipt(message: dict[str, Any], archive_root: Path | None) -> dict
         content.append(block)
     if not restored:
         return None
-    details = {k: v for k, v in message["details"].items() if k != "evidencePreservingReducer"}
+    details = {k: v for k, v in message["details"].items() if k != reducer_wire.DETAILS_KEY}
     return {**message, "content": content, "details": details}
 
 
