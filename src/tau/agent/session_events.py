@@ -26,25 +26,12 @@ from tau.llm.messages import content_text
 from tau.llm.stream import AbortSignal
 from tau.llm.types import Model
 from tau.session.messages import convert_to_llm
-from tau.session.projection import entry_to_messages, unchanged_prefix
+from tau.session.projection import APPENDABLE, append_to_projection, extend_projection, unchanged_prefix
 from tau.tools.base import ToolContext
 
 __all__ = ["Conversion", "EventsMixin", "ProjectionCache", "append_to_projection"]
 
 _PERSISTED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
-# Entries that add to the end of a projection without changing what came before.
-_APPENDABLE = frozenset(
-    {
-        "message",
-        "custom_message",
-        "model_change",
-        "thinking_level_change",
-        "label",
-        "session_info",
-        "custom",
-        "usage",
-    }
-)
 
 
 class ProjectionCache:
@@ -93,14 +80,13 @@ class ProjectionCache:
         current = leaf
         while current != self._leaf:
             entry = self.manager.get_entry(current)
-            if entry is None or entry.get("type") not in _APPENDABLE or len(added) >= count - self._count:
+            if entry is None or entry.get("type") not in APPENDABLE or len(added) >= count - self._count:
                 return False
             added.append(entry)
             current = entry.get("parentId")
         if len(added) != count - self._count:
             return False  # entries were appended elsewhere in the tree
-        for entry in reversed(added):
-            append_to_projection(projection, entry)
+        extend_projection(projection, added[::-1])
         self._leaf, self._count = leaf, count
         return True
 
@@ -169,29 +155,6 @@ def _passed_through(messages: list[Any]) -> bool:
         return _PASSED_THROUGH.issuperset(map(dict.get, messages, repeat("role")))
     except TypeError:  # not a dict, or an unhashable role: item by item
         return False
-
-
-def append_to_projection(projection: dict[str, Any], entry: dict[str, Any]) -> None:
-    """Extend ``projection`` (in place) with one entry of a type in ``_APPENDABLE`` added at its leaf."""
-    kind = entry.get("type")
-    messages = entry_to_messages(entry)
-    projection["entries"].append({"sourceEntry": entry, "messages": messages})
-    projection["messages"].extend(messages)
-    if kind == "thinking_level_change":
-        projection["thinkingLevel"] = entry.get("thinkingLevel")
-    elif kind == "model_change":
-        projection["model"] = {
-            key: entry[field]
-            for key, field in (("provider", "provider"), ("modelId", "modelId"))
-            if field in entry
-        }
-    elif kind == "message" and (entry.get("message") or {}).get("role") == "assistant":
-        message = entry["message"]
-        projection["model"] = {
-            key: message[field]
-            for key, field in (("provider", "provider"), ("modelId", "model"))
-            if field in message
-        }
 
 
 class EventsMixin:

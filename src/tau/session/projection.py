@@ -32,11 +32,14 @@ from tau.session.messages import (
 )
 
 __all__ = [
+    "APPENDABLE",
+    "append_to_projection",
     "build_context_entries",
     "build_session_context",
     "build_session_projection",
     "convert_to_llm",
     "entry_to_messages",
+    "extend_projection",
     "project_entry",
     "unchanged_prefix",
 ]
@@ -278,3 +281,53 @@ def unchanged_prefix(messages: list[Any], previous: list[Any]) -> int:
     if all(map(operator.is_, messages, previous)):
         return shortest
     return next(compress(count(), map(operator.is_not, messages, previous)), shortest)
+
+
+# Entries that add to the end of a projection without changing what came before: a projection
+# cache extends over them; any other entry (a compaction, a context edit, a branch summary)
+# makes it build the projection again.
+APPENDABLE = frozenset(
+    {
+        "message",
+        "custom_message",
+        "model_change",
+        "thinking_level_change",
+        "label",
+        "session_info",
+        "custom",
+        "usage",
+    }
+)
+
+
+def append_to_projection(projection: dict[str, Any], entry: Entry) -> None:
+    """Extend ``projection`` (in place) with one entry of a type in :data:`APPENDABLE` added at its leaf."""
+    kind = entry.get("type")
+    messages = entry_to_messages(entry)
+    projection["entries"].append({"sourceEntry": entry, "messages": messages})
+    projection["messages"].extend(messages)
+    if kind == "thinking_level_change":
+        projection["thinkingLevel"] = entry.get("thinkingLevel")
+    elif kind == "model_change":
+        projection["model"] = {
+            key: entry[field]
+            for key, field in (("provider", "provider"), ("modelId", "modelId"))
+            if field in entry
+        }
+    elif kind == "message" and (entry.get("message") or {}).get("role") == "assistant":
+        message = entry["message"]
+        projection["model"] = {
+            key: message[field]
+            for key, field in (("provider", "provider"), ("modelId", "model"))
+            if field in message
+        }
+
+
+def extend_projection(projection: dict[str, Any], added: list[Entry]) -> bool:
+    """Extend ``projection`` with the entries ``added`` at its leaf (oldest first) when every one
+    only appends (:data:`APPENDABLE`); False, and ``projection`` untouched, when one does not."""
+    if not all(entry.get("type") in APPENDABLE for entry in added):
+        return False
+    for entry in added:
+        append_to_projection(projection, entry)
+    return True

@@ -203,40 +203,27 @@ def _write_read_ratio(prices: PriceBook, model: tuple[str, str]) -> float:
     return write_read_ratio(found, 12.5)
 
 
-# Entries that only add to the end of a projection (the host's projection cache extends over them).
-_APPENDABLE = frozenset(
-    {
-        "message",
-        "custom_message",
-        "model_change",
-        "thinking_level_change",
-        "label",
-        "session_info",
-        "custom",
-        "usage",
-    }
-)
-
-
 class Projector:
-    """The projection of a branch request after request, extended while entries are only appended, as
-    the host's projection cache does: a message keeps its object from one request to the next (what
-    ObservationPack's scan relies on), and a compaction or a context edit rebuilds it."""
+    """The projection of a branch request after request, extended while entries are only appended, by
+    the host's own projection-cache rule (:func:`tau.session.projection.extend_projection`): a message
+    keeps its object from one request to the next (what ObservationPack's scan relies on), and a
+    compaction or a context edit rebuilds it."""
 
     def __init__(self) -> None:
-        self._messages: list[dict[str, Any]] | None = None
+        self._projection: dict[str, Any] | None = None
         self._end = 0
 
     def at(self, work: list[Entry], index: int) -> list[dict[str, Any]]:
         """The messages of a request made after ``work[:index]``."""
-        added = work[self._end : index] if self._messages is not None and index >= self._end else None
-        if added is not None and all(entry.get("type") in _APPENDABLE for entry in added):
-            for entry in added:
-                self._messages.extend(projection.entry_to_messages(entry))  # type: ignore[union-attr]
-        else:
-            self._messages = list(projection.build_session_context(work[:index])["messages"])
+        current = self._projection
+        if (
+            current is None
+            or index < self._end
+            or not projection.extend_projection(current, work[self._end : index])
+        ):
+            current = self._projection = projection.build_session_projection(work[:index])
         self._end = index
-        return list(self._messages)  # type: ignore[arg-type]
+        return list(current["messages"])
 
 
 def output_tokens(message: dict[str, Any]) -> int:
