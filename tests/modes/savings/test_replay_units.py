@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from tau.bundled.fusion.replay import fuse_branch
 from tau.modes.savings import savings_for_branch
 from tau.modes.savings.cost_model import CACHE_TTL_MS, PriceBook, Prices, PromptCache
-from tau.modes.savings.mechanisms import fuse_branch
 from tau.modes.savings.report import render_table
 
 MODEL = ("anthropic", "claude-test")
@@ -149,7 +149,7 @@ def _todo_result(n: int, call_id: str, statuses: list[str]) -> dict:
 
 
 def test_occ_boundaries_come_from_the_plan_when_the_session_has_one():
-    from tau.modes.savings.occ import boundaries
+    from tau.bundled.occ.replay import boundaries
 
     branch = [
         _entry(0, {"role": "user", "content": "go", "timestamp": 0}),
@@ -165,7 +165,7 @@ def test_occ_boundaries_come_from_the_plan_when_the_session_has_one():
 
 
 def test_without_a_plan_each_run_end_is_a_boundary():
-    from tau.modes.savings.occ import boundaries
+    from tau.bundled.occ.replay import boundaries
 
     branch = [*_branch(), _entry(6, {"role": "user", "content": "next", "timestamp": 6000})]
     assert boundaries(branch) == ({"e0000005": 1}, "run ends")
@@ -280,10 +280,9 @@ def test_a_replayed_boundary_compaction_keeps_the_plan_call_and_reads_its_summar
     ]
     book = PriceBook(override=Prices(1.0, 1.0, "test"))
     result = replay_branch(branch, book, ("onlineContextCompact",))
-    occ = result.occ
-    (call,) = occ.summaries
+    (call,) = result.summary_calls
     # the whole step before the plan call (five 5,000-token outputs) was removable; one turn, so one
     # call (the turn prefix), reading the boundary's last request from the cache
     assert call.archive > 25_000 and call.calls == 1 and call.prompt > 25_000
-    figures = occ_summary_figures(occ, book)
+    figures = occ_summary_figures(result.summary_calls, book)
     assert (figures["requests"], figures["uncachedInput"], figures["cacheRead"]) == (1, 0, call.prompt)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tau.bundled.fusion.replay import fuse_branch
 from tau.modes.savings import savings_for_branch
 from tau.modes.savings.cost_model import Prices
-from tau.modes.savings.mechanisms import fuse_branch
 from tau.modes.savings.report import render_table
 from tau.modes.savings.undo import undo_branch
 

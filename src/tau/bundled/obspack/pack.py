@@ -70,15 +70,7 @@ class ObservationPack:
         self.tau = tau
         self.head_bytes = settings.observation_pack_head_bytes
         self.tail_bytes = settings.observation_pack_tail_bytes
-        self.rules = PackRules(
-            head_bytes=self.head_bytes,
-            tail_bytes=self.tail_bytes,
-            stale=settings.stale_packing,
-            batch=settings.swap_batching,
-            after_turns=settings.stale_after_turns,
-            min_tokens=settings.stale_min_tokens,
-            refetch_chance=settings.stale_refetch_chance,
-        )
+        self.rules = pack_rules(settings)
         self.max_turns = settings.stale_max_turns
         self.default_ratio = settings.cache_write_read_ratio
         self.roots: dict[str, RootState] = {}
@@ -335,6 +327,19 @@ def packed_notice(records: list[dict[str, Any]]) -> str:
         what = f"{record['tool']} result {record['id']} packed ({reasons})"
         return f'{removed} · {what}; obs_recall {{"id":"{record["id"]}"}} returns it'
     return f"{removed} · {len(records)} results packed ({reasons}); obs_recall with a placeholder's id returns it"
+
+
+def pack_rules(settings: SolSettings) -> PackRules:
+    """The packing rules the ``sol`` settings ask for (the live extension's and its replay's)."""
+    return PackRules(
+        head_bytes=settings.observation_pack_head_bytes,
+        tail_bytes=settings.observation_pack_tail_bytes,
+        stale=settings.stale_packing,
+        batch=settings.swap_batching,
+        after_turns=settings.stale_after_turns,
+        min_tokens=settings.stale_min_tokens,
+        refetch_chance=settings.stale_refetch_chance,
+    )
 
 
 def write_read_ratio(model: Any, default: float) -> float:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tau.bundled.sol_common.replay import ReplayHost, mechanism_replays
 from tau.llm.messages import entry_message
 from tau.modes.savings.billed import billed_parts, is_tau_session, total
 from tau.modes.savings.cost_model import PriceBook, Prices, add_figures, figures_of
@@ -26,6 +27,7 @@ from tau.modes.savings.misses import MissCounter, TokenCache, miss_figures
 from tau.modes.savings.progress import Progress
 from tau.modes.savings.replay import (
     MECHANISMS,
+    ReplayResult,
     occ_summary_figures,
     recorded_figures,
     replay_branch,
@@ -42,21 +44,11 @@ PROFILES = {
     "default": ("actionFusion", "observationPack"),
     "full": MECHANISMS,
 }
-# Mechanisms a replay cannot measure, and why (reported, never estimated).
-NOT_MEASURED = {
-    "evidencePreservingReducer": "a receipt is the reducer model's answer, which a replay does not have",
-}
 
 
 def _not_measured() -> dict[str, str]:
-    reasons = dict(NOT_MEASURED)
-    try:
-        import tau.bundled.occ.economics
-        import tau.bundled.occ.estimate
-        import tau.bundled.occ.state  # noqa: F401
-    except ImportError as exc:
-        reasons["onlineContextCompact"] = f"its economics are not available ({exc})"
-    return reasons
+    """Mechanisms a replay cannot measure, and why (reported, never estimated)."""
+    return {replay.name: replay.not_measured for replay in mechanism_replays() if replay.not_measured}
 
 
 class SavingsError(Exception):
@@ -89,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _settings() -> dict[str, Any]:
+    """The settings the mechanisms would run with here (``sol``, ``compaction``), as the live
+    extensions read them: the user's, and the project's when it is trusted."""
+    from tau.agent.settings import Settings
+
+    try:
+        return Settings.load(Path.cwd(), project_trusted=False).effective()
+    except Exception:  # unreadable settings: the defaults (the host reports the file itself)
+        return {}
+
+
 def main(argv: list[str]) -> int:
     """Run ``tau savings`` with ``argv``; returns the exit code (2: a file could not be replayed)."""
     args = build_parser().parse_args(argv)
@@ -100,9 +103,12 @@ def main(argv: list[str]) -> int:
         return 2
     status = 0
     reports = []
+    settings = _settings()
     for file in files:
         try:
-            report = savings_for_file(file, profile=args.profile, override=override, progress=args.progress)
+            report = savings_for_file(
+                file, profile=args.profile, override=override, progress=args.progress, settings=settings
+            )
         except SavingsError as exc:
             print(f"{PROG}: {exc}", file=sys.stderr)
             status = 2
@@ -201,7 +207,12 @@ def _price_book(branch: list[dict[str, Any]], override: Prices | None) -> PriceB
 
 
 def savings_for_file(
-    path: Path, *, profile: str = "default", override: Prices | None = None, progress: bool | None = None
+    path: Path,
+    *,
+    profile: str = "default",
+    override: Prices | None = None,
+    progress: bool | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The savings report of one session file (the ``--json`` object)."""
     branch, session_id = _open_branch(path)
@@ -212,6 +223,21 @@ def savings_for_file(
         override=override,
         progress=progress,
         archive_root=_archive_root(path, session_id),
+        settings=settings,
+    )
+
+
+def replay_host(
+    book: PriceBook, archive_root: Path | None = None, settings: dict[str, Any] | None = None
+) -> ReplayHost:
+    """What the mechanisms' replays get from the host: its projection, the catalogue, the settings."""
+    from tau.session.projection import build_session_projection
+
+    return ReplayHost(
+        projection=build_session_projection,
+        model=book.lookup if book.lookup is not None else ReplayHost.model,
+        settings=settings or {},
+        archive_root=archive_root,
     )
 
 
@@ -223,12 +249,15 @@ def savings_for_branch(
     override: Prices | None = None,
     progress: bool | None = None,
     archive_root: Path | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The savings report of one branch (root→leaf entries); ``archive_root`` is its ``sol/<id>/``."""
+    """The savings report of one branch (root→leaf entries); ``archive_root`` is its ``sol/<id>/``;
+    ``settings`` the settings the mechanisms run with (the defaults when None)."""
     book = _price_book(branch, override)
+    host = replay_host(book, archive_root, settings)
     found = evidence(branch)
     if is_tau_session(branch, found, archive_root is not None):
-        return _tau_report(branch, name, book, found, archive_root)
+        return _tau_report(branch, name, book, found, host)
     enabled = PROFILES[profile]
     not_measured = _not_measured()
     measurable = [m for m in enabled if m not in not_measured]
@@ -236,20 +265,24 @@ def savings_for_branch(
     bar = Progress(len(request_positions(branch)) * runs, name, enabled=progress)
     tokens = TokenCache()
     try:
-        baseline = replay_branch(branch, book, on_request=bar.step, misses=MissCounter(tokens))
+        baseline = replay_branch(branch, book, host=host, on_request=bar.step, misses=MissCounter(tokens))
         mechanisms: dict[str, Any] = {}
         for mechanism in enabled:
             if mechanism in not_measured:
                 mechanisms[mechanism] = {"measured": False, "reason": not_measured[mechanism]}
                 continue
-            alone = replay_branch(branch, book, (mechanism,), on_request=bar.step, misses=MissCounter(tokens))
+            alone = replay_branch(
+                branch, book, (mechanism,), host=host, on_request=bar.step, misses=MissCounter(tokens)
+            )
             mechanisms[mechanism] = {
                 "measured": True,
                 **_with_misses(alone),
                 **_details(mechanism, alone, book),
             }
         combined = (
-            replay_branch(branch, book, measurable, on_request=bar.step, misses=MissCounter(tokens))
+            replay_branch(
+                branch, book, measurable, host=host, on_request=bar.step, misses=MissCounter(tokens)
+            )
             if len(measurable) > 1
             else None
         )
@@ -260,8 +293,7 @@ def savings_for_branch(
     summaries = summary_figures(branch, book)
     # tau sends the same summaries cache-friendly: the last request of its own replay, read again
     tau_summaries = summary_figures(branch, book, cached_prompts=final.prompts)
-    if final.occ is not None:
-        add_figures(tau_summaries, occ_summary_figures(final.occ, book))
+    add_figures(tau_summaries, occ_summary_figures(final.summary_calls, book))
     return {
         "file": name,
         "kind": "pi",
@@ -283,21 +315,13 @@ def _with_misses(result: Any) -> dict[str, Any]:
     return {**figures, **miss_figures(result.misses, figures["requests"], figures["cost"])}
 
 
-def _details(mechanism: str, result: Any, book: PriceBook) -> dict[str, Any]:
-    if mechanism == "actionFusion":
-        return {"merged": result.merged, "alreadyFused": result.already_fused}
-    if mechanism == "observationPack":
-        return {"placeholders": result.placeholders, "recallable": result.recallable}
+def _details(mechanism: str, result: ReplayResult, book: PriceBook) -> dict[str, Any]:
+    """What the mechanism did in the replay, as its replay reports it (and the summary calls it
+    added, priced)."""
+    details = dict(result.details.get(mechanism, {}))
     if mechanism == "onlineContextCompact":
-        occ = result.occ
-        return {
-            "boundaries": occ.source,
-            "boundaryCount": len(occ.after),
-            "compactions": len(occ.summaries),
-            "decisions": dict(sorted(occ.reasons.items())),
-            "summaryCalls": occ_summary_figures(occ, book),
-        }
-    return {}
+        details["summaryCalls"] = occ_summary_figures(result.summary_calls, book)
+    return details
 
 
 def _prices_used(branch: list[dict[str, Any]], book: PriceBook) -> dict[str, Any]:
@@ -316,21 +340,26 @@ def _prices_used(branch: list[dict[str, Any]], book: PriceBook) -> dict[str, Any
 
 def _packed_live(archive_root: Path | None) -> bool:
     """Whether ObservationPack ran in the session (it keeps a ledger when a result is large)."""
-    return archive_root is not None and (archive_root / "observation-pack" / "ledger.jsonl").is_file()
+    from tau.bundled.obspack.wire import LEDGER_FILE, PACK_DIR
+
+    return archive_root is not None and (archive_root / PACK_DIR / LEDGER_FILE).is_file()
 
 
 def _undone_figures(
-    undone: UndoResult, book: PriceBook, pack: bool, misses: MissCounter | None = None
+    undone: UndoResult, book: PriceBook, pack: bool, host: ReplayHost, misses: MissCounter | None = None
 ) -> dict[str, Any]:
-    requests = replay_branch(undone.branch, book, ("observationPack",) if pack else (), misses=misses)
+    requests = replay_branch(
+        undone.branch, book, ("observationPack",) if pack else (), host=host, misses=misses
+    )
     parts = {"requests": requests.figures, "summaries": summary_figures(undone.branch, book, as_pi=True)}
-    return {**total(parts), "parts": parts, "placeholders": requests.placeholders}
+    placeholders = requests.details.get("observationPack", {}).get("placeholders", 0)
+    return {**total(parts), "parts": parts, "placeholders": placeholders}
 
 
-def _receipt_logs(branch: list[dict[str, Any]], archive_root: Path | None) -> dict[str, dict[str, Any]]:
+def _receipt_logs(branch: list[dict[str, Any]], host: ReplayHost) -> dict[str, dict[str, Any]]:
     """The tool results whose receipt replaced their log, with the log back (by entry id): what the
     model saw when the result was made, before the receipt hid it."""
-    restored = undo_branch(branch, ("evidencePreservingReducer",), archive_root=archive_root).branch
+    restored = undo_branch(branch, ("evidencePreservingReducer",), host).branch
     return {
         str(after.get("id")): after["message"]
         for before, after in zip(branch, restored, strict=True)
@@ -343,24 +372,24 @@ def _tau_report(
     name: str,
     book: PriceBook,
     found: dict[str, int],
-    archive_root: Path | None,
+    host: ReplayHost,
 ) -> dict[str, Any]:
     """What a tau session was billed, against the replay of it with every mechanism undone."""
     parts = billed_parts(branch, book)
-    packed = _packed_live(archive_root)
+    packed = _packed_live(host.archive_root)
     used = set(found) | ({"observationPack"} if packed else set())
     everything = set(MECHANISMS)
-    undone = undo_branch(branch, everything, archive_root=archive_root)
+    undone = undo_branch(branch, everything, host)
     tokens = TokenCache()
     baseline_misses = MissCounter(tokens)
-    baseline = _undone_figures(undone, book, pack=False, misses=baseline_misses)
+    baseline = _undone_figures(undone, book, pack=False, host=host, misses=baseline_misses)
     mechanisms: dict[str, Any] = {}
     for mechanism in MECHANISMS:
         if mechanism not in used:
             mechanisms[mechanism] = {"used": False}
             continue
-        kept = undo_branch(branch, everything - {mechanism}, archive_root=archive_root)
-        figures = _undone_figures(kept, book, pack=mechanism == "observationPack")
+        kept = undo_branch(branch, everything - {mechanism}, host)
+        figures = _undone_figures(kept, book, pack=mechanism == "observationPack", host=host)
         if mechanism == "evidencePreservingReducer":
             figures = {
                 **figures,
@@ -373,9 +402,9 @@ def _tau_report(
             **figures,
             **_undo_details(mechanism, found, undone),
         }
-    replayed_branch = undo_branch(branch, (), archive_root=archive_root)
-    tau_misses = MissCounter(tokens, originals=_receipt_logs(branch, archive_root))
-    replayed = _undone_figures(replayed_branch, book, pack=packed, misses=tau_misses)
+    replayed_branch = undo_branch(branch, (), host)
+    tau_misses = MissCounter(tokens, originals=_receipt_logs(branch, host))
+    replayed = _undone_figures(replayed_branch, book, pack=packed, host=host, misses=tau_misses)
     replayed = {**replayed, **add_figures(figures_of(replayed), parts["reducer"])}
     measured: dict[str, Any] = {**total(parts)}  # the figures, and the misses below
     # per 100 agent requests; the adjusted cost is everything billed (or estimated) plus the misses

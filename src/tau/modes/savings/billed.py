@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.bundled.reducer.wire import JOURNAL_TYPE as REDUCER_JOURNAL
 from tau.llm.messages import entry_message
 from tau.modes.savings.cost_model import CacheBreaks, Figures, PriceBook, add_figures, empty_figures
 from tau.modes.savings.replay import count_recorded
-from tau.modes.savings.undo import REDUCER_JOURNAL
 
 __all__ = ["billed_parts", "is_tau_session", "total"]
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
+from tau.bundled.sol_common.replay import ReplayHost, mechanism_replays
 from tau.common.jsstr import ms_from_iso
-from tau.llm.messages import entry_message, tool_calls
+from tau.llm.messages import entry_message
 from tau.modes.savings.cost_model import (
     CacheBreaks,
     Figures,
@@ -26,7 +27,6 @@ from tau.modes.savings.cost_model import (
     count_request,
     empty_figures,
 )
-from tau.modes.savings.mechanisms import PackState, count_fused, fuse_branch
 from tau.modes.savings.misses import MissCounter
 from tau.session import projection
 from tau.session.messages import convert_to_llm
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 Entry = dict[str, Any]
-MECHANISMS = ("actionFusion", "observationPack", "evidencePreservingReducer", "onlineContextCompact")
+MECHANISMS = tuple(replay.name for replay in mechanism_replays())
 
 
 def request_positions(branch: list[Entry]) -> list[int]:
@@ -79,11 +79,8 @@ class ReplayResult:
     """One replay of one branch: the request figures and what the mechanisms did."""
 
     figures: Figures
-    merged: int = 0
-    already_fused: int = 0
-    placeholders: int = 0
-    recallable: int = 0
-    occ: Any = None
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)  # mechanism -> what it did
+    summary_calls: list[Any] = field(default_factory=list)  # summary calls a mechanism added
     prompts: dict[str, int] = field(default_factory=dict)  # request entry id -> its prompt tokens
     misses: MissCounter | None = None
 
@@ -93,114 +90,71 @@ def replay_branch(
     prices: PriceBook,
     mechanisms: Iterable[str] = (),
     *,
-    head_bytes: int = 512,
-    tail_bytes: int = 512,
+    host: ReplayHost | None = None,
     on_request: Callable[[], None] | None = None,
     misses: MissCounter | None = None,
 ) -> ReplayResult:
-    """Replay every request of ``branch`` with the given mechanisms (none: stock pi); ``misses``
-    counts the evidence misses of the requests as replayed (:mod:`tau.modes.savings.misses`)."""
-    enabled = set(mechanisms)
+    """Replay every request of ``branch`` with the given mechanisms (none: stock pi), each through its
+    own replay (:mod:`tau.bundled.sol_common.replay`): first what they apply to the whole branch,
+    then, request by request, what they decide; ``misses`` counts the evidence misses of the
+    requests as replayed (:mod:`tau.modes.savings.misses`); ``host``: what the replays get from the
+    host (by default the session projection and ``prices``' catalogue, the default settings)."""
+    if host is None:
+        host = ReplayHost(projection.build_session_projection, prices.lookup or ReplayHost.model)
+    enabled = [replay for replay in mechanism_replays() if replay.name in set(mechanisms)]
     result = ReplayResult(empty_figures(), misses=misses)
-    if "actionFusion" in enabled:
-        result.already_fused = count_fused(branch)
-        fusion = fuse_branch(branch)
-        branch, result.merged = fusion.branch, len(fusion.merged)
-    pack = PackState(head_bytes, tail_bytes) if "observationPack" in enabled else None
-    occ = _occ_for(branch, prices) if "onlineContextCompact" in enabled else None
+    for replay in enabled:
+        branch, result.details[replay.name] = replay.apply(branch)
+    runs = [(replay.name, run) for replay in enabled if (run := replay.start(branch, host)) is not None]
     cache = PromptCache()
     projector = Projector()
     breaks = CacheBreaks()
     work = list(branch)
-    last: list[dict[str, Any]] = []
-    last_at = 0
-    model: tuple[str, str] = ("", "")
     index = 0
     while index < len(work):
         message = entry_message(work[index], "assistant")
         if message is not None:
-            model = model_of(message)
-            last, prompt = _request(
-                result.figures, work, index, pack, cache, prices, projector, breaks, misses
-            )
+            messages = projector.at(work, index)
+            for _, run in runs:
+                messages = run.request(messages, work, index)
+            prompt = _request(result.figures, work, index, messages, cache, prices, breaks, misses)
             result.prompts[str(work[index].get("id"))] = prompt
-            last_at = index
-            if occ is not None:
-                occ.request(prompt)
-                occ.turn(message, _results_after(work, index))
+            for _, run in runs:
+                run.sent(work, index, prompt, messages)
             if on_request is not None:
                 on_request()
-        elif occ is not None and work[index].get("type") == "compaction":
-            occ.compacted()
-        if occ is not None:
-            observed = last + [m for e in work[last_at : index + 1] if (m := entry_message(e)) is not None]
-            compaction = occ.at(work, index, observed, model)
-            if compaction is not None:
-                work.insert(index + 1, compaction)
+        for _, run in runs:
+            added = run.after(work, index)
+            if added is not None:
+                work.insert(index + 1, added)
                 index += 1
         index += 1
-    if pack is not None:
-        result.placeholders = len(pack.placeholders)
-        result.recallable = _recallable(pack, branch)
-    if occ is not None:
-        result.occ = occ
+    for name, run in runs:
+        result.details[name] = {**result.details.get(name, {}), **run.details()}
+        result.summary_calls += getattr(run, "summaries", [])
     return result
-
-
-def _results_after(work: list[Entry], index: int) -> list[dict[str, Any]]:
-    """The tool results that answer the request ``work[index]`` (the messages right after it)."""
-    results = []
-    for entry in work[index + 1 :]:
-        message = entry_message(entry)
-        if message is None:
-            if entry.get("type") == "custom":
-                continue
-            break
-        if message.get("role") != "toolResult":
-            break
-        results.append(message)
-    return results
-
-
-def _occ_for(branch: list[Entry], prices: PriceBook) -> Any:
-    from tau.modes.savings.occ import OccReplay
-
-    first = next((m for e in branch if (m := entry_message(e, "assistant")) is not None), None)
-    model = prices.lookup(*model_of(first)) if first is not None and prices.lookup is not None else None
-    return OccReplay.for_branch(branch, getattr(model, "context_window", None))
 
 
 def _request(
     figures: Figures,
     work: list[Entry],
     index: int,
-    pack: PackState | None,
+    messages: list[dict[str, Any]],
     cache: PromptCache,
     prices: PriceBook,
-    projector: Projector,
     breaks: CacheBreaks,
     misses: MissCounter | None = None,
-) -> tuple[list[dict[str, Any]], int]:
-    """Count the request made for ``work[index]``; returns its messages as sent and their tokens."""
+) -> int:
+    """Count the request made for ``work[index]`` with ``messages`` as sent; returns its prompt tokens."""
     message = work[index]["message"]
-    messages = projector.at(work, index)
     model = model_of(message)
-    if pack is not None:
-        messages = pack.project(messages, work, index, _write_read_ratio(prices, model))
     at = request_time(work[index])
     read, write = cache.request(convert_to_llm(messages), at, model)
     breaks.request(figures, read, read + write, at, model)
     count_request(figures, prices.prices(*model), read=read, write=write, output=output_tokens(message))
     if misses is not None:
         misses.request(work, index, messages, read + write, prices.prices(*model))
-    return messages, read + write
-
-
-def _write_read_ratio(prices: PriceBook, model: tuple[str, str]) -> float:
-    from tau.bundled.obspack.pack import write_read_ratio
-
-    found = prices.lookup(*model) if prices.lookup is not None else None
-    return write_read_ratio(found, 12.5)
+    return read + write
 
 
 class Projector:
@@ -236,26 +190,6 @@ def output_tokens(message: dict[str, Any]) -> int:
 
     content = message.get("content")
     return estimate_usage([], content if isinstance(content, list) else [])["output"]
-
-
-def _recallable(pack: PackState, branch: list[Entry]) -> int:
-    """How many replaced results (and arguments) ``obs_recall`` can restore byte for byte from the branch."""
-    from tau.bundled.obspack.observation import arguments_observation, observation_of, text_observation
-
-    restorable: dict[str, bytes] = {}
-    for entry in branch:
-        message = entry_message(entry)
-        if not isinstance(message, dict):
-            continue
-        found = []
-        if message.get("role") == "toolResult":
-            found = [observation_of(message) or text_observation(message)]
-        elif message.get("role") == "assistant":
-            found = [arguments_observation(call) for call in tool_calls(message)]
-        for observation in found:
-            if observation is not None and observation.id in pack.placeholders:
-                restorable[observation.id] = observation.data
-    return sum(1 for obs_id in pack.placeholders if restorable.get(obs_id) == pack.originals.get(obs_id))
 
 
 def summary_figures(
@@ -406,15 +340,15 @@ def _amount(value: Any) -> float:
     )
 
 
-def occ_summary_figures(occ: Any, prices: PriceBook) -> Figures:
+def occ_summary_figures(calls: Iterable[Any], prices: PriceBook) -> Figures:
     """The summary calls Online Context Compact added, as tau sends them (cache-friendly): each reads
     the boundary's last request from the cache and writes its instruction; the 1,000 tokens of
     summary are shared between the calls (two for a split turn with history before it)."""
-    from tau.modes.savings.occ import SUMMARY_TOKENS
+    from tau.bundled.occ.replay import SUMMARY_TOKENS
 
     figures = empty_figures()
     write = _instruction_tokens()
-    for call in occ.summaries:
+    for call in calls:
         for n in range(call.calls):
             share = SUMMARY_TOKENS // call.calls + (SUMMARY_TOKENS % call.calls if n == 0 else 0)
             count_request(figures, prices.prices(*call.model), read=call.prompt, write=write, output=share)

@@ -1,4 +1,6 @@
-"""Online Context Compact in a replay: its economic decision at every plan boundary.
+"""Online Context Compact in a replay (:mod:`tau.bundled.sol_common.replay`): decide, undo, evidence.
+
+**decide**: its economic decision at every plan boundary.
 
 OCC compacts only at a plan boundary, a step of the plan that becomes completed. A session that
 used a plan tool has them: a ``todo`` result where a task moved from pending or in progress to
@@ -18,24 +20,29 @@ only fetch again what was given are no horizon samples; a refetch of compacted c
 :func:`tau.bundled.occ.state.note_turn`). When it compacts,
 a compaction entry with a 1,000-token summary is placed on the replayed branch after the boundary
 turn, keeping from the host's cut; its summary calls are priced as tau sends them, cache-friendly
-(:func:`tau.modes.savings.replay.occ_summary_figures`): the last request read from the cache, the
+(``tau savings`` prices them): the last request read from the cache, the
 instruction written, 1,000 tokens of output, two calls for a split turn with history before it.
+
+**undo**: its compactions (a compaction followed by its hidden continuation message) and its
+continuation messages are removed; the host's own compactions stay.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tau.agent.compaction.prepare import prepare_compaction
-from tau.agent.compaction.settings import CompactionSettings
 from tau.bundled.occ import economics
 from tau.bundled.occ import state as occ_state
+from tau.bundled.occ.estimate import boundary_keep_tokens, keep_from, removable_tokens
+from tau.bundled.occ.wire import MECHANISM, OCC_MESSAGE_TYPES, PLAN_TOOL
 from tau.bundled.sol_common.refetch import CallHistory
-from tau.llm.messages import entry_message
+from tau.bundled.sol_common.replay import ReplayHost, Undone
+from tau.extension import CompactionSettings, entry_message, estimate_tokens, prepare_compaction
 
-__all__ = ["SUMMARY_TOKENS", "OccReplay", "SummaryCall", "boundaries"]
+__all__ = ["REPLAY", "SUMMARY_TOKENS", "OccReplay", "OccRun", "SummaryCall", "boundaries"]
 
 Entry = dict[str, Any]
 SUMMARY_TOKENS = 1000
@@ -76,7 +83,7 @@ def _plan_boundaries(branch: list[Entry]) -> dict[int, int]:
             statuses = {str(t.get("id")): str(t.get("status")) for t in tasks}
             if done:
                 found[_turn_end(branch, index)] = sum(1 for t in tasks if t.get("status") != "completed")
-        elif message.get("toolName") == "update_plan" and details.get("boundary"):
+        elif message.get("toolName") == PLAN_TOOL and details.get("boundary"):
             plan = found_plan if isinstance(found_plan := details.get("plan"), list) else []
             found[_turn_end(branch, index)] = sum(
                 1 for s in plan if isinstance(s, dict) and s.get("status") != "completed"
@@ -123,6 +130,7 @@ class OccReplay:
 
     after: dict[str, int]
     source: str
+    host: ReplayHost
     window: int = DEFAULT_WINDOW
     state: dict[str, Any] = field(default_factory=occ_state.initial_state)
     reasons: Counter[str] = field(default_factory=Counter)
@@ -131,9 +139,11 @@ class OccReplay:
     calls: CallHistory = field(default_factory=CallHistory)
 
     @classmethod
-    def for_branch(cls, branch: list[Entry], window: int | None) -> OccReplay:
+    def for_branch(cls, branch: list[Entry], host: ReplayHost) -> OccReplay:
         after, source = boundaries(branch)
-        return cls(after, source, window or DEFAULT_WINDOW)
+        first = next((m for e in branch if (m := entry_message(e, "assistant")) is not None), None)
+        model = host.model(str(first.get("provider", "")), str(first.get("model", ""))) if first else None
+        return cls(after, source, host, getattr(model, "context_window", None) or DEFAULT_WINDOW)
 
     def request(self, tokens: int) -> None:
         self.last_prompt = tokens
@@ -154,13 +164,10 @@ class OccReplay:
         left = self.after.get(str(work[index].get("id")))
         if left is None:
             return None
-        from tau.agent.compaction.estimate import estimate_tokens
-        from tau.bundled.occ.estimate import removable_tokens
-
         self.state = occ_state.record_boundary(self.state, self.state["plan"], None)
         branch = work[: index + 1]
         write = sum(estimate_tokens(message) for message in observed)
-        keep = _boundary_keep(branch, self.source)
+        keep = _boundary_keep(branch, self.source, self.host)
         archive = removable_tokens(branch, observed, keep)
         decision = economics.decide(
             write_tokens=write,
@@ -205,13 +212,10 @@ class OccReplay:
         }
 
 
-def _boundary_keep(branch: list[Entry], source: str) -> int:
+def _boundary_keep(branch: list[Entry], source: str, host: ReplayHost) -> int:
     """What the boundary compaction keeps (OCC's rule): the message that completed the step and what
     follows it; at a run end (no plan), the final answer."""
-    from tau.bundled.occ.estimate import boundary_keep_tokens, keep_from
-    from tau.session.projection import build_session_projection
-
-    projection = build_session_projection(branch)
+    projection = host.projection(branch)
     if source == "plan":
         result = next(
             (
@@ -233,3 +237,112 @@ def _boundary_keep(branch: list[Entry], source: str) -> int:
         None,
     )
     return keep_from(entries, answer, KEEP_RECENT_TOKENS) if answer is not None else KEEP_RECENT_TOKENS
+
+
+class OccRun:
+    """:class:`OccReplay` driven by the replay protocol: it observes every request as sent (after
+    ObservationPack) and places its compactions after boundary turns."""
+
+    def __init__(self, branch: list[Entry], host: ReplayHost) -> None:
+        self.occ = OccReplay.for_branch(branch, host)
+        self.last: list[dict[str, Any]] = []
+        self.last_at = 0
+        self.model: tuple[str, str] = ("", "")
+
+    @property
+    def summaries(self) -> list[SummaryCall]:
+        return self.occ.summaries
+
+    def request(self, messages: list[dict[str, Any]], work: list[Entry], index: int) -> list[dict[str, Any]]:
+        return messages
+
+    def sent(self, work: list[Entry], index: int, prompt: int, messages: list[dict[str, Any]]) -> None:
+        message = work[index]["message"]
+        self.model = (str(message.get("provider", "")), str(message.get("model", "")))
+        self.last, self.last_at = messages, index
+        self.occ.request(prompt)
+        self.occ.turn(message, _results_after(work, index))
+
+    def after(self, work: list[Entry], index: int) -> Entry | None:
+        if work[index].get("type") == "compaction":
+            self.occ.compacted()
+        observed = self.last + [
+            m for e in work[self.last_at : index + 1] if (m := entry_message(e)) is not None
+        ]
+        return self.occ.at(work, index, observed, self.model)
+
+    def details(self) -> dict[str, Any]:
+        occ = self.occ
+        return {
+            "boundaries": occ.source,
+            "boundaryCount": len(occ.after),
+            "compactions": len(occ.summaries),
+            "decisions": dict(sorted(occ.reasons.items())),
+        }
+
+
+def _results_after(work: list[Entry], index: int) -> list[dict[str, Any]]:
+    """The tool results that answer the request ``work[index]`` (the messages right after it)."""
+    results = []
+    for entry in work[index + 1 :]:
+        message = entry_message(entry)
+        if message is None:
+            if entry.get("type") == "custom":
+                continue
+            break
+        if message.get("role") != "toolResult":
+            break
+        results.append(message)
+    return results
+
+
+def _occ_message(entry: Entry) -> bool:
+    return entry.get("type") == "custom_message" and entry.get("customType") in OCC_MESSAGE_TYPES
+
+
+def _occ_compaction(entries: list[Entry], index: int) -> bool:
+    """A compaction that Online Context Compact asked for: its continuation message follows it."""
+    if entries[index].get("type") != "compaction":
+        return False
+    for entry in entries[index + 1 :]:
+        if _occ_message(entry):
+            return True
+        message = entry_message(entry)
+        if message is not None and message.get("role") in ("assistant", "user"):
+            return False
+    return False
+
+
+def without_occ(branch: list[Entry]) -> tuple[list[Entry], int]:
+    """``branch`` without OCC's compactions and continuation messages; how many compactions."""
+    out = []
+    compactions = 0
+    for index, entry in enumerate(branch):
+        if _occ_message(entry) or _occ_compaction(branch, index):
+            compactions += entry.get("type") == "compaction"
+            continue
+        out.append(entry)
+    return out, compactions
+
+
+class OnlineContextCompactReplay:
+    name = MECHANISM
+    undo_rank = 1
+    not_measured: str | None = None
+
+    def evidence(self, branch: Sequence[Entry]) -> int:
+        """OCC's continuation messages in ``branch``."""
+        return sum(1 for entry in branch if _occ_message(entry))
+
+    def undo(self, branch: list[Entry], host: ReplayHost) -> Undone:
+        undone, compactions = without_occ(branch)
+        return Undone(undone, {"occCompactions": compactions})
+
+    def apply(self, branch: list[Entry]) -> tuple[list[Entry], dict[str, Any]]:
+        return branch, {}
+
+    def start(self, branch: list[Entry], host: ReplayHost) -> OccRun:
+        return OccRun(branch, host)
+
+
+REPLAY = OnlineContextCompactReplay()
