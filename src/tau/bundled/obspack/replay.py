@@ -28,7 +28,7 @@ from tau.bundled.obspack.planner import Planner
 from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
 from tau.bundled.obspack.window import Window
 from tau.bundled.obspack.wire import MECHANISM, RECALL_TOOL
-from tau.bundled.sol_common.replay import ReplayHost, Undone
+from tau.bundled.sol_common.replay import ReplayHost, Request, Undone
 from tau.bundled.sol_common.settings import SolSettings
 from tau.extension import entry_message, tool_calls
 from tau.extension.context_copies import ContextCopies
@@ -51,6 +51,7 @@ class PackState:
     planner: Planner = field(default_factory=Planner)
     copies: ContextCopies = field(default_factory=ContextCopies)
     placeholders: set[str] = field(default_factory=set)
+    records: list[dict[str, Any]] = field(default_factory=list)  # the ledger lines the live extension writes
     observations: dict[int, tuple[Any, Observation | None]] = field(default_factory=dict)  # content, found
     originals: dict[str, bytes] = field(default_factory=dict)
     window: Window | None = None
@@ -109,6 +110,7 @@ class PackState:
         leaf = str(branch[end - 1].get("id")) if end > 0 else ROOT_LEAF
         plan.apply(leaf, self.counts, self.applied)
         window.note_swaps(plan)
+        self.records += plan.records
         for record in plan.records:
             if record.get("event") == "placeholder":
                 self.placeholders.add(record["id"])
@@ -208,7 +210,7 @@ class PackRun:
         ratio = write_read_ratio(model, self.settings.cache_write_read_ratio)
         return self.pack.project(messages, work, index, ratio)
 
-    def sent(self, work: list[Entry], index: int, prompt: int, messages: list[dict[str, Any]]) -> None:
+    def sent(self, request: Request) -> None:
         return None
 
     def after(self, work: list[Entry], index: int) -> Entry | None:

@@ -35,6 +35,7 @@ __all__ = [
     "MechanismReplay",
     "ReplayHost",
     "ReplayRun",
+    "Request",
     "Undone",
     "mechanism_replays",
 ]
@@ -85,20 +86,34 @@ class Undone:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Request:
+    """A request as the replay counted it: ``work[index]`` is its assistant message, ``projected`` its
+    context as the host projects it, ``messages`` as the mechanisms sent it, ``prompt`` and
+    ``output`` its tokens."""
+
+    work: list[Entry]
+    index: int
+    projected: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+    prompt: int
+    output: int
+
+
 class ReplayRun(Protocol):
     """One mechanism's decisions across one replay, request after request.
 
     The replay calls, for every entry of the branch in order: :meth:`request` when the entry is a
     request (an assistant message; ``messages`` is its context as the earlier mechanisms send it),
-    then :meth:`sent` with what the request's prompt counted, then :meth:`after` (an entry the
-    mechanism adds after this one, or None).
+    then :meth:`sent` with the request as counted, then :meth:`after` (an entry the mechanism adds
+    after this one, or None).
     """
 
     def request(
         self, messages: list[dict[str, Any]], work: list[Entry], index: int
     ) -> list[dict[str, Any]]: ...
 
-    def sent(self, work: list[Entry], index: int, prompt: int, messages: list[dict[str, Any]]) -> None: ...
+    def sent(self, request: Request) -> None: ...
 
     def after(self, work: list[Entry], index: int) -> Entry | None: ...
 

@@ -82,12 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings() -> dict[str, Any]:
-    """The settings the mechanisms would run with here (``sol``, ``compaction``), as the live
-    extensions read them: the user's, and the project's when it is trusted."""
+    """The settings the mechanisms would run with (``sol``, ``compaction``), as the live extensions
+    read them: the user's ``settings.json`` (a session file says nothing of its project's trust)."""
     from tau.agent.settings import Settings
 
     try:
-        return Settings.load(Path.cwd(), project_trusted=False).effective()
+        return Settings.load(Path.cwd(), project_trusted=False).effective
     except Exception:  # unreadable settings: the defaults (the host reports the file itself)
         return {}
 

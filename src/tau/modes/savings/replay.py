@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
-from tau.bundled.sol_common.replay import ReplayHost, mechanism_replays
+from tau.bundled.sol_common.replay import ReplayHost, ReplayRun, Request, mechanism_replays
 from tau.common.jsstr import ms_from_iso
 from tau.llm.messages import entry_message
 from tau.modes.savings.cost_model import (
@@ -81,6 +81,7 @@ class ReplayResult:
     figures: Figures
     details: dict[str, dict[str, Any]] = field(default_factory=dict)  # mechanism -> what it did
     summary_calls: list[Any] = field(default_factory=list)  # summary calls a mechanism added
+    runs: dict[str, ReplayRun] = field(default_factory=dict)  # mechanism -> its run (its decisions)
     prompts: dict[str, int] = field(default_factory=dict)  # request entry id -> its prompt tokens
     misses: MissCounter | None = None
 
@@ -114,13 +115,14 @@ def replay_branch(
     while index < len(work):
         message = entry_message(work[index], "assistant")
         if message is not None:
-            messages = projector.at(work, index)
+            projected = messages = projector.at(work, index)
             for _, run in runs:
                 messages = run.request(messages, work, index)
             prompt = _request(result.figures, work, index, messages, cache, prices, breaks, misses)
             result.prompts[str(work[index].get("id"))] = prompt
+            sent = Request(work, index, projected, messages, prompt, output_tokens(message))
             for _, run in runs:
-                run.sent(work, index, prompt, messages)
+                run.sent(sent)
             if on_request is not None:
                 on_request()
         for _, run in runs:
@@ -130,6 +132,7 @@ def replay_branch(
                 index += 1
         index += 1
     for name, run in runs:
+        result.runs[name] = run
         result.details[name] = {**result.details.get(name, {}), **run.details()}
         result.summary_calls += getattr(run, "summaries", [])
     return result
