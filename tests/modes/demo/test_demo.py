@@ -61,8 +61,10 @@ def test_the_demo_runs_a_checked_session_and_reports_its_savings(tmp_path):
     assert fusion["used"] and fusion["fusedCalls"] == 1
     assert fusion["requests"] == report["baseline"]["requests"] - 1  # the command's own request saved
     assert fusion["inputTokens"] < report["baseline"]["inputTokens"]
+    # Issue 28: kept as it ran, fusion also keeps its then_run declaration on every request (the
+    # baseline has none), which costs about what the saved request saves in a session this short.
     [row] = [line for line in out.splitlines() if line.startswith("  Action Fusion ")]
-    assert re.search(r" -\d+\.\d%  1 fused call kept$", row), row
+    assert re.search(r" [-+]\d+\.\d%  1 fused call kept$", row), row
 
 
 def test_without_git_the_repository_is_a_plain_directory(tmp_path, monkeypatch):
