@@ -250,10 +250,9 @@ def test_the_stock_pi_baseline_prices_a_cache_friendly_summary_as_pi_sends_it():
     )
 
 
-def test_a_replayed_boundary_compaction_keeps_the_plan_call_and_reads_its_summary_from_the_cache():
-    from tau.modes.savings.replay import occ_summary_figures, replay_branch
-
-    branch = [
+def _plan_branch() -> list[dict]:
+    """A todo plan whose first task completes after five 5,000-token outputs, then a final answer."""
+    return [
         _entry(0, _user("go")),
         _assistant([("c1", "todo", {"action": "add"})], 1),
         _todo_result(2, "c1", ["in_progress", "pending"]),
@@ -278,6 +277,12 @@ def test_a_replayed_boundary_compaction_keeps_the_plan_call_and_reads_its_summar
             },
         },
     ]
+
+
+def test_a_replayed_boundary_compaction_keeps_the_plan_call_and_reads_its_summary_from_the_cache():
+    from tau.modes.savings.replay import occ_summary_figures, replay_branch
+
+    branch = _plan_branch()
     book = PriceBook(override=Prices(1.0, 1.0, "test"))
     result = replay_branch(branch, book, ("onlineContextCompact",))
     (call,) = result.summary_calls
@@ -286,3 +291,34 @@ def test_a_replayed_boundary_compaction_keeps_the_plan_call_and_reads_its_summar
     assert call.archive > 25_000 and call.calls == 1 and call.prompt > 25_000
     figures = occ_summary_figures(result.summary_calls, book)
     assert (figures["requests"], figures["uncachedInput"], figures["cacheRead"]) == (1, 0, call.prompt)
+
+
+def test_occ_replays_with_the_settings_and_window_of_the_boundary_request_model():
+    """Issue 28: as the live extension, the replay reads ``compaction.keepRecentTokens`` (the boundary
+    model's ``modelOverrides`` entry first) and ``sol.cacheWriteReadRatio``, and the window of the
+    model that made the boundary request, not of the session's first model."""
+    from types import SimpleNamespace
+
+    from tau.bundled.sol_common.replay import ReplayHost
+    from tau.modes.savings.replay import replay_branch
+    from tau.session.projection import build_session_projection
+
+    branch = _plan_branch()
+    for entry in branch[13:]:
+        if entry["message"].get("role") == "assistant":
+            entry["message"] = {**entry["message"], "model": "small"}
+    models = {
+        "m": SimpleNamespace(provider="anthropic", id="m", context_window=1_000_000),
+        "small": SimpleNamespace(provider="anthropic", id="small", context_window=30_000),
+    }
+    settings = {
+        "sol": {"cacheWriteReadRatio": 3},
+        "compaction": {"modelOverrides": {"anthropic/small": {"keepRecentTokens": 500}}},
+    }
+    host = ReplayHost(build_session_projection, lambda provider, model: models.get(model), settings)
+    book = PriceBook(override=Prices(1.0, 1.0, "test"))
+    result = replay_branch(branch, book, ("onlineContextCompact",), host=host)
+    (decision,) = result.runs["onlineContextCompact"].decisions
+    assert decision["cacheWriteReadRatio"] == 3 and decision["keepRecentTokens"] <= 500
+    # over 25,000 tokens in a 30,000-token window, less its 16,384 reserve: the window's protection
+    assert decision["reason"] == "window_protection" and decision["compact"]
