@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.llm.messages import message_text
 
 __all__ = ["FACTORY", "TASKS", "respond"]
@@ -86,14 +87,14 @@ def _recall(messages: list[dict[str, Any]]) -> dict[str, Any]:
     ]
     if not found:
         return {"text": "The log was never packed; nothing to recall."}
-    return {"tool": "obs_recall", "args": {"id": found[-1], "query": "ERROR"}}
+    return {"tool": RECALL_TOOL, "args": {"id": found[-1], "query": "ERROR"}}
 
 
 def _report(messages: list[dict[str, Any]]) -> dict[str, Any]:
     recalls = [
         message_text(m)
         for m in messages
-        if m.get("role") == "toolResult" and m.get("toolName") == "obs_recall"
+        if m.get("role") == "toolResult" and m.get("toolName") == RECALL_TOOL
     ]
     line = re.search(r'"line":(\d+)', recalls[-1]) if recalls else None
     where = f" (line {line.group(1)} of build.log)" if line else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tau.bundled.fusion.wire import MARKERS, MUTATIONS
 from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.llm.messages import message_text
 from tau.modes.interactive.todo_rows import checklist, todo_title
@@ -74,8 +75,9 @@ class Trace:
         tool = event.get("toolName")
         if tool == "todo":
             return self._todo_result(event, result)
-        if tool in ("edit", "write") and "[then_run:" in text:
-            marker = text[text.index("[then_run:") :].strip().replace("\n", " ")
+        at = min((i for m in MARKERS if (i := text.find(m)) >= 0), default=-1)
+        if tool in MUTATIONS and at >= 0:
+            marker = text[at:].strip().replace("\n", " ")
             return f"    {marker[:100]}"
         if tool == "read":
             return f"    {len(text.encode())} bytes read (ObservationPack packs it after two requests)"

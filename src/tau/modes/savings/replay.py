@@ -2,7 +2,8 @@
 
 A request is an assistant message on the active branch (error and aborted ones included); its
 context is the branch up to that message, projected as pi 1.6 projects it
-(:func:`tau.session.projection.build_session_context`) and converted for the model
+(:func:`tau.session.projection.build_session_projection`, extended request after request by the
+host's projection-cache rule) and converted for the model
 (:func:`tau.session.messages.convert_to_llm`), system messages included; it is counted as the faux
 provider bills a request (:class:`~tau.modes.savings.cost_model.PromptCache`). Its output is the
 message's recorded output tokens, or faux's estimate of its content when it has none. Compaction
