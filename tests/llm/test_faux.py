@@ -302,6 +302,30 @@ def test_module_stream_reports_a_broken_script_as_an_error_message(tmp_path, mon
     assert message["stopReason"] == "error" and "faux script not found" in message["errorMessage"]
 
 
+def test_a_registry_with_its_own_provider_answers_from_it_alone(tmp_path, monkeypatch):
+    """``ModelRegistry(faux=...)`` (``--faux-script``, the SDK's ``faux_script=``) leaves the process's script alone."""
+    from tau.llm.registry import ModelRegistry
+
+    process = faux.use_script([{"text": "the process's"}])
+    own = ModelRegistry(tmp_path, faux=faux.provider_for([{"text": "mine"}, {"text": "mine again"}]))
+    shared = ModelRegistry(tmp_path)
+    script = tmp_path / "s.json"
+    script.write_text('[{"text": "from a file"}]')
+    from_file = ModelRegistry(tmp_path, faux=faux.provider_for(script))
+
+    async def texts():
+        registries = (own, shared, from_file, own)
+        messages = [await r.complete(FAUX, {"messages": [user("hi")]}) for r in registries]
+        return [m["content"][0]["text"] for m in messages]
+
+    try:
+        assert run(texts()) == ["mine", "the process's", "from a file", "mine again"]
+        assert (own.faux.pending, process.pending, from_file.faux.pending) == (0, 0, 0)
+        assert faux.provider_for(process) is process
+    finally:
+        faux.use_script(None)
+
+
 def test_the_factory_example_in_the_docs_works(tmp_path):
     from pathlib import Path
 

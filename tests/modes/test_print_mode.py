@@ -73,9 +73,9 @@ def test_several_messages_run_in_order_and_are_saved(project, tmp_path, isolated
 
 
 def test_continue_resumes_the_latest_session(project, tmp_path, isolated_agent_dir):
-    script = _script(tmp_path, [{"text": "one"}, {"text": "two"}])
+    script = _script(tmp_path, [{"text": "one"}])
     _print(["--model", "faux/faux-1", "--faux-script", str(script)], ["first"])
-    code, out, _ = _print(["-c"], ["second"])
+    code, out, _ = _print(["-c", "--faux-script", str(_script(tmp_path, [{"text": "two"}]))], ["second"])
     assert (code, out) == (0, "two\n")
     files = list((isolated_agent_dir / "sessions").rglob("*.jsonl"))
     assert len(files) == 1
@@ -233,12 +233,14 @@ def test_project_settings_load_only_when_trusted(project):
 
 
 def test_session_by_id_prefix_and_by_path(project, tmp_path, isolated_agent_dir):
-    script = _script(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}])
-    _print(["--model", "faux/faux-1", "--faux-script", str(script), "--session-id", "abc123"], ["first"])
-    code, out, _ = _print(["--session", "abc"], ["second"])
+    def script(text: str) -> str:  # each run is given its own script, as separate processes would be
+        return str(_script(tmp_path, [{"text": text}]))
+
+    _print(["--model", "faux/faux-1", "--faux-script", script("one"), "--session-id", "abc123"], ["first"])
+    code, out, _ = _print(["--session", "abc", "--faux-script", script("two")], ["second"])
     assert (code, out) == (0, "two\n")
     path = next((isolated_agent_dir / "sessions").rglob("*.jsonl"))
-    code, out, _ = _print(["--session", str(path)], ["third"])
+    code, out, _ = _print(["--session", str(path), "--faux-script", script("three")], ["third"])
     assert (code, out) == (0, "three\n")
     assert sum('"role":"user"' in line for line in path.read_text().splitlines()) == 3
     with pytest.raises(ValueError, match="No session found matching 'zzz'"):

@@ -119,6 +119,45 @@ async def test_model_and_faux_script_are_given_as_on_the_command_line(project, t
             await session.prompt("hi")
 
 
+@in_loop
+async def test_two_sessions_of_one_process_run_their_own_scripts_at_once(project):
+    """Each session's ``faux_script`` is its own: neither takes the other's steps, nor the process's."""
+    from tau.llm.providers import faux
+
+    faux.use_script([{"text": "the process's script"}])
+    arrived = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+    def meet(me: str, other: str):
+        async def factory(request):  # both requests are in flight before either is answered
+            arrived[me].set()
+            await asyncio.wait_for(arrived[other].wait(), 60)
+            return {"text": f"{me} first"}
+
+        return factory
+
+    script_a = [{"factory": meet("a", "b")}, {"bash": "echo from a"}, {"text": "a done"}]
+    script_b = [{"factory": meet("b", "a")}, {"text": "b done"}]
+    async with (
+        await tau.create_agent_session(model=FAUX, faux_script=script_a, extensions=False) as a,
+        await tau.create_agent_session(model=FAUX, faux_script=script_b, extensions=False) as b,
+    ):
+        await asyncio.gather(a.prompt("one"), b.prompt("one"))
+        await asyncio.gather(a.prompt("two"), b.prompt("two"))
+        texts = {
+            name: [
+                block.get("text")
+                for m in session.messages
+                if m["role"] in ("assistant", "toolResult")
+                for block in m["content"]
+                if block["type"] == "text"
+            ]
+            for name, session in (("a", a), ("b", b))
+        }
+        assert texts == {"a": ["a first", "from a\n", "a done"], "b": ["b first", "b done"]}
+        assert (a.model_registry.faux.pending, b.model_registry.faux.pending) == (0, 0)
+    assert faux.default_provider().pending == 1  # the process's script was never asked
+
+
 def test_run_reports_a_failed_request(project):
     result = tau.run("hello", model=FAUX, faux_script=[])
     assert (result.text, result.stop_reason, result.error) == (None, "error", "No more faux responses queued")

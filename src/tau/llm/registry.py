@@ -7,7 +7,8 @@
   variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``).
 - Calls: :func:`stream` dispatches on ``Model.api`` to an adapter module imported on first use
   (``tau.llm.providers.<name>``, each exposing ``stream(model, context, options)``);
-  :meth:`ModelRegistry.stream` adds the credentials and headers first.
+  :meth:`ModelRegistry.stream` adds the credentials and headers first, and answers ``faux`` models
+  from the registry's own faux provider when it has one (:attr:`ModelRegistry.faux`).
 - ``tau --list-models`` prints the registry's models (:mod:`tau.llm.model_list`).
 - ``--model`` patterns (:meth:`ModelRegistry.resolve`): ``provider/id``, a bare id, a part of an id
   or name, each optionally followed by ``:<thinking level>``, as pi's model resolver reads them.
@@ -25,7 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.common.lazy_regex import lazy_pattern
 from tau.llm.auth import AuthFileError, AuthStore, agent_dir, resolve_config_value_or_raise, resolve_headers
@@ -35,6 +36,9 @@ from tau.llm.models_json import ModelsConfigError, compose_models, load_models_j
 from tau.llm.stream import AssistantMessageEventStream, StreamOptions
 from tau.llm.transcript import normalize_context
 from tau.llm.types import AssistantMessage, Model, TranscriptContext
+
+if TYPE_CHECKING:
+    from tau.llm.providers.faux import FauxProvider
 
 __all__ = [
     "API_MODULES",
@@ -139,16 +143,23 @@ def _error_stream(model: Model, text: str) -> AssistantMessageEventStream:
 
 
 def stream(
-    model: Model, context: Mapping[str, Any], options: StreamOptions | None = None
+    model: Model,
+    context: Mapping[str, Any],
+    options: StreamOptions | None = None,
+    *,
+    faux: FauxProvider | None = None,
 ) -> AssistantMessageEventStream:
     """Start a request with the adapter for ``model.api``; the options are used as given.
 
+    ``faux`` answers a ``faux`` model's call in place of the process's faux script.
     Never raises: an unknown api or a missing adapter ends the stream with an ``error`` event.
     An already-aborted ``options.signal`` ends it as aborted before any of that.
     """
     aborted = aborted_before_request(model, options.signal if options else None)
     if aborted is not None:
         return aborted
+    if faux is not None and model.api == "faux":
+        return faux.stream(model, _as_transcript(context), options)
     module_name = API_MODULES.get(model.api)
     if module_name is None:
         return _error_stream(model, f"No API provider registered for api: {model.api}")
@@ -176,11 +187,19 @@ class ModelRegistry:
         agent_dir: where ``models.json`` and ``auth.json`` live (default ``$TAU_AGENT_DIR`` or
             ``~/.tau/agent``).
         env: the environment to read provider key variables from (default ``os.environ``).
+        faux: the faux provider this registry's ``faux`` models answer from (``--faux-script``,
+            the SDK's ``faux_script=``); ``None``: the process's (``faux.use_script`` or
+            ``$TAU_FAUX_SCRIPT``). Kept in :attr:`faux`, which may be set later.
     """
 
     def __init__(
-        self, agent_dir: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+        self,
+        agent_dir: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        faux: FauxProvider | None = None,
     ) -> None:
+        self.faux = faux
         self.agent_dir = Path(agent_dir) if agent_dir is not None else _default_agent_dir()
         self.models_path = self.agent_dir / "models.json"
         self.auth = AuthStore(self.agent_dir / "auth.json")
@@ -343,7 +362,7 @@ class ModelRegistry:
             api_key=options.api_key or auth.api_key,
             headers={**auth.headers, **options.headers},
         )
-        return stream(model, context, options)
+        return stream(model, context, options, faux=self.faux)
 
     async def complete(
         self, model: Model, context: Mapping[str, Any], options: StreamOptions | None = None

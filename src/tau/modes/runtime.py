@@ -60,7 +60,8 @@ class RuntimeOptions:
         append_system_prompt: ``--append-system-prompt TEXT|FILE`` (a list: each, joined by a blank line).
         no_context_files: ``--no-context-files``.
         offline: ``--offline``.
-        faux_script: ``--faux-script``: a script file, or a list of steps; sets the process's faux script.
+        faux_script: ``--faux-script``: a script file, or a list of steps; this session's faux script
+            (its registry's own provider; without it, the process's: ``$TAU_FAUX_SCRIPT``).
         approve: ``--approve`` (``True``) / ``--no-approve`` (``False``); ``None``: the saved decision.
         extensions: ``-e``: paths, or extension functions (``def extension(tau)``), loaded first, in order.
         no_extensions: ``--no-extensions``: only :attr:`extensions` load.
@@ -171,8 +172,7 @@ async def open_runtime(
 
     if options.offline:
         os.environ["TAU_OFFLINE"] = "1"
-    if options.faux_script is not None:
-        _use_faux_script(options.faux_script, options.cwd)
+    faux = _faux_provider(options.faux_script, options.cwd) if options.faux_script is not None else None
     started_in = str(Path(options.cwd).resolve())
     settings, trusted = load_settings(started_in, options.approve)
     warnings: list[str] = []
@@ -189,7 +189,7 @@ async def open_runtime(
         overrides, problems = check_settings(options.settings, "settings", {})
         settings.apply_overrides(overrides)
         warnings += problems
-    registry = ModelRegistry()
+    registry = ModelRegistry(faux=faux)
     if registry.error:
         warnings.append(registry.error)
     if options.name is not None:
@@ -350,12 +350,13 @@ async def _discover_resources(session: Any, extensions: Any) -> list[str]:
     return warnings
 
 
-def _use_faux_script(script: Any, cwd: str) -> None:
+def _faux_provider(script: Any, cwd: str) -> Any:
+    """The session's own faux provider: its registry answers from it, other sessions of the process do not."""
     from tau.llm.providers import faux
 
     if isinstance(script, str | os.PathLike):
         script = Path(cwd, script).resolve()
-    faux.use_script(script)
+    return faux.provider_for(script)
 
 
 def _prompt_settings(options: RuntimeOptions, cwd: str, trusted: bool) -> Any:

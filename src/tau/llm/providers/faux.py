@@ -16,6 +16,13 @@ provider does (see :func:`estimate_usage`, in :mod:`._faux_request` with the bil
 ``before_provider_request`` shows), costs are 0. When the script runs out the call ends
 with ``stopReason: "error"`` and ``No more faux responses queued``, as in pi; when no script was
 given at all (neither ``--faux-script`` nor ``TAU_FAUX_SCRIPT``), the error says how to give one.
+
+Whose script: a :class:`~tau.llm.registry.ModelRegistry` given a provider of its own
+(``ModelRegistry(faux=provider_for(script))``, what ``--faux-script`` and the SDK's ``faux_script=``
+do) answers from it alone, so two sessions of one process run their own scripts. A registry without
+one answers from the process's provider (:func:`default_provider`: :func:`use_script`'s, else
+``$TAU_FAUX_SCRIPT``), as does the module's :func:`stream`; pi's ``fauxProvider()`` and its global
+``registerFauxProvider`` make the same split.
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ __all__ = [
     "estimate_usage",
     "load_script",
     "message_memo",
+    "provider_for",
     "render_prompt",
     "stream",
     "use_script",
@@ -432,7 +440,7 @@ async def _stream_message(builder: MessageBuilder, message: dict[str, Any], opti
     builder.finish(message["stopReason"])
 
 
-# -- the module-level provider the registry dispatches to ------------------------------------
+# -- the process's provider: for registries without one of their own ------------------------
 
 _default: FauxProvider | None = None
 _explicit = False  # set by use_script(); otherwise the script follows $TAU_FAUX_SCRIPT
@@ -451,7 +459,7 @@ def _env_script_key() -> tuple[Any, ...] | None:
 
 
 def default_provider() -> FauxProvider:
-    """The process's faux provider.
+    """The process's faux provider (for a registry without one of its own).
 
     Unless :func:`use_script` chose one, it is the script named by ``$TAU_FAUX_SCRIPT``, read again
     when the variable or the file changes (an empty script when it is unset).
@@ -465,29 +473,42 @@ def default_provider() -> FauxProvider:
     return _default
 
 
-def use_script(script: str | os.PathLike[str] | Iterable[Step] | FauxProvider | None) -> FauxProvider:
-    """Set the process's faux script (``--faux-script FILE``, or steps given in code).
+Script = str | os.PathLike[str] | Iterable[Step] | FauxProvider
 
-    ``None`` goes back to following ``$TAU_FAUX_SCRIPT``.
+
+def provider_for(script: Script) -> FauxProvider:
+    """A provider of its own for ``script``: a file (checked now), a list of steps, or a provider as is.
+
+    Give it to one registry (``ModelRegistry(faux=...)``) and only that registry's calls take its steps.
+    """
+    if isinstance(script, FauxProvider):
+        return script
+    if isinstance(script, str | os.PathLike):
+        return FauxProvider.from_file(script)
+    return FauxProvider(script)
+
+
+def use_script(script: Script | None) -> FauxProvider:
+    """Set the process's faux script: what every registry without a faux provider of its own answers with.
+
+    ``None`` goes back to following ``$TAU_FAUX_SCRIPT``. ``--faux-script`` and the SDK's
+    ``faux_script=`` do not come here: they give their session's registry its own provider.
     """
     global _default, _explicit
     if script is None:
         _explicit, _default = False, None
         return default_provider()
-    if isinstance(script, FauxProvider):
-        provider = script
-    elif isinstance(script, str | os.PathLike):
-        provider = FauxProvider.from_file(script)
-    else:
-        provider = FauxProvider(script)
-    _default, _explicit = provider, True
-    return provider
+    _default, _explicit = provider_for(script), True
+    return _default
 
 
 def stream(
     model: Model, context: TranscriptContext, options: StreamOptions | None = None
 ) -> AssistantMessageEventStream:
-    """The provider entry point (``StreamFunction``): answer with the process's script."""
+    """The provider entry point (``StreamFunction``): answer with the process's script.
+
+    A registry with a faux provider of its own calls that provider's :meth:`FauxProvider.stream` instead.
+    """
     try:
         provider = default_provider()
     except FauxScriptError as exc:

@@ -82,7 +82,9 @@ def run_task(task: Task, where: TaskRun, cancelled: Callable[[], bool] = lambda:
 
     if cancelled():  # queued to this worker before the batch was cancelled
         return {"result": empty_result(task.id, "cancelled", "cancelled before it started"), "warnings": []}
-    faux.use_script(None)  # each task starts $TAU_FAUX_SCRIPT (or its own script) from the first step
+    faux.use_script(
+        None
+    )  # each task starts $TAU_FAUX_SCRIPT from the first step (its own script is its session's)
     saved = {name: os.environ.get(name) for name in where.env}
     os.environ.update(where.env)
     try:
