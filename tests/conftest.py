@@ -1,4 +1,4 @@
-"""Shared fixtures: an isolated agent dir, the pi golden fixtures, and a guard against the network."""
+"""Shared fixtures: an isolated agent dir, the pi golden fixtures, tau as a program, and a guard against the network."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import tau_process
 from fixture_paths import fixtures_dir
 
 # No test measures speed (bench/ does): a loaded 2-core machine must not fail an example on time.
@@ -34,6 +35,20 @@ def isolated_agent_dir(tmp_path_factory, monkeypatch):
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TAU_FAUX_SCRIPT", "TAU_SESSION_DIR"):
         monkeypatch.delenv(var, raising=False)
     return home / ".tau" / "agent"
+
+
+@pytest.fixture
+def run_tau(tmp_path):
+    """``run_tau(args, cwd=..., env=..., stdin=..., timeout=..., text=...)``: ``python -m tau`` run to the end.
+
+    This checkout's ``src`` is imported, ``HOME`` and ``TAU_AGENT_DIR`` are the test's own (see
+    :func:`isolated_agent_dir`), ``cwd`` defaults to ``tmp_path``; see :func:`tau_process.run_tau`.
+    """
+
+    def run(args, *, cwd=None, **options):
+        return tau_process.run_tau(args, cwd=tmp_path if cwd is None else cwd, **options)
+
+    return run
 
 
 _real_connect = socket.socket.connect

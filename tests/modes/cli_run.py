@@ -1,31 +1,20 @@
-"""Running ``tau`` as a program (``python -m tau``) in the CLI tests, and reading what it wrote."""
+"""Running ``tau`` as a program (:mod:`tau_process`) in the CLI tests, and reading what it wrote."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from tau_process import run_tau
 
 
 def tau(
     args: list[str], cwd: Path, *, stdin: str | None = None, timeout: float = 120, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """``tau ARGS`` in ``cwd``, stdin empty unless given, output captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "tau", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env},
-        input=stdin,
-        stdin=subprocess.DEVNULL if stdin is None else None,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_tau(args, cwd=cwd, env=env, stdin=stdin, timeout=timeout)
 
 
 def faux(tmp_path: Path, steps: list[dict[str, Any]], name: str = "script.json") -> list[str]:

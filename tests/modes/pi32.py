@@ -18,6 +18,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+if str(HERE.parent) not in sys.path:  # run as a script: the shared test helpers live in tests/
+    sys.path.insert(0, str(HERE.parent))
+
+from tau_process import tau_command, tau_env  # noqa: E402
+
 DATA = HERE / "data" / "pi32"
 FAUX_EXT = REPO / "tests" / "regressions" / "data" / "pi22" / "faux-ext.ts"
 FAUX_FACTORY = f"{REPO / 'tests' / 'regressions' / 'pi22_faux.py'}:respond"
@@ -46,14 +51,8 @@ def run(
     else:
         script = base / "script.json"
         script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
-        argv = [sys.executable, "-m", "tau", *common, "--faux-script", str(script), *args]
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO / "src"),
-            "TAU_AGENT_DIR": str(base / "agent"),
-            "HOME": str(base),
-        }
-        env.pop("TAU_FAUX_SCRIPT", None)
+        argv = tau_command(*common, "--faux-script", str(script), *args)
+        env = tau_env({"TAU_FAUX_SCRIPT": None}, home=base, agent_dir=base / "agent")
     return subprocess.run(
         argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180
     )

@@ -7,27 +7,12 @@ configured scripted model that would answer (and write a session file) if any wo
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import tau
 
-ROOT = Path(__file__).resolve().parents[2]
 PI_WORDS = ["install", "remove", "uninstall", "update", "list", "config", "auth", "mcp", "help"]
-
-
-def tau(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tau", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def configured_model(home: Path, tmp_path: Path) -> dict[str, str]:

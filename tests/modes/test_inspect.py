@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -297,21 +295,16 @@ def test_no_command_ever_writes_the_file(pi_fixtures, tmp_path, capsys):
     assert snapshot(tmp_path) == before
 
 
-def test_help_and_usage_errors_through_the_real_command():
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    shown = subprocess.run(
-        [sys.executable, "-m", "tau", "session", "--help"], capture_output=True, text=True, env=env
-    )
+def test_help_and_usage_errors_through_the_real_command(run_tau):
+    shown = run_tau(["session", "--help"])
     assert shown.returncode == 0
     assert "context" in shown.stdout and "info" in shown.stdout and "check" in shown.stdout
 
     for argv in (["session", "context", "--help"], ["session", "check", "-h"]):
-        shown = subprocess.run([sys.executable, "-m", "tau", *argv], capture_output=True, text=True, env=env)
+        shown = run_tau(argv)
         assert shown.returncode == 0 and "FILE" in shown.stdout
 
-    wrong = subprocess.run(
-        [sys.executable, "-m", "tau", "session", "frobnicate"], capture_output=True, text=True, env=env
-    )
+    wrong = run_tau(["session", "frobnicate"])
     assert wrong.returncode == 2 and "invalid choice" in wrong.stderr
 
 

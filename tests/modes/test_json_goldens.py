@@ -10,10 +10,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from faux_ext import script
@@ -23,7 +19,6 @@ from tau.llm.providers import faux
 from tau.modes.json_mode import run_json
 from tau.modes.run import build_runtime, parse_args
 
-REPO = Path(__file__).resolve().parents[2]
 PROMPTS = {
     "json-text": "hello there",
     "json-bash": "bash: echo hi from bash",
@@ -71,16 +66,13 @@ def test_header_line_comes_first_even_without_a_session(project):
     assert json.loads(lines[1]) == {"type": "agent_start"}
 
 
-def test_cli_subprocess_json_text(pi_fixtures, project, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    command = [sys.executable, "-m", "tau", "--mode", "json", "--no-session", "-ne", "--model", "faux/faux-1"]
-    done = subprocess.run(
+def test_cli_subprocess_json_text(pi_fixtures, project, tmp_path, run_tau):
+    command = ["--mode", "json", "--no-session", "-ne", "--model", "faux/faux-1"]
+    done = run_tau(
         [*command, "--faux-script", str(project), "hello there"],
         cwd=tmp_path / "proj",
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
         timeout=60,
+        text=False,
     )
     assert done.returncode == 0, done.stderr.decode()
     assert done.stderr == b""

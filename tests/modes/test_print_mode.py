@@ -7,15 +7,13 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tau.modes.print_mode import run_text
 from tau.modes.run import build_runtime, parse_args
-
-REPO = Path(__file__).resolve().parents[2]
+from tau_process import popen_tau
 
 
 def _script(tmp_path: Path, steps: list) -> Path:
@@ -105,63 +103,28 @@ def test_tools_allowlist_and_modifiers(project, tmp_path):
         del os.environ["TAU_FAUX_SCRIPT"]
 
 
-def test_cli_without_a_model_says_how_to_configure_one(project):
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "tau", "-p", "-ne", "--no-session", "hello"],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_cli_without_a_model_says_how_to_configure_one(project, run_tau):
+    done = run_tau(["-p", "-ne", "--no-session", "hello"], cwd=project, timeout=60)
     assert done.returncode == 1
     assert "--model faux/faux-1 --faux-script FILE" in done.stderr
     assert done.stdout == ""
 
 
-def test_cli_print_subprocess(project, tmp_path):
+def test_cli_print_subprocess(project, tmp_path, run_tau):
     script = _script(tmp_path, [{"text": "héllo from faux"}])
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tau",
-            "-p",
-            "-ne",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(script),
-            "hi",
-        ],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = run_tau(
+        ["-p", "-ne", "--model", "faux/faux-1", "--faux-script", str(script), "hi"], cwd=project, timeout=60
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "héllo from faux\n", "")
 
 
-def test_a_profiled_run_ends_normally_so_the_profile_is_written(project, tmp_path):
+def test_a_profiled_run_ends_normally_so_the_profile_is_written(project, tmp_path, run_tau):
     """tau's own process skips the interpreter's teardown after a print run, unless something watches
     it: ``python -m cProfile`` (or coverage) writes its results as the interpreter ends."""
     script = _script(tmp_path, [{"text": "profiled"}])
     profile = tmp_path / "run.prof"
     faux = ["-p", "-ne", "--model", "faux/faux-1", "--faux-script", str(script), "hi"]
-    done = subprocess.run(
-        [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "tau", *faux],
-        cwd=project,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_tau(["-o", str(profile), "-m", "tau", *faux], module="cProfile", cwd=project, timeout=60)
     assert (done.returncode, done.stdout) == (0, "profiled\n"), done.stderr
     assert profile.is_file() and profile.stat().st_size > 0
 
@@ -172,12 +135,10 @@ def test_ctrl_c_during_bash_aborts_and_leaves_a_clean_session(project, tmp_path,
     import time
 
     script = _script(tmp_path, [{"bash": "sleep 30"}, {"text": "never"}])
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    command = [sys.executable, "-m", "tau", "--mode", "json", "-ne", "--model", "faux/faux-1"]
-    process = subprocess.Popen(
+    command = ["--mode", "json", "-ne", "--model", "faux/faux-1"]
+    process = popen_tau(
         [*command, "--faux-script", str(script), "go"],
         cwd=project,
-        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

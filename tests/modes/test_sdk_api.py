@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import types
 from pathlib import Path
 
 import tau
+from tau_process import tau_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "sdk.md"
@@ -54,8 +54,9 @@ def test_import_tau_loads_no_sdk_until_a_name_is_used():
         "import json, sys, tau; before = sorted(m for m in sys.modules if m.startswith('tau'));"
         " tau.run; after = 'tau.sdk.oneshot' in sys.modules; print(json.dumps([before, after]))"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=tau_env(), timeout=120
+    )
     assert done.returncode == 0, done.stderr
     before, after = json.loads(done.stdout)
     assert before == ["tau", "tau.common", "tau.common.lazy"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tau_process import tau_env
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("sdk_*.py"))
@@ -29,8 +30,7 @@ def test_every_example_is_checked():
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.name)
 def test_example_runs_offline(example, tmp_path, isolated_agent_dir):
-    env = {key: value for key, value in os.environ.items() if key != "TAU_EXAMPLE_MODEL"}
-    env["PYTHONPATH"] = str(ROOT / "src")
+    env = tau_env({"TAU_EXAMPLE_MODEL": None})
     done = subprocess.run(
         [
             sys.executable,

@@ -9,14 +9,13 @@ without them (``-ne``).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+from tau_process import tau_env
 
 # Loaded by a turn that calls a provider, renders a TUI, or validates a tool call; never by a faux text reply.
 HEAVY = (
@@ -50,7 +49,7 @@ sys.exit(code)
 def _faux_turn(tmp_path: Path, *extra: str) -> tuple[str, list[str]]:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"text": "hello from faux"}]))
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = tau_env()
     command = [sys.executable, "-c", CHILD, json.dumps(HEAVY), "-p", "--model", "faux/faux-1"]
     command += ["--faux-script", str(script), *extra, "hello"]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

@@ -33,9 +33,13 @@ MODEL = "anthropic/claude-sonnet-4.6"
 FOLLOW_UP = "and now?"
 
 sys.path.insert(0, str(HERE.parent / "llm"))
+if str(HERE.parent) not in sys.path:  # run as a script: the shared test helpers live in tests/
+    sys.path.insert(0, str(HERE.parent))
 
 import test_openai_completions as C  # noqa: E402
 from loopback import LoopbackServer, Reply  # noqa: E402
+
+from tau_process import tau_command, tau_env  # noqa: E402
 
 
 def models_json(url: str) -> dict[str, Any]:
@@ -90,9 +94,7 @@ def text_reply(text: str) -> Reply:
 
 
 def scratch_env(root: Path) -> dict[str, str]:
-    env = dict(
-        os.environ, HOME=str(root), TAU_AGENT_DIR=str(root / "agent"), PI_CODING_AGENT_DIR=str(root / "agent")
-    )
+    env = tau_env({"PI_CODING_AGENT_DIR": str(root / "agent")}, home=root, agent_dir=root / "agent")
     env["PI_OFFLINE"] = "1"
     (root / "agent").mkdir(parents=True, exist_ok=True)
     (root / "work").mkdir(exist_ok=True)
@@ -106,7 +108,7 @@ def run_cli(command: list[str], root: Path, url: str, *args: str) -> subprocess.
     return subprocess.run(argv, cwd=root / "work", env=env, capture_output=True, text=True, timeout=300)
 
 
-TAU = [sys.executable, "-m", "tau"]
+TAU = tau_command()
 
 
 def write_session(root: Path) -> Path:

@@ -33,6 +33,7 @@ if str(HERE.parent) not in sys.path:  # run as a script: the shared test helpers
     sys.path.insert(0, str(HERE.parent))
 
 from piped_process import start_piped  # noqa: E402
+from tau_process import tau_command, tau_env  # noqa: E402
 
 DATA = HERE / "data" / "pi22"
 REPO = HERE.parents[1]
@@ -283,10 +284,9 @@ def run_tau(scenario: Scenario, base: Path) -> Run:
         }
         models = [{"id": i, "name": i, **shape} for i in ("faux-1", "faux-2")]
         (agent / "models.json").write_text(json.dumps({"providers": {"faux": {"models": models}}}))
-    argv = [sys.executable, "-m", "tau", "--offline", "-ne", "--model", "faux/faux-1"]
+    argv = tau_command("--offline", "-ne", "--model", "faux/faux-1")
     argv += ["--faux-script", str(script), *_session_args(scenario, sessions), *scenario.args]
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(agent), "HOME": str(base)}
-    env.pop("TAU_FAUX_SCRIPT", None)
+    env = tau_env({"TAU_FAUX_SCRIPT": None}, home=base, agent_dir=agent)
     out, stderr, code = asyncio.run(_drive(argv, scenario, project, env))
     return _relocated(Run(out, stderr, code, _session(sessions)), base)
 

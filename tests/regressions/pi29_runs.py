@@ -40,8 +40,10 @@ if str(HERE.parent) not in sys.path:
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from pi22_runs import FAUX_FACTORY, PI_BEHAVIOUR, REPO, Run, _drive, _merged, _normalize  # noqa: E402
+from pi22_runs import FAUX_FACTORY, PI_BEHAVIOUR, Run, _drive, _merged, _normalize  # noqa: E402
 from pi30_runs import _masked_text as _codemode_masked  # noqa: E402
+
+from tau_process import tau_command, tau_env  # noqa: E402
 
 DATA = HERE / "data" / "pi29"
 FAUX_EXT = DATA / "faux-ext.ts"
@@ -290,19 +292,13 @@ def run_tau(scenario: Scenario, base: Path, resume: list[dict[str, Any]] | None 
         (agent / "settings.json").write_text(json.dumps(_merged(PI_BEHAVIOUR, scenario.settings)))
         script = base / "script.json"
         script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
-        argv = [sys.executable, "-m", "tau", "--offline", *scenario.extensions, "--model", "faux/faux-1"]
+        argv = tau_command("--offline", *scenario.extensions, "--model", "faux/faux-1")
         argv += ["--faux-script", str(script), "--session-dir", str(sessions)]
         if resume is not None:
             argv += ["--session", str(_place_session(resume, base))]
         argv += scenario.args
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO / "src"),
-            "TAU_AGENT_DIR": str(agent),
-            "HOME": str(base),
-            "TAU_MCP_STARTUP_WAIT": STARTUP_WAIT,
-        }
-        env.pop("TAU_FAUX_SCRIPT", None)
+        extra = {"TAU_MCP_STARTUP_WAIT": STARTUP_WAIT, "TAU_FAUX_SCRIPT": None}
+        env = tau_env(extra, home=base, agent_dir=agent)
         out, stderr, code = _run(argv, env, project)
         return _relocated(Run(out, stderr, code, _read_session(_session_file(sessions))), base)
 

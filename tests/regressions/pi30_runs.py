@@ -31,7 +31,9 @@ if str(HERE.parent) not in sys.path:
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from pi22_runs import FAUX_EXT, FAUX_FACTORY, PI_BEHAVIOUR, REPO, Run, _drive, _merged, _normalize  # noqa: E402
+from pi22_runs import FAUX_EXT, FAUX_FACTORY, PI_BEHAVIOUR, Run, _drive, _merged, _normalize  # noqa: E402
+
+from tau_process import tau_command, tau_env  # noqa: E402
 
 DATA = HERE / "data" / "pi30"
 PLACE = "/tmp/pi30"
@@ -164,23 +166,12 @@ def run_tau(scenario: Scenario, base: Path, resume: list[dict[str, Any]] | None 
     (agent / "settings.json").write_text(json.dumps(_merged(PI_BEHAVIOUR, scenario.settings)))
     script = base / "script.json"
     script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
-    argv = [
-        sys.executable,
-        "-m",
-        "tau",
-        "--offline",
-        "-ne",
-        "-e",
-        "builtin:codemode",
-        "--model",
-        "faux/faux-1",
-    ]
+    argv = tau_command("--offline", "-ne", "-e", "builtin:codemode", "--model", "faux/faux-1")
     argv += ["--faux-script", str(script), "--session-dir", str(sessions)]
     if resume is not None:
         argv += ["--session", str(_place_session(resume, base))]
     argv += scenario.args
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(agent), "HOME": str(base)}
-    env.pop("TAU_FAUX_SCRIPT", None)
+    env = tau_env({"TAU_FAUX_SCRIPT": None}, home=base, agent_dir=agent)
     out, stderr, code = asyncio.run(_drive(argv, _Driven(), project, env))
     return _relocated(Run(out, stderr, code, _read_session(_session_file(sessions))), base)
 

@@ -33,6 +33,8 @@ for extra in (HERE, HERE.parent):
 
 from pi22_runs import PI_BEHAVIOUR, Scenario, _drive, _merged, _normalize, _send, _wait  # noqa: E402
 
+from tau_process import tau_command, tau_env  # noqa: E402
+
 DATA = HERE / "data" / "pi31"
 REPO = HERE.parents[1]
 FAUX_EXT = DATA / "faux-ext.ts"
@@ -309,18 +311,11 @@ def run_tau(name: str, base: Path) -> Run:
     (settings_path).write_text(json.dumps(_merged(PI_BEHAVIOUR, scenario.settings)))
     script = base / "script.json"
     script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
-    argv = [sys.executable, "-m", "tau", "--offline", "-ne", "--model", "faux/faux-1"]
+    argv = tau_command("--offline", "-ne", "--model", "faux/faux-1")
     argv += ["--faux-script", str(script), "--session-dir", str(base / "sessions"), *scenario.args]
     contexts = base / "contexts.jsonl"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(HERE), str(HERE.parent)]),
-        "TAU_AGENT_DIR": str(agent),
-        "HOME": str(base),
-        "TAU31_CONTEXTS": str(contexts),
-    }
-    env.pop("TAU_FAUX_SCRIPT", None)
-    env.pop("XDG_CONFIG_HOME", None)
+    extra = {"TAU31_CONTEXTS": str(contexts), "TAU_FAUX_SCRIPT": None, "XDG_CONFIG_HOME": None}
+    env = tau_env(extra, home=base, agent_dir=agent, path=[HERE, HERE.parent])
     out, stderr, code = asyncio.run(_drive(argv, scenario, project, env))
     run = Run(out, stderr, code, _session(base / "sessions"), _contexts(contexts))
     return _relocated(run, base, ".tau")

@@ -8,29 +8,19 @@ same figures per mechanism)"; Online Context Compact prices "a summary size of 1
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tau.modes.savings import savings_for_file
+from tau_process import run_tau
 
-REPO = Path(__file__).resolve().parents[2]
 FIGURES = {"inputTokens", "cacheRead", "cacheWrite", "outputTokens", "cost"}
 REAL = ("before-compaction.v3.jsonl", "large-session.v3.jsonl")
 
 
 def test_one_object_per_file_in_order_with_the_figures_of_every_side_and_mechanism(pi_fixtures):
     files = [str(pi_fixtures / "real" / name) for name in REAL]
-    done = subprocess.run(
-        [sys.executable, "-m", "tau.modes.savings", "--json", "--no-progress", *files],
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_tau(["--json", "--no-progress", *files], module="tau.modes.savings", timeout=300)
     assert done.returncode == 0, done.stderr
     reports = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["file"] for r in reports] == files

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tau.session import SessionFileExistsError, SessionManager
+from tau_process import run_tau, tau_env
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 TS = "2026-11-29T23:42:14.169Z"
 
 
@@ -59,16 +59,9 @@ def test_tau_p_on_a_path_taken_meanwhile_exits_with_the_clear_error(tmp_path):
         "    tau.on('session_start', start)\n"
     )
     (tmp_path / "script.json").write_text(json.dumps([{"text": "hello"}]))
-    command = [sys.executable, "-m", "tau", "-p", "--model", "faux/faux-1", "--faux-script", "script.json"]
+    command = ["-p", "--model", "faux/faux-1", "--faux-script", "script.json"]
     command += ["-ne", "-e", "ext.py", "--session", "taken.jsonl", "hi"]
-    done = subprocess.run(
-        command,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-    )
+    done = run_tau(command, cwd=tmp_path)
     assert done.returncode != 0 and done.stdout == ""
     assert "cannot create session file" in done.stderr and "another process created it first" in done.stderr
     assert "Errno" not in done.stderr and "Traceback" not in done.stderr
@@ -97,9 +90,7 @@ SessionManager.open(sys.argv[1])
 def test_a_migration_killed_before_its_rename_leaves_no_temporary_for_good(tmp_path):
     path = _v1_file(tmp_path / "old.jsonl")
     before = path.read_bytes()
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_MID_MIGRATION, str(path)], env={**os.environ, "PYTHONPATH": str(SRC)}
-    )
+    child = subprocess.Popen([sys.executable, "-c", KILLED_MID_MIGRATION, str(path)], env=tau_env())
     assert child.wait(timeout=120) == -signal.SIGKILL
     assert sorted(os.listdir(tmp_path)) == [f".old.jsonl.tau-{child.pid}.tmp", "old.jsonl"]
     assert path.read_bytes() == before  # the kill lost nothing: the old file is whole

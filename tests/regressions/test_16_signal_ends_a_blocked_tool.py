@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tau_process import popen_tau, tau_command, tau_env
+
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE = 60.0
 
@@ -61,13 +63,12 @@ def start(tmp_path):
     def run(mode: str, tool: str) -> subprocess.Popen:
         script = tmp_path / f"{tool}.json"
         script.write_text(json.dumps([{"tool": tool, "args": {}}, {"text": "never"}]))
-        argv = [sys.executable, "-m", "tau", "-ne", "-e", str(extension), "--model", "faux/faux-1"]
+        argv = ["-ne", "-e", str(extension), "--model", "faux/faux-1"]
         argv += ["--faux-script", str(script), "--mode", mode]
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-        process = subprocess.Popen(
+        process = popen_tau(
             argv if mode == "rpc" else [*argv, "go"],
             cwd=project,
-            env=env,
+            env={"TAU_AGENT_DIR": str(tmp_path / "agent")},
             stdin=subprocess.PIPE if mode == "rpc" else subprocess.DEVNULL,  # JSON mode reads piped stdin
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -138,16 +139,11 @@ def terminal(tmp_path):
     def run(tool: str):
         script = tmp_path / f"{tool}.json"
         script.write_text(json.dumps([{"tool": tool, "args": {}}, {"text": "never"}]))
-        argv = ["-m", "tau", "-ne", "-e", str(extension), "--model", "faux/faux-1"]
+        program, *argv = tau_command("-ne", "-e", str(extension), "--model", "faux/faux-1")
         argv += ["--faux-script", str(script), "go"]
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO / "src"),
-            "TAU_AGENT_DIR": str(tmp_path / "agent"),
-            "TERM": "xterm-256color",
-        }
+        env = tau_env({"TAU_AGENT_DIR": str(tmp_path / "agent"), "TERM": "xterm-256color"})
         try:
-            child = pexpect.spawn(sys.executable, argv, cwd=str(project), env=env, dimensions=(40, 100))
+            child = pexpect.spawn(program, argv, cwd=str(project), env=env, dimensions=(40, 100))
         except (OSError, pexpect.ExceptionPexpect) as exc:
             pytest.skip(f"cannot allocate a pseudo-terminal here ({exc})")
         started.append(child)

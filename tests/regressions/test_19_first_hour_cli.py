@@ -7,16 +7,15 @@ what is missing instead of failing cryptically or silently.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tau.cli import SUBCOMMANDS
 from tau.modes.inspect import build_parser as session_parser
+from tau_process import run_tau
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
@@ -25,16 +24,7 @@ CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 def tau(
     args: list[str], cwd: Path, *, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tau", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env},
-        input=stdin,
-        stdin=subprocess.DEVNULL if stdin is None else None,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_tau(args, cwd=cwd, env=env, stdin=stdin)
 
 
 def script(tmp_path: Path, steps: list[dict]) -> Path:

@@ -7,16 +7,15 @@ Every key documented in docs/settings.md is tried with a value of the wrong type
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tau.agent.settings import Settings
 from tau.agent.settings_schema import SCHEMA, Expect
+from tau_process import run_tau
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "settings.md").read_text(encoding="utf-8")
 EXTENSION_BLOCKS = {"todoLoop", "sol"}  # their inside is checked by the bundled extensions
@@ -138,24 +137,10 @@ def run_faux_print(tmp_path: Path, agent: Path, cwd: Path, *extra: str) -> subpr
     """``tau -p hi`` with a faux model that answers "fine", the agent directory ``agent``, from ``cwd``."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"text": "fine"}]))
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tau",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(script),
-            *extra,
-            "-p",
-            "hi",
-        ],
+    return run_tau(
+        ["--model", "faux/faux-1", "--faux-script", str(script), *extra, "-p", "hi"],
         cwd=cwd,
-        env={**os.environ, "TAU_AGENT_DIR": str(agent)},
-        capture_output=True,
-        text=True,
-        timeout=120,
+        env={"TAU_AGENT_DIR": str(agent)},
     )
 
 

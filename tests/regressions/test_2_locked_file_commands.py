@@ -10,25 +10,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from tau.session.manager import SessionManager
-
-ROOT = Path(__file__).resolve().parents[2]
+from tau_process import run_tau
 
 
 def _tau(args: list[str], cwd: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "tau", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_tau(args, cwd=cwd, env=env_extra, timeout=60)
 
 
 def _user(text: str) -> dict:

@@ -9,14 +9,10 @@ around the bad bytes.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from tau.session.manager import SessionManager
+from tau_process import run_tau
 
-ROOT = Path(__file__).resolve().parents[2]
 JSON_MODE = ("--mode", "json", "show me")
 
 COMMAND = r"printf 'before \377\376 mid \000 nul \033[2J esc\n'; head -c 300 /dev/urandom; echo; echo after"
@@ -28,14 +24,12 @@ def test_binary_bash_output_through_json_mode_and_the_session_file(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"bash": COMMAND}, {"text": "looked at it"}]))
     sessions = tmp_path / "sessions"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TAU_FAUX_SCRIPT": str(script)}
-    done = subprocess.run(
-        [sys.executable, "-m", "tau", "--model", "faux/faux-1", "--session-dir", str(sessions), *JSON_MODE],
+    done = run_tau(
+        ["--model", "faux/faux-1", "--session-dir", str(sessions), *JSON_MODE],
         cwd=work,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
+        env={"TAU_FAUX_SCRIPT": str(script)},
         timeout=60,
+        text=False,
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     events = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]

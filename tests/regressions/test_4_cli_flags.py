@@ -10,23 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tau_process import run_tau
 
 
 def _tau(args: list[str], cwd: Path, script: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TAU_FAUX_SCRIPT": str(script)}
-    return subprocess.run(
-        [sys.executable, "-m", "tau", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_tau(args, cwd=cwd, env={"TAU_FAUX_SCRIPT": str(script)}, timeout=60)
 
 
 def _setup(tmp_path: Path) -> tuple[Path, Path]:
@@ -80,37 +70,12 @@ def test_disable_extension_removes_only_that_bundled_extension(tmp_path):
     assert tools - fewer == {"todo"}
 
 
-def test_an_unknown_disable_extension_name_is_named_in_a_warning(tmp_path):
+def test_an_unknown_disable_extension_name_is_named_in_a_warning(tmp_path, run_tau):
     """Issue 4: ``--disable-extension`` takes bundled names; a typo is not silently ignored."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     script = tmp_path / "s.json"
     script.write_text('[{"text": "ok"}]')
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tau",
-            "-p",
-            "--no-session",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(script),
-            "--disable-extension",
-            "nope",
-            "hi",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(root / "src")},
-    )
+    flags = ["-p", "--no-session", "--model", "faux/faux-1", "--faux-script", str(script)]
+    done = run_tau([*flags, "--disable-extension", "nope", "hi"])
     assert done.returncode == 0
     assert done.stdout.strip() == "ok"
     assert "no bundled extension named nope to disable (known: todo, todo-loop" in done.stderr

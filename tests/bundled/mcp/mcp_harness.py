@@ -10,6 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import tau_process
+from tau_process import tau_command
+
 REPO = Path(__file__).resolve().parents[3]
 SERVER = REPO / "tests" / "regressions" / "data" / "pi29" / "server.py"
 FACTORY = f"{REPO / 'tests' / 'regressions' / 'pi22_faux.py'}:respond"
@@ -40,31 +43,14 @@ def tau_argv(
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"factory": FACTORY}]))
     loaded = [item for name in extensions for item in ("-e", name)]
-    return [
-        sys.executable,
-        "-m",
-        "tau",
-        "--offline",
-        "-ne",
-        *loaded,
-        "--model",
-        "faux/faux-1",
-        "--faux-script",
-        str(script),
-        *args,
-    ]
+    return tau_command(
+        "--offline", "-ne", *loaded, "--model", "faux/faux-1", "--faux-script", str(script), *args
+    )
 
 
 def tau_env(agent_dir: Path, **extra: str) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO / "src"),
-        "TAU_AGENT_DIR": str(agent_dir),
-        "TAU_MCP_STARTUP_WAIT": STARTUP_WAIT,
-    }
-    env.pop("TAU_FAUX_SCRIPT", None)
-    env.update(extra)
-    return env
+    given = {"TAU_MCP_STARTUP_WAIT": STARTUP_WAIT, "TAU_FAUX_SCRIPT": None, **extra}
+    return tau_process.tau_env(given, agent_dir=agent_dir)
 
 
 def alive(pid: int) -> bool:

@@ -6,14 +6,12 @@ compaction at the second completion, after which the run continues by itself and
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from occ_planner import FINAL, SPEC, SUMMARY, SUMMARY_ASKS
 
-REPO = Path(__file__).resolve().parents[3]
+from tau_process import run_tau
 
 
 def run_print(
@@ -26,24 +24,10 @@ def run_print(
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"factory": SPEC}]))
     trace = tmp_path / "trace.jsonl"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tau",
-            "-p",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(script),
-            "Build the three parts",
-        ],
+    done = run_tau(
+        ["-p", "--model", "faux/faux-1", "--faux-script", str(script), "Build the three parts"],
         cwd=project,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "OCC_PLANNER_TRACE": str(trace), **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        env={"OCC_PLANNER_TRACE": str(trace), **(env or {})},
     )
     entries = [json.loads(line) for line in session_path(agent_dir).read_text().splitlines()]
     requests = [json.loads(line) for line in trace.read_text().splitlines()]
@@ -138,13 +122,7 @@ def test_a_boundary_compaction_continues_by_itself_to_the_end(tmp_path, isolated
         (False, "non_positive_saving"),  # part 3: one echo since the compaction
     ]
     assert decisions[1]["archiveTokens"] > 30_000
-    info = subprocess.run(
-        [sys.executable, "-m", "tau", "session", "info", str(session_path(isolated_agent_dir))],
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    info = run_tau(["session", "info", str(session_path(isolated_agent_dir))], check=True).stdout
     assert f"online compact  {len(decisions)} boundaries, 1 compacted" in info
     assert "  2. compact (economic): W " in info and "  1. keep (non_positive_saving): W " in info
 

@@ -434,23 +434,12 @@ def test_compaction_recovers_and_the_compacted_list_is_sent_again(tmp_path):
     assert "compacted into the following summary" in json.dumps(visible[0]) and visible[-1] == blocks[0]
 
 
-def test_print_mode_end_to_end_writes_the_checklist_to_the_session_file(tmp_path):
+def test_print_mode_end_to_end_writes_the_checklist_to_the_session_file(tmp_path, run_tau):
     """`tau -p` with the faux model: plan three dependent tasks, complete them, check the session file."""
-    import os
-    import subprocess
-    import sys
-
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"factory": f"{planner.__file__}:plan_from_file"}]))
-    env = {**os.environ, "TAU_FAUX_SCRIPT": str(script), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    run = subprocess.run(
-        [sys.executable, "-m", "tau", "-p", "plan and do the parser work", "--model", "faux/faux-1"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = {"TAU_FAUX_SCRIPT": str(script), "TAU_AGENT_DIR": str(tmp_path / "agent")}
+    run = run_tau(["-p", "plan and do the parser work", "--model", "faux/faux-1"], env=env)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().endswith("All three tasks are done.")
     [path] = (tmp_path / "agent" / "sessions").rglob("*.jsonl")

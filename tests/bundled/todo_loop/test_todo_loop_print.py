@@ -4,15 +4,14 @@ first, and todo-loop carries it to the end (faux model; the bundled ``todo`` and
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from todo_loop_planner import SPEC
 
-REPO = Path(__file__).resolve().parents[3]
+from tau_process import run_tau
+
 # only the two extensions under test: the bundled todo (the real tool) and todo-loop
 OTHERS_OFF = [
     arg
@@ -28,11 +27,8 @@ def run_print(
     project.mkdir(exist_ok=True)
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"factory": SPEC}]))
-    done = subprocess.run(
+    done = run_tau(
         [
-            sys.executable,
-            "-m",
-            "tau",
             *(mode or ("-p",)),
             "--model",
             "faux/faux-1",
@@ -42,11 +38,7 @@ def run_print(
             *prompts,
         ],
         cwd=project,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src"), **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        env=env,
     )
     (session_file,) = (agent_dir / "sessions").rglob("*.jsonl")
     entries = [json.loads(line) for line in session_file.read_text().splitlines()]

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from batch_support import cli, results, write_tasks
 
-ROOT = Path(__file__).resolve().parents[3]
+from tau_process import tau_env
+
 AFTER_KILL_S = 5.0  # the bound: every process of the killed driver gone by then
 
 # The driver, stopped inside the recording of the quick task's result until it is killed.
@@ -111,7 +112,7 @@ def _kill_and_check(tmp_path: Path, backend: str, start_timeout: float) -> Path:
     argv = ["batch", str(_tasks(tmp_path, marks)), "--out", str(out), "--workers", "2", "--backend", backend]
     driver = subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(marks / "recording"), *argv, "--no-progress"],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        env=tau_env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

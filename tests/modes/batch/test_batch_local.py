@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from batch_support import (
     write_tasks,
 )
 
-ROOT = Path(__file__).resolve().parents[3]
+from tau_process import popen_tau
 
 
 def test_eight_tasks_on_two_workers(tmp_path):
@@ -154,19 +152,9 @@ def test_ctrl_c_cancels_running_sessions_and_saves_them(tmp_path, isolated_agent
         for n in range(2)
     ] + [faux_task(f"later-{n}") for n in range(3)]
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    command = [
-        sys.executable,
-        "-m",
-        "tau",
-        "batch",
-        str(write_tasks(tmp_path / "t.jsonl", tasks)),
-        "--out",
-        str(out),
-    ]
-    process = subprocess.Popen(
+    command = ["batch", str(write_tasks(tmp_path / "t.jsonl", tasks)), "--out", str(out)]
+    process = popen_tau(
         [*command, "--workers", "2"],
-        env=env,
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

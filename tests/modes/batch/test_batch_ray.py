@@ -27,7 +27,8 @@ from batch_support import (
     write_tasks,
 )
 
-ROOT = Path(__file__).resolve().parents[3]
+from tau_process import popen_tau, run_tau
+
 SECRET = "sk-ant-test-0123456789-never-written"
 
 
@@ -93,10 +94,9 @@ def test_tau_batch_starts_its_own_loopback_ray_and_ctrl_c_cancels_it(tmp_path, i
         for n in range(2)
     ] + [faux_task("later")]
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "tau", "batch", str(write_tasks(tmp_path / "t.jsonl", tasks))]
-    process = subprocess.Popen(
+    command = ["batch", str(write_tasks(tmp_path / "t.jsonl", tasks))]
+    process = popen_tau(
         [*command, "--out", str(out), "--backend", "ray", "--workers", "2"],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -143,20 +143,15 @@ def test_ray_address_joins_a_running_cluster(local_ray, tmp_path):
 
     address = ray.get_runtime_context().gcs_address
     assert address.startswith("127.0.0.1:")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {}
     token = Path(ray_backend._own_homes[-1], ".ray", "auth_token")
     if token.is_file():
         env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token))
     tasks = [faux_task("joined-1"), faux_task("joined-2", setup="true")]
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "tau", "batch", str(write_tasks(tmp_path / "t.jsonl", tasks))]
-    done = subprocess.run(
-        [*command, "--out", str(out), "--backend", "ray", "--ray-address", address],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    command = ["batch", str(write_tasks(tmp_path / "t.jsonl", tasks))]
+    done = run_tau(
+        [*command, "--out", str(out), "--backend", "ray", "--ray-address", address], env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr
     assert_batch_output(out, ["joined-1", "joined-2"])

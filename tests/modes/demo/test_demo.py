@@ -5,7 +5,6 @@ work, leaves a session file that passes ``tau session check``, and ends with its
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -14,20 +13,13 @@ from pathlib import Path
 
 from tau.modes.demo import repo as demo_repo
 from tau.modes.demo import tau_command
-
-REPO = Path(__file__).resolve().parents[3]
+from tau_process import run_tau, tau_env
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``python -m MODULE ARGS`` (``args[0]`` is the module: ``tau``, ``tau.modes.demo``, ...)."""
+    module, *rest = args
+    return run_tau(rest, module=module, cwd=cwd, timeout=300)
 
 
 def test_the_demo_runs_a_checked_session_and_reports_its_savings(tmp_path):
@@ -92,11 +84,10 @@ def test_the_demo_keeps_everything_in_its_directory_and_says_how_to_inspect_it(t
     """Issue 19: the demo left /tmp/tau-demo-* behind and its hints assumed `tau` on PATH."""
     scratch, agent = tmp_path / "tmp", tmp_path / "agent"
     scratch.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TMPDIR": str(scratch), "TAU_AGENT_DIR": str(agent)}
+    env = tau_env({"TMPDIR": str(scratch), "TAU_AGENT_DIR": str(agent)})
 
     def demo(*args: str) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "tau.modes.demo", *args]
-        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        return run_tau(list(args), module="tau.modes.demo", cwd=tmp_path, env=env)
 
     first = demo("--quiet")
     assert first.returncode == 0, first.stderr

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from test_interactive_pty import ENTER, ESC, TIMEOUT, Tau
 
+from tau_process import run_tau
+
 pexpect = pytest.importorskip("pexpect")
 
-ROOT = Path(__file__).resolve().parents[3]
 FOOTER = "faux/faux-1 • off • ctx"
 CTRL_C = "\x03"
 
@@ -54,26 +53,7 @@ def print_run(tmp_path: Path, prompt: str, *extra: str) -> None:
     script.write_text(json.dumps([{"text": f"re: {prompt}"}]))
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tau",
-            "-p",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(script),
-            *extra,
-            prompt,
-        ],
-        cwd=work,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_tau(["-p", "--model", "faux/faux-1", "--faux-script", str(script), *extra, prompt], cwd=work)
     assert done.returncode == 0, done
 
 
@@ -146,13 +126,7 @@ def test_bang_runs_a_command_into_the_conversation_and_double_bang_keeps_it_out(
         ("echo hidden-$((6*7))", "hidden-42\n", True),
         ("false", "", False),
     ]
-    context = subprocess.run(
-        [sys.executable, "-m", "tau", "session", "context", str(path)],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    context = run_tau(["session", "context", str(path)], timeout=60)
     assert "visible-42" in context.stdout and "hidden-42" not in context.stdout
 
 
@@ -309,13 +283,7 @@ def test_quitting_during_a_run_aborts_the_tool_and_says_how_to_resume(tmp_path):
     assert [(m["toolName"], m["isError"], m["content"][0]["text"]) for m in results] == [
         ("bash", True, "Command aborted")
     ]
-    check = subprocess.run(
-        [sys.executable, "-m", "tau", "session", "check", str(path)],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    check = run_tau(["session", "check", str(path)], timeout=60)
     assert check.returncode == 0, check.stdout
 
 

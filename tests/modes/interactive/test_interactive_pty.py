@@ -10,11 +10,12 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tau_process import run_tau, tau_command, tau_env
 
 pexpect = pytest.importorskip("pexpect")
 pyte = pytest.importorskip("pyte")
@@ -40,12 +41,10 @@ class Tau:
     def __init__(self, cwd: Path, script: Path, *extra: str) -> None:
         self.screen = Terminal(COLUMNS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
-        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(ROWS))
-        args = ["-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script), *extra]
+        env = tau_env({"TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)})
+        program, *args = tau_command("--model", "faux/faux-1", "--faux-script", str(script), *extra)
         try:
-            self.child = pexpect.spawn(
-                sys.executable, args, cwd=str(cwd), env=env, dimensions=(ROWS, COLUMNS)
-            )
+            self.child = pexpect.spawn(program, args, cwd=str(cwd), env=env, dimensions=(ROWS, COLUMNS))
         except (OSError, pexpect.ExceptionPexpect) as exc:
             pytest.skip(f"cannot allocate a pseudo-terminal here ({exc}); the pty tests need one")
         self.screen.child = self.child
@@ -251,7 +250,7 @@ class Tmux:
 
     def __init__(self, cwd: Path, args: list[str], rows: int = ROWS, columns: int = COLUMNS) -> None:
         self.socket = f"tau-test-{os.getpid()}-{id(self)}"
-        command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "tau", *args])
+        command = " ".join(shlex.quote(part) for part in tau_command(*args))
         self.tmux(
             "-f",
             "/dev/null",
@@ -308,13 +307,7 @@ def test_continue_prints_the_history_once(tmp_path):
     work.mkdir()
     faux = ["--model", "faux/faux-1", "--faux-script", str(script)]
     for n in range(3):
-        done = subprocess.run(
-            [sys.executable, "-m", "tau", *faux, "-c", "-p", f"prompt {n}"],
-            cwd=work,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_tau([*faux, "-c", "-p", f"prompt {n}"], cwd=work)
         assert done.returncode == 0, done.stderr
     tau = Tmux(work, [*faux, "-c"])
     footer = "faux/faux-1 • off • ctx"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 from test_interactive_pty import ENTER, TIMEOUT, Tau
+
+from tau_process import run_tau
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -84,13 +84,7 @@ def test_a_resumed_history_marks_each_hidden_continuation(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     faux = ["--model", "faux/faux-1", "--faux-script", str(script)]
-    ran = subprocess.run(
-        [sys.executable, "-m", "tau", *faux, "-p", "plan and do it"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    ran = run_tau([*faux, "-p", "plan and do it"], cwd=work)
     assert ran.returncode == 0 and ran.stderr.count("todo-loop: continuing") == 3, ran.stderr
     tau = RecordingTau(work, script, "-c")
     try:

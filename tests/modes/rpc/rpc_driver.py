@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tau_process
 from piped_process import start_piped
 
-REPO = Path(__file__).resolve().parents[3]
 ANCHOR_TYPES = {"response", "agent_settled", "tool_execution_start"}
 
 
@@ -53,13 +51,11 @@ class Run:
 
 
 def tau_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tau", "--mode", "rpc", *args]
+    return tau_process.tau_command("--mode", "rpc", *args)
 
 
 def tau_env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    env.update(extra)
-    return env
+    return tau_process.tau_env(extra)
 
 
 async def replay(

@@ -6,16 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tau.modes.savings import savings_for_file
 
-REPO = Path(__file__).resolve().parents[3]
 REAL = ("before-compaction.v3.jsonl", "large-session.v3.jsonl")
 
 
@@ -123,18 +119,12 @@ def test_the_default_profile_saves_and_keeps_every_replaced_byte_recallable(name
     assert pack["requests"] == baseline["requests"]
 
 
-def test_json_has_one_object_per_file_and_the_files_are_not_written(tmp_path, pi_fixtures):
+def test_json_has_one_object_per_file_and_the_files_are_not_written(tmp_path, pi_fixtures, run_tau):
     legacy = tmp_path / "sessions" / "legacy.jsonl"
     legacy.parent.mkdir()
     legacy.write_bytes((pi_fixtures / "real" / "large-session.jsonl").read_bytes())  # version 1
     before = hashlib.sha256(legacy.read_bytes()).hexdigest(), legacy.stat().st_mtime_ns
-    done = subprocess.run(
-        [sys.executable, "-m", "tau.modes.savings", "--json", str(legacy.parent)],
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_tau(["--json", str(legacy.parent)], module="tau.modes.savings")
     assert done.returncode == 0, done.stderr
     (line,) = done.stdout.splitlines()
     report = json.loads(line)
@@ -147,14 +137,8 @@ def test_json_has_one_object_per_file_and_the_files_are_not_written(tmp_path, pi
     assert sorted(p.name for p in legacy.parent.iterdir()) == ["legacy.jsonl"]
 
 
-def test_a_missing_file_is_named_with_the_fix(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "tau.modes.savings", str(tmp_path / "nope.jsonl")],
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_a_missing_file_is_named_with_the_fix(tmp_path, run_tau):
+    done = run_tau([str(tmp_path / "nope.jsonl")], module="tau.modes.savings", timeout=60)
     assert done.returncode == 2
     assert "no such file or directory" in done.stderr and "nope.jsonl" in done.stderr
 

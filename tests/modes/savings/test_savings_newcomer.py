@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from tau_process import run_tau
 
 
 def _tau(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tau", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    return run_tau(args, cwd=cwd, timeout=180)
 
 
 def test_a_short_session_explains_the_extra_cost_and_a_folder_is_totalled(tmp_path):
