@@ -1,26 +1,25 @@
-"""Test doubles for the loop tests: a scripted stream function and small tools.
+"""Test doubles for the loop tests: a scripted stream function (the faux provider) and small tools.
 
-The scripted model streams like pi's faux provider (16-character deltas, ``call_<n>`` ids) and
-checks the abort signal between chunks, so aborts during streaming behave as with a real provider.
+The scripted model is faux (:class:`faux_model.FauxModel`): it streams as pi's faux provider does
+(16-character deltas) and checks the abort signal between chunks, so aborts during streaming behave
+as with a real provider.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.events import to_json_event
-from tau.llm.builder import MessageBuilder
-from tau.llm.stream import AbortSignal, StreamOptions
+from tau.llm.stream import StreamOptions
 from tau.llm.types import Model
 from tau.tools.base import ToolDefinition, ToolResult
 
 MODEL = Model(id="faux-1", provider="faux", api="faux", name="faux-1")
-CHUNK = 16
-
-Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def text(value: str, stop: str = "stop") -> dict[str, Any]:
@@ -35,72 +34,32 @@ def calls(
     return {"content": content, "stopReason": stop}
 
 
-class ScriptedModel:
-    """A stream function answering each request with the next scripted step.
+class ScriptedModel(FauxModel):
+    """The faux provider as the loop's stream function, answering each request with the next step.
 
-    ``requests`` records each request's messages; ``slow`` adds a pause before every chunk so a
-    test can abort mid-stream.
+    ``requests`` records each request's messages (copies), ``options`` its stream options. Tool calls
+    without an id are ``call_1``, ``call_2``, ... counted per model (as in the goldens), not per process.
     """
 
-    def __init__(self, *steps: Step, slow: float = 0.0) -> None:
-        self.steps = list(steps)
-        self.requests: list[list[dict[str, Any]]] = []
+    def __init__(self, *steps: dict[str, Any]) -> None:
+        numbers = itertools.count(1)
+        super().__init__([_numbered(step, numbers) for step in steps])
         self.options: list[StreamOptions | None] = []
-        self.slow = slow
-        self.n_calls = 0
 
     def __call__(self, model: Model, context: dict[str, Any], options: StreamOptions | None = None):
-        self.requests.append(json.loads(json.dumps(context["messages"])))
         self.options.append(options)
-        builder = MessageBuilder(model)
-        asyncio.get_running_loop().create_task(self._play(builder, context, options))
-        return builder.stream
-
-    async def _play(
-        self, builder: MessageBuilder, context: dict[str, Any], options: StreamOptions | None
-    ) -> None:
-        signal = options.signal if options else None
-        if not self.steps:
-            builder.fail("No more faux responses queued")
-            return
-        step = self.steps.pop(0)
-        if callable(step):
-            step = step(context)
-        builder.start()
-        for block in step["content"]:
-            if not await self._stream_block(builder, block, signal):
-                builder.abort()
-                return
-        if step.get("errorMessage"):
-            builder.message["errorMessage"] = step["errorMessage"]
-        builder.finish(step["stopReason"])
-
-    async def _stream_block(
-        self, builder: MessageBuilder, block: dict[str, Any], signal: AbortSignal | None
-    ) -> bool:
-        if block["type"] == "text":
-            index = builder.text_start()
-            pieces, add = _chunks(block["text"]), builder.text_delta
-        else:
-            self.n_calls += 1
-            index = builder.toolcall_start(block.get("id") or f"call_{self.n_calls}", block["name"])
-            pieces, add = (
-                _chunks(json.dumps(block["arguments"], separators=(",", ":"))),
-                builder.toolcall_delta,
-            )
-        for piece in pieces:
-            await asyncio.sleep(self.slow)
-            if signal is not None and signal.aborted:
-                return False
-            add(index, piece)
-        builder.end_block(index) if block["type"] == "text" else builder.toolcall_end(
-            index, block["arguments"]
-        )
-        return True
+        return self.stream(model, context, options)
 
 
-def _chunks(value: str) -> list[str]:
-    return [value[i : i + CHUNK] for i in range(0, len(value), CHUNK)] or [""]
+def _numbered(step: dict[str, Any], numbers: Iterator[int]) -> dict[str, Any]:
+    """``step`` with its n-th tool call of the script named ``call_<n>`` unless it has an id."""
+    content = []
+    for block in step["content"]:
+        if block["type"] == "toolCall":
+            number = next(numbers)
+            block = {**block, "id": block.get("id") or f"call_{number}"}
+        content.append(block)
+    return {**step, "content": content}
 
 
 def tool(

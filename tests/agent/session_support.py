@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 
 
 class Harness:
-    """A session over a faux script, recording every public event."""
+    """A session over a faux script of its own (:class:`faux_model.FauxModel`), recording every public event."""
 
     def __init__(
         self,
@@ -27,13 +26,8 @@ class Harness:
         manager: SessionManager | None = None,
         **options: Any,
     ) -> None:
-        self.provider = faux.use_script(steps)
-        self.registry = ModelRegistry()
-        model = self.registry.find("faux", "faux-1")
-        if model_overrides:
-            import dataclasses
-
-            model = dataclasses.replace(model, **model_overrides)
+        scripted = FauxModel(steps, record=None, model_overrides=model_overrides)
+        self.provider, self.registry, model = scripted.provider, scripted.registry, scripted.model
         values = {"retry": {"enabled": False}, "compaction": {"enabled": False}}
         values.update(settings or {})
         if manager is None:

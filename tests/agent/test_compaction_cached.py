@@ -11,19 +11,11 @@ import json
 import sys
 from typing import Any
 
-import pytest
 from session_support import Harness
 
 from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
-from tau.llm.providers import faux
 
 SUMMARY = "## Goal\nBuild it.\n"
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def big(n: int, chars: int = 8000) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from faux_model import FauxModel
 from tau.agent.prompt_templates import (
     expand_prompt_template,
     load_prompt_templates,
@@ -121,17 +122,14 @@ class _InputHooks:
 def _session(tmp_path, hooks, text_of_template="T: $1"):
     from tau.agent.prompt_templates import PromptTemplate
     from tau.agent.session import AgentSession
-    from tau.llm.providers import faux
-    from tau.llm.registry import ModelRegistry
     from tau.session.manager import SessionManager
 
     template = PromptTemplate("t", "d", text_of_template, str(tmp_path / "t.md"))
-    faux.use_script([{"text": "ok"}])
-    registry = ModelRegistry()
+    scripted = FauxModel([{"text": "ok"}], record=None)
     session = AgentSession(
         SessionManager.in_memory(str(tmp_path)),
-        model_registry=registry,
-        model=registry.find("faux", "faux-1"),
+        model_registry=scripted.registry,
+        model=scripted.model,
         hooks=hooks,
         resources=Resources(prompts=[template]),
     )

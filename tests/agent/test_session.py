@@ -10,16 +10,9 @@ import pytest
 from session_support import Harness
 
 from tau.agent.session import AgentSession
-from tau.llm.providers import faux
 from tau.modes.inspect import main as inspect_main
 from tau.session.manager import SessionManager
 from waiting import Gate
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def run(coro):

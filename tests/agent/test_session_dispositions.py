@@ -8,14 +8,7 @@ import pytest
 from session_support import Harness, ScriptedHooks
 
 from tau.agent.session import AgentSession
-from tau.llm.providers import faux
 from waiting import Gate, until
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def run(coro):

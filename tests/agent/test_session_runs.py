@@ -8,16 +8,8 @@ import json
 import pytest
 from session_support import Harness, ScriptedHooks
 
-from tau.llm.providers import faux
-
 OVERLOADED = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 NUDGE = {"type": "custom_message", "customType": "nudge", "content": "Say more.", "display": False}
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def run(coro):

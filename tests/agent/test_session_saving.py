@@ -14,18 +14,11 @@ import pytest
 from session_support import Harness
 
 from full_disk import FullDisk
-from tau.llm.providers import faux
 from tau.modes.inspect import main as inspect_main
 from tau.session import SessionManager, SessionWriteError
 
 # The writes of one tool turn in a new session: the first creates the file with the user message.
 TURN_WRITES = ["user", "assistant-tool-call", "tool-result", "final-assistant"]
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def _file_entries(path: str) -> list[dict]:

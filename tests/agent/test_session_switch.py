@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 from session_support import Harness, ScriptedHooks
 
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 from waiting import until
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def run(coro):
@@ -40,19 +32,14 @@ def _texts(session: AgentSession, role: str) -> list[str]:
 # -- switch_session ----------------------------------------------------------------------------
 
 
-def _reasoning_faux(registry: ModelRegistry):
-    return dataclasses.replace(registry.find("faux", "faux-1"), reasoning=True)
-
-
 def _finished_session(tmp_path: Path, name: str, reply: str, level: str = "high") -> str:
-    faux.use_script([{"text": reply}])
-    registry = ModelRegistry()
+    scripted = FauxModel([{"text": reply}], record=None, model_overrides={"reasoning": True})
     manager = SessionManager.create(tmp_path, tmp_path / "sessions")
     session = AgentSession(
         manager,
         Settings.in_memory({"retry": {"enabled": False}}),
-        registry,
-        _reasoning_faux(registry),
+        scripted.registry,
+        scripted.model,
         cwd=tmp_path,
         thinking_level=level,
         active_tools=["read"],

@@ -9,15 +9,8 @@ from pathlib import Path
 import pytest
 from session_support import Harness, ScriptedHooks
 
-from tau.llm.providers import faux
 from tau.session.manager import SessionManager
 from waiting import Gate
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def run(coro):

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from faux_model import FauxModel
+
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
 from tau.agent.settings import Settings  # noqa: E402
 from tau.extension import ExtensionRunner, load_factory  # noqa: E402
-from tau.llm.providers import faux  # noqa: E402
-from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extensions.md"
@@ -28,11 +28,11 @@ def example_source() -> str:
 def test_the_documented_example_runs(tmp_path, capsys):
     namespace: dict = {}
     exec(compile(example_source(), "words.py", "exec"), namespace)
-    faux.use_script([{"tool": "word_count", "args": {"text": "one two three"}}, {"text": "Three words."}])
-    registry = ModelRegistry()
+    steps = [{"tool": "word_count", "args": {"text": "one two three"}}, {"text": "Three words."}]
+    scripted = FauxModel(steps, record=None)
     manager = SessionManager.in_memory(str(tmp_path))
     session = session_module.AgentSession(
-        manager, Settings.in_memory(), registry, registry.find("faux", "faux-1"), cwd=str(tmp_path)
+        manager, Settings.in_memory(), scripted.registry, scripted.model, cwd=str(tmp_path)
     )
     runner = ExtensionRunner(cwd=str(tmp_path), mode="print")
 
@@ -42,10 +42,7 @@ def test_the_documented_example_runs(tmp_path, capsys):
         await session.prompt("how many words in 'one two three'?")
         await session.prompt("/words a b c")
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        faux.use_script(None)
+    asyncio.run(scenario())
     entries = manager.get_entries()
     result = next(e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult")
     assert result["content"] == [{"type": "text", "text": "3 words"}]

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from faux_model import FauxModel
+
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
 from tau.agent.settings import Settings  # noqa: E402
@@ -19,8 +21,6 @@ from tau.extension import (  # noqa: E402
     load_extensions,
     load_factory,
 )
-from tau.llm.providers import faux  # noqa: E402
-from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 
@@ -28,23 +28,17 @@ class Harness:
     """A session on faux, its recorded requests (the model messages each call received) and events."""
 
     def __init__(self, steps: list[dict[str, Any]], cwd: Path) -> None:
-        faux.use_script(steps)
-        self.requests: list[list[dict[str, Any]]] = []
+        scripted = FauxModel(steps, record=lambda context: list(context["messages"]))
+        self.requests: list[list[dict[str, Any]]] = scripted.requests
         self.events: list[dict[str, Any]] = []
-        registry = ModelRegistry()
-
-        def stream_fn(model, context, options=None):
-            self.requests.append(list(context["messages"]))
-            return faux.stream(model, context, options)
-
         self.manager = SessionManager.in_memory(str(cwd))
         self.session = session_module.AgentSession(
             self.manager,
             Settings.in_memory(),
-            registry,
-            registry.find("faux", "faux-1"),
+            scripted.registry,
+            scripted.model,
             cwd=str(cwd),
-            stream_fn=stream_fn,
+            stream_fn=scripted.stream,
         )
         self.session.subscribe(self.events.append)
         self.runner = ExtensionRunner(cwd=str(cwd), mode="json")
@@ -62,12 +56,6 @@ class Harness:
 
     def roles(self, request: int) -> list[str]:
         return [message["role"] for message in self.requests[request]]
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def test_turn_end_continues_with_a_hidden_custom_message(tmp_path):

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from full_disk import FullDisk
-from tau.llm.providers import faux
 from tau.modes.json_mode import run_json
 from tau.modes.print_mode import run_text
 from tau.modes.run import build_runtime, parse_args
@@ -24,9 +23,7 @@ def script(tmp_path, monkeypatch):
     monkeypatch.chdir(work)
     path = tmp_path / "script.json"
     path.write_text(json.dumps([{"bash": "echo ran"}, {"text": "done"}]))
-    faux.use_script(None)
-    yield path
-    faux.use_script(None)
+    return path
 
 
 def _run(mode: str, script, prompts: list[str]) -> tuple[int, bytes, str, str | None]:

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.bundled import todo, todo_loop
 from tau.extension import ExtensionRunner, load_factory
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 
 MARKER = "todo-loop:continue"
@@ -46,17 +45,8 @@ class Run:
     """One session with the bundled todo and todo-loop; ``path`` reopens an existing file."""
 
     def __init__(self, tmp_path: Path, steps: list[Any], *, path: Path | None = None, settings=None) -> None:
-        faux.use_script(steps)
-        self.requests = 0
-        self.on_request: list[Any] = []
-        registry = ModelRegistry()
-
-        def stream_fn(model, context, options=None):
-            self.requests += 1
-            for hook in self.on_request:
-                hook(self.requests)
-            return faux.stream(model, context, options)
-
+        self.scripted = FauxModel(steps, record=None)
+        self.on_request: list[Any] = self.scripted.on_request
         if path is None:
             self.manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
         else:
@@ -64,13 +54,17 @@ class Run:
         self.session = AgentSession(
             self.manager,
             Settings.in_memory(settings or {}),
-            registry,
-            registry.find("faux", "faux-1"),
+            self.scripted.registry,
+            self.scripted.model,
             cwd=str(tmp_path),
-            stream_fn=stream_fn,
+            stream_fn=self.scripted.stream,
         )
         self.ui = UI()
         self.runner = ExtensionRunner(cwd=str(tmp_path), mode="json", ui=self.ui)
+
+    @property
+    def requests(self) -> int:
+        return self.scripted.count
 
     async def start(self) -> None:
         self.runner.bind(self.session)
@@ -95,12 +89,6 @@ class Run:
         path = Path(self.manager.get_session_file())
         self.manager.close()
         return path
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def plan(*titles: str) -> dict[str, Any]:

@@ -15,44 +15,31 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.extension import ExtensionRunner, ToolDefinition, ToolResult, load_factory
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.llm.transcript import current_tools
 from tau.session.manager import SessionManager
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
-
-
 class Harness:
     """An in-memory session on faux with the tool names declared to each request."""
 
     def __init__(self, steps: list[dict[str, Any]], cwd: Path) -> None:
-        faux.use_script(steps)
-        self.declared: list[list[str]] = []
-        registry = ModelRegistry()
-
-        def stream_fn(model, context, options=None):
-            self.declared.append(sorted(t["name"] for t in current_tools(context["messages"])))
-            return faux.stream(model, context, options)
-
+        scripted = FauxModel(
+            steps, record=lambda context: sorted(t["name"] for t in current_tools(context["messages"]))
+        )
+        self.declared: list[list[str]] = scripted.requests
         self.session = AgentSession(
             SessionManager.in_memory(str(cwd)),
             Settings.in_memory(),
-            registry,
-            registry.find("faux", "faux-1"),
+            scripted.registry,
+            scripted.model,
             cwd=str(cwd),
-            stream_fn=stream_fn,
+            stream_fn=scripted.stream,
         )
         self.runner = ExtensionRunner(cwd=str(cwd), mode="json")
 

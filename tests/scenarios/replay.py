@@ -12,11 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 from tau.session.messages import convert_to_llm
 
@@ -123,21 +122,16 @@ class Replay:
     ) -> None:
         self.entries = golden_entries(fixtures, name)
         self.model = GoldenModel(self.entries)
-        faux.use_script([{"factory": self.model}])
+        overrides = {"context_window": context_window} if context_window is not None else None
+        scripted = FauxModel([{"factory": self.model}], record=None, model_overrides=overrides)
         recreate_files(self.entries, cwd)
         for relative, text in (files or {}).items():
             (cwd / relative).write_text(text)
-        registry = ModelRegistry()
-        model = registry.find("faux", "faux-1")
-        if context_window is not None:
-            import dataclasses
-
-            model = dataclasses.replace(model, context_window=context_window)
         values = {"compaction": {"enabled": False}, "retry": {"enabled": False}}
         values.update(settings or {})
         self.manager = SessionManager.create(cwd, cwd / ".sessions")
         self.session = AgentSession(
-            self.manager, Settings.in_memory(values), registry, model, cwd=cwd, hooks=hooks
+            self.manager, Settings.in_memory(values), scripted.registry, scripted.model, cwd=cwd, hooks=hooks
         )
         self.events: list[dict[str, Any]] = []
         self.session.subscribe(self.events.append)

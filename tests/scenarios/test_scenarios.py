@@ -15,16 +15,9 @@ import pytest
 from replay import Replay, comparable, golden_context
 
 from tau.agent.compaction import CompactionSettings, prepare_compaction
-from tau.llm.providers import faux
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
 from session_support import ScriptedHooks
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def _check(replay: Replay, fixtures: Path, name: str) -> None:

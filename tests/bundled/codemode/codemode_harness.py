@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.extension import load_extensions
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.llm.transcript import current_tools
 from tau.session.manager import SessionManager
 
@@ -24,32 +23,28 @@ def text_of(message: dict[str, Any]) -> str:
     return "\n".join(block.get("text", "") for block in message["content"] if block.get("type") == "text")
 
 
+def _request(context: dict[str, Any]) -> dict[str, Any]:
+    """What a request carried: its system prompt, its messages (copied) and the tools it declares."""
+    return {
+        "systemPrompt": context.get("systemPrompt") or "",
+        "messages": json.loads(json.dumps(context["messages"], default=str)),
+        "tools": {tool["name"]: tool for tool in current_tools(context["messages"])},
+    }
+
+
 class Harness:
     def __init__(self, steps: list[Any], cwd: Path, settings: dict[str, Any] | None = None) -> None:
-        faux.use_script(steps)
-        self.requests: list[dict[str, Any]] = []
+        scripted = FauxModel(steps, record=_request)
+        self.requests: list[dict[str, Any]] = scripted.requests
         self.events: list[dict[str, Any]] = []
-        registry = ModelRegistry()
-
-        def stream_fn(model, context, options=None):
-            messages = json.loads(json.dumps(context["messages"], default=str))
-            self.requests.append(
-                {
-                    "systemPrompt": context.get("systemPrompt") or "",
-                    "messages": messages,
-                    "tools": {tool["name"]: tool for tool in current_tools(context["messages"])},
-                }
-            )
-            return faux.stream(model, context, options)
-
         self.manager = SessionManager.create(str(cwd), str(cwd / "sessions"))
         self.session = AgentSession(
             self.manager,
             Settings.in_memory({"defaultTools": ["+codemode"], **(settings or {})}),
-            registry,
-            registry.find("faux", "faux-1"),
+            scripted.registry,
+            scripted.model,
             cwd=str(cwd),
-            stream_fn=stream_fn,
+            stream_fn=scripted.stream,
         )
         self.session.subscribe(self.events.append)
         self.cwd = cwd

@@ -18,7 +18,6 @@ from mcp_harness import FACTORY, HttpServer, call, stdio_server, tau_argv, tau_e
 
 import tau
 from tau.extension import NoUI
-from tau.llm.providers import faux
 
 pytest.importorskip("mcp")
 
@@ -46,9 +45,7 @@ def project(tmp_path, monkeypatch):
     work.mkdir()
     monkeypatch.chdir(work)
     monkeypatch.setenv("TAU_MCP_STARTUP_WAIT", "120")
-    faux.use_script(None)
-    yield work
-    faux.use_script(None)
+    return work
 
 
 async def _session(**options: Any) -> Any:

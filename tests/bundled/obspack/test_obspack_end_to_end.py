@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from faux_model import FauxModel
+
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
 from tau.agent.settings import Settings  # noqa: E402
 from tau.extension import load_extensions  # noqa: E402
-from tau.llm.providers import faux  # noqa: E402
-from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 LINES = [f"line {n:05d} " + "x" * 29 for n in range(1000)]  # 40 bytes each with the newline
@@ -32,22 +32,16 @@ PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider test_calc.py"
 
 class Harness:
     def __init__(self, steps: list[Any], cwd: Path, settings: dict | None = None) -> None:
-        faux.use_script(steps)
-        self.requests: list[list[dict[str, Any]]] = []
-        registry = ModelRegistry()
-
-        def stream_fn(model, context, options=None):
-            self.requests.append(json.loads(json.dumps(context["messages"])))
-            return faux.stream(model, context, options)
-
+        scripted = FauxModel(steps)
+        self.requests: list[list[dict[str, Any]]] = scripted.requests
         self.manager = SessionManager.create(str(cwd), str(cwd / "sessions"))
         self.session = session_module.AgentSession(
             self.manager,
             Settings.in_memory(settings or {}),
-            registry,
-            registry.find("faux", "faux-1"),
+            scripted.registry,
+            scripted.model,
             cwd=str(cwd),
-            stream_fn=stream_fn,
+            stream_fn=scripted.stream,
         )
         self.cwd = cwd
 
@@ -62,12 +56,6 @@ class Harness:
             for entry in self.manager.get_entries()
             if entry["type"] == "message" and entry["message"]["role"] == "toolResult"
         ]
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def text_of(message: dict[str, Any]) -> str:

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from faux_model import FauxModel
+
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
 from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE  # noqa: E402
 from tau.agent.settings import Settings  # noqa: E402
 from tau.extension import load_extensions  # noqa: E402
-from tau.llm.providers import faux  # noqa: E402
-from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 SETTINGS = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 100}}
@@ -83,11 +83,10 @@ def test_two_consecutive_compactions_each_continue_before_prompt_returns(tmp_pat
         plan("completed", "completed", "completed"),
     ]
     model = Model([*explore, *build, *after_first, *finish, {"text": "All done."}])
-    faux.use_script([{"factory": model.respond}])
-    registry = ModelRegistry()
+    scripted = FauxModel([{"factory": model.respond}], record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = session_module.AgentSession(
-        manager, Settings.in_memory(SETTINGS), registry, registry.find("faux", "faux-1"), cwd=str(tmp_path)
+        manager, Settings.in_memory(SETTINGS), scripted.registry, scripted.model, cwd=str(tmp_path)
     )
     snapshots: list[list[str]] = []
 
@@ -104,10 +103,7 @@ def test_two_consecutive_compactions_each_continue_before_prompt_returns(tmp_pat
         await session.prompt("finish b")
         snapshots.append(kinds())
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        faux.use_script(None)
+    asyncio.run(scenario())
 
     assert model.queue == []  # every scripted answer was asked for
     assert snapshots[0].count("compaction") == 0

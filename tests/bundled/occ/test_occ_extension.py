@@ -4,36 +4,28 @@ active OCC takes its plan from ``todo`` (no ``update_plan``), so the model sees 
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
+
+from faux_model import FauxModel
 
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
 from tau.agent.settings import Settings  # noqa: E402
 from tau.extension import load_extensions  # noqa: E402
-from tau.llm.providers import faux  # noqa: E402
-from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 
 def start(tmp_path, settings, disabled=()):
-    faux.use_script([{"text": "hi"}])
-    registry = ModelRegistry()
+    scripted = FauxModel([{"text": "hi"}], record=None)  # what the requests held is not asked here
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
-    requests = []
-
-    def stream_fn(model, context, options=None):
-        requests.append(json.loads(json.dumps(context.get("tools") or [])))
-        return faux.stream(model, context, options)
-
     session = session_module.AgentSession(
         manager,
         Settings.in_memory(settings),
-        registry,
-        registry.find("faux", "faux-1"),
+        scripted.registry,
+        scripted.model,
         cwd=str(tmp_path),
-        stream_fn=stream_fn,
+        stream_fn=scripted.stream,
     )
 
     async def scenario():
@@ -41,10 +33,7 @@ def start(tmp_path, settings, disabled=()):
         await session.start()
         await session.prompt("hello")
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        faux.use_script(None)
+    asyncio.run(scenario())
     return session, manager
 
 

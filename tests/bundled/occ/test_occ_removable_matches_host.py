@@ -8,13 +8,12 @@ import asyncio
 import sys
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.bundled.occ.estimate import removable_tokens
 from tau.extension import estimate_tokens, load_extensions
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 
 SUMMARY = "## Goal\nBuild it.\n"
@@ -35,11 +34,14 @@ def respond_from(queue: list[dict[str, Any]]) -> Any:
     return respond
 
 
-def session_for(tmp_path: Any, settings: dict[str, Any]) -> tuple[AgentSession, SessionManager]:
-    registry = ModelRegistry()
+def session_for(
+    tmp_path: Any, settings: dict[str, Any], queue: list[dict[str, Any]]
+) -> tuple[AgentSession, SessionManager]:
+    """A session answering from ``queue`` (summaries aside: :func:`respond_from`)."""
+    scripted = FauxModel([{"factory": respond_from(queue)}], record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = AgentSession(
-        manager, Settings.in_memory(settings), registry, registry.find("faux", "faux-1"), cwd=str(tmp_path)
+        manager, Settings.in_memory(settings), scripted.registry, scripted.model, cwd=str(tmp_path)
     )
     return session, manager
 
@@ -57,8 +59,7 @@ def removed_by_the_compaction(before: list[dict[str, Any]], after: list[dict[str
 def two_prompts(tmp_path: Any) -> tuple[AgentSession, SessionManager]:
     queue = [big("a", 1), big("a", 2), {"text": "First done."}, big("b", 1), big("b", 2)]
     queue += [{"bash": "echo small"}, {"text": "Second done."}]
-    faux.use_script([{"factory": respond_from(queue)}])
-    session, manager = session_for(tmp_path, {"compaction": {"enabled": False}})
+    session, manager = session_for(tmp_path, {"compaction": {"enabled": False}}, queue)
 
     async def run() -> None:
         await session.prompt("first")
@@ -77,27 +78,21 @@ def estimate_then_compact(session: AgentSession, manager: SessionManager, keep: 
 
 
 def test_a_cut_at_a_user_message(tmp_path):
-    try:
-        session, manager = two_prompts(tmp_path / "a")
-        branch = manager.get_branch()
-        second = [i for i, e in enumerate(branch) if e.get("message", {}).get("role") == "user"][1]
-        # keep exactly the second prompt's turn (its two 9,000-character outputs and the rest)
-        keep = sum(estimate_tokens(e["message"]) for e in branch[second:] if e["type"] == "message")
-        estimate, removed, compaction = estimate_then_compact(session, manager, keep)
-    finally:
-        faux.use_script(None)
+    session, manager = two_prompts(tmp_path / "a")
+    branch = manager.get_branch()
+    second = [i for i, e in enumerate(branch) if e.get("message", {}).get("role") == "user"][1]
+    # keep exactly the second prompt's turn (its two 9,000-character outputs and the rest)
+    keep = sum(estimate_tokens(e["message"]) for e in branch[second:] if e["type"] == "message")
+    estimate, removed, compaction = estimate_then_compact(session, manager, keep)
     assert compaction["firstKeptEntryId"] == branch[second]["id"]
     assert "**Turn Context (split turn):**" not in compaction["summary"]
     assert removed > 4000 and abs(estimate - removed) <= 0.05 * removed
 
 
 def test_a_cut_inside_a_turn_removes_the_turn_prefix_too(tmp_path):
-    try:
-        session, manager = two_prompts(tmp_path / "b")
-        # keep only the end of the second turn: its prefix (the prompt and the first output) goes too
-        estimate, removed, compaction = estimate_then_compact(session, manager, 2500)
-    finally:
-        faux.use_script(None)
+    session, manager = two_prompts(tmp_path / "b")
+    # keep only the end of the second turn: its prefix (the prompt and the first output) goes too
+    estimate, removed, compaction = estimate_then_compact(session, manager, 2500)
     kept = next(e for e in manager.get_branch() if e["id"] == compaction["firstKeptEntryId"])
     assert kept["message"]["role"] == "assistant"
     assert "**Turn Context (split turn):**" in compaction["summary"]
@@ -115,20 +110,16 @@ def test_a_boundary_compaction_removes_what_occ_estimated(tmp_path):
     queue += [{"tool": "update_plan", "args": {"steps": done}}, {"bash": "echo b"}]
     queue += [{"tool": "update_plan", "args": {"steps": [{**s, "status": "completed"} for s in done]}}]
     queue += [{"text": "Both built."}]
-    faux.use_script([{"factory": respond_from(queue)}])
     # a small retained tail: OCC's floor (keepRecentTokens + the summary) is under this context
     settings = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 2000}}
-    session, manager = session_for(tmp_path, settings)
+    session, manager = session_for(tmp_path, settings, queue)
 
     async def run() -> None:
         await load_extensions(session, cwd=str(tmp_path), mode="json", disabled=["todo", "todo-loop"])
         await session.start()
         await session.prompt("build a and b")
 
-    try:
-        asyncio.run(run())
-    finally:
-        faux.use_script(None)
+    asyncio.run(run())
     entries = manager.get_entries()
     decisions = [e["data"] for e in entries if e.get("customType") == "sol-pi-online-context-decision-v1"]
     assert [d["compact"] for d in decisions][:1] == [True]

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from faux_model import FauxModel
+
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
 from tau.agent.settings import Settings  # noqa: E402
 from tau.extension import load_extensions  # noqa: E402
-from tau.llm.providers import faux  # noqa: E402
-from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 TEST_FILE = """\
@@ -77,14 +77,13 @@ def run_session(
     tmp_path: Path, invent: bool, settings: dict[str, Any] | None = None
 ) -> tuple[SessionManager, dict[str, Any]]:
     (tmp_path / "test_big.py").write_text(TEST_FILE)
-    faux.use_script(script(invent))
-    registry = ModelRegistry()
+    scripted = FauxModel(script(invent), record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = session_module.AgentSession(
         manager,
         Settings.in_memory(MODEL_TIER if settings is None else settings),
-        registry,
-        registry.find("faux", "faux-1"),
+        scripted.registry,
+        scripted.model,
         cwd=str(tmp_path),
     )
 
@@ -100,12 +99,6 @@ def run_session(
         if e["type"] == "message" and e["message"]["role"] == "toolResult"
     ]
     return manager, result
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def journal(manager: SessionManager) -> list[dict[str, Any]]:

@@ -11,19 +11,11 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 import todo_churn
 from test_todo_extension import Harness, _stores
 
 from tau.bundled import todo_loop
 from tau.extension import load_factory
-from tau.llm.providers import faux
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def usages(harness: Harness) -> list[dict]:

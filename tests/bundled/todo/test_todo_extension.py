@@ -13,11 +13,10 @@ session_module = pytest.importorskip("tau.agent.session", reason="the run-time s
 
 import todo_planner as planner  # noqa: E402
 
+from faux_model import FauxModel  # noqa: E402
 from tau.agent.settings import Settings  # noqa: E402
 from tau.bundled import todo  # noqa: E402
 from tau.extension import ExtensionRunner, ToolDefinition, ToolResult, load_factory  # noqa: E402
-from tau.llm.providers import faux  # noqa: E402
-from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
 
 
@@ -59,14 +58,8 @@ class Harness:
         mode: str = "json",
         settings: Any = None,
     ) -> None:
-        faux.use_script(steps)
-        self.requests: list[list[dict[str, Any]]] = []
-        registry = ModelRegistry()
-
-        def stream_fn(model, context, options=None):
-            self.requests.append(json.loads(json.dumps(context["messages"])))
-            return faux.stream(model, context, options)
-
+        scripted = FauxModel(steps)
+        self.requests: list[list[dict[str, Any]]] = scripted.requests
         if file_backed:
             self.manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
         else:
@@ -74,10 +67,10 @@ class Harness:
         self.session = session_module.AgentSession(
             self.manager,
             Settings.in_memory(settings),
-            registry,
-            registry.find("faux", "faux-1"),
+            scripted.registry,
+            scripted.model,
             cwd=str(tmp_path),
-            stream_fn=stream_fn,
+            stream_fn=scripted.stream,
         )
         self.ui = RecordingUI()
         self.runner = ExtensionRunner(cwd=str(tmp_path), mode=mode, ui=self.ui)
@@ -100,12 +93,6 @@ class Harness:
             for entry in self.manager.get_entries()
             if entry.get("type") == "message" and entry["message"].get("toolName") == "todo"
         ]
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def snapshot_blocks(request: list[dict]) -> list[dict]:
@@ -456,7 +443,7 @@ def test_print_mode_end_to_end_writes_the_checklist_to_the_session_file(tmp_path
 
 def test_other_extensions_read_the_checklist_on_the_event_bus(tmp_path):
     steps = [{"tool": "todo", "args": {"action": "add", "baseRevision": 0, "title": "one"}}, {"text": "ok"}]
-    harness = Harness(tmp_path, steps)
+    harness = Harness(tmp_path, [*steps, {"text": "still"}])
     answers = []
 
     def reader(tau):
@@ -474,7 +461,6 @@ def test_other_extensions_read_the_checklist_on_the_event_bus(tmp_path):
         store._quarantine_for("a test quarantine")
         await harness.session.prompt("again")
 
-    faux.use_script([*steps, {"text": "still"}])
     asyncio.run(scenario())
     first, second = answers
     assert first["mode"] == "file" and first["reason"] is None and first["recorded"] is True

@@ -9,28 +9,20 @@ successful ``todo`` result is never packed; an older one, superseded by a newer 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.extension import load_extensions
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 
 # 24 tasks of ~500 bytes each: the mutation result's compact list is about 12 KB
 TASKS = [{"title": f"step {n:02d}", "description": f"task {n:02d} " + "d" * 480} for n in range(24)]
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def text_of(message: dict[str, Any]) -> str:
@@ -43,22 +35,15 @@ def text_of(message: dict[str, Any]) -> str:
 def run(
     tmp_path: Path, steps: list[Any], sol: dict[str, Any]
 ) -> tuple[list[list[dict[str, Any]]], SessionManager]:
-    faux.use_script(steps)
-    requests: list[list[dict[str, Any]]] = []
-    registry = ModelRegistry()
-
-    def stream_fn(model, context, options=None):
-        requests.append(json.loads(json.dumps(context["messages"])))
-        return faux.stream(model, context, options)
-
+    scripted = FauxModel(steps)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = AgentSession(
         manager,
         Settings.in_memory({"disabledExtensions": ["todo-loop"], "sol": sol}),
-        registry,
-        registry.find("faux", "faux-1"),
+        scripted.registry,
+        scripted.model,
         cwd=str(tmp_path),
-        stream_fn=stream_fn,
+        stream_fn=scripted.stream,
     )
 
     async def scenario():
@@ -67,7 +52,7 @@ def run(
         await session.prompt("plan the work and keep going")
 
     asyncio.run(scenario())
-    return requests, manager
+    return scripted.requests, manager
 
 
 def complete_first(request: dict[str, Any]) -> dict[str, Any]:

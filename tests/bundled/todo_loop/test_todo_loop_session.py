@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-import pytest
 from todo_loop_harness import NUDGE, NUDGE_WITH_BLOCK, NUDGES, Harness, plan_step
 
 from tau.bundled.todo import extension as bundled_todo
 from tau.bundled.todo_loop import extension as todo_loop
 from tau.extension import load_factory
-from tau.llm.providers import faux
-
-
-@pytest.fixture(autouse=True)
-def reset_faux():
-    yield
-    faux.use_script(None)
 
 
 def last_text(request) -> str:

@@ -14,13 +14,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.bundled.todo_loop import extension as todo_loop
 from tau.bundled.todo_loop.marker import NUDGE, NUDGE_WITH_BLOCK
 from tau.extension import ExtensionRunner, ToolDefinition, ToolResult, load_factory
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 from tau.session.messages import convert_to_llm
 
@@ -96,30 +95,24 @@ class Harness:
         settings: dict[str, Any] | None = None,
         trusted: bool = False,
     ) -> None:
-        faux.use_script(steps)
-        self.requests: list[list[dict[str, Any]]] = []
+        scripted = FauxModel(steps, record=lambda context: list(context["messages"]))
+        self.requests: list[list[dict[str, Any]]] = scripted.requests
         self.projected: list[list[dict[str, Any]]] = []
         self.events: list[dict[str, Any]] = []
         self.errors: list[dict[str, Any]] = []
-        self.on_request: list[Any] = []
-        registry = ModelRegistry()
-
-        def stream_fn(model, context, options=None):
-            self.requests.append(list(context["messages"]))
-            projection = self.manager.build_session_context()["messages"]
-            self.projected.append(convert_to_llm(projection))
-            for hook in self.on_request:
-                hook(len(self.requests))
-            return faux.stream(model, context, options)
-
+        self.on_request: list[Any] = scripted.on_request
+        # first of the hooks: the session's projection as each request is made
+        self.on_request.append(
+            lambda _: self.projected.append(convert_to_llm(self.manager.build_session_context()["messages"]))
+        )
         self.manager = SessionManager.in_memory(str(cwd))
         self.session = AgentSession(
             self.manager,
             Settings.in_memory(settings or {}),
-            registry,
-            registry.find("faux", "faux-1"),
+            scripted.registry,
+            scripted.model,
             cwd=str(cwd),
-            stream_fn=stream_fn,
+            stream_fn=scripted.stream,
         )
         self.session.subscribe(self.events.append)
         self.ui = RecordingUI()

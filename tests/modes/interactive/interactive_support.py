@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.modes.interactive.model import ChatController
 from tau.modes.interactive.render import BlockRenderer
 from tau.session.manager import SessionManager
@@ -18,12 +17,11 @@ def faux_session(
     cwd: Path, steps: list[dict[str, Any]], *, compaction: dict[str, Any] | None = None, **options: Any
 ) -> AgentSession:
     """An AgentSession on faux-1 answering ``steps``, its file under ``cwd/sessions``."""
-    faux.use_script(steps)
-    registry = ModelRegistry()
+    scripted = FauxModel(steps, record=None)
     values = {"retry": {"enabled": False}, "compaction": {"enabled": False, **(compaction or {})}}
     settings = Settings.in_memory(values)
     manager = SessionManager.create(cwd, cwd / "sessions")
-    return AgentSession(manager, settings, registry, registry.find("faux", "faux-1"), cwd=cwd, **options)
+    return AgentSession(manager, settings, scripted.registry, scripted.model, cwd=cwd, **options)
 
 
 def controlled(session: AgentSession) -> ChatController:

@@ -7,11 +7,10 @@ from pathlib import Path
 
 from interactive_support import controlled, screen_text
 
+from faux_model import FauxModel
 from tau.agent import session_retry
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 
 
@@ -23,13 +22,12 @@ OVERLOADED = {"content": [], "stopReason": "error", "errorMessage": "529 overloa
 
 
 def _session(tmp_path: Path, steps: list) -> AgentSession:
-    faux.use_script(steps)
-    registry = ModelRegistry()
+    scripted = FauxModel(steps, record=None)
     settings = Settings.in_memory(
         {"retry": {"enabled": True, "maxRetries": 2, "baseDelayMs": 1500}, "compaction": {"enabled": False}}
     )
     manager = SessionManager.in_memory(tmp_path)
-    return AgentSession(manager, settings, registry, registry.find("faux", "faux-1"), cwd=tmp_path)
+    return AgentSession(manager, settings, scripted.registry, scripted.model, cwd=tmp_path)
 
 
 def test_retries_show_the_wait_and_a_last_line_when_they_give_up(tmp_path, monkeypatch):

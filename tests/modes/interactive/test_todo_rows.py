@@ -132,9 +132,7 @@ def test_a_real_todo_session_is_shown_as_a_checklist_and_the_model_gets_todos_te
         "    return {'tool': 'todo', 'args': {'action': 'update', 'baseRevision': 1,\n"
         "            'updates': [{'id': first, 'status': 'completed'}]}}\n"
     )
-    from tau.llm.providers import faux
-
-    faux.default_provider().script_path = tmp_path / "script.json"  # factories are found beside it
+    session.model_registry.faux.script_path = tmp_path / "script.json"  # factories are found beside it
     controller = controlled(session)
 
     async def run() -> None:
