@@ -8,9 +8,8 @@ as with a real provider.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from faux_model import FauxModel
@@ -38,28 +37,16 @@ class ScriptedModel(FauxModel):
     """The faux provider as the loop's stream function, answering each request with the next step.
 
     ``requests`` records each request's messages (copies), ``options`` its stream options. Tool calls
-    without an id are ``call_1``, ``call_2``, ... counted per model (as in the goldens), not per process.
+    without an id are ``call_1``, ``call_2``, ... counted per model (as in the goldens), as faux counts them.
     """
 
     def __init__(self, *steps: dict[str, Any]) -> None:
-        numbers = itertools.count(1)
-        super().__init__([_numbered(step, numbers) for step in steps])
+        super().__init__(steps)
         self.options: list[StreamOptions | None] = []
 
     def __call__(self, model: Model, context: dict[str, Any], options: StreamOptions | None = None):
         self.options.append(options)
         return self.stream(model, context, options)
-
-
-def _numbered(step: dict[str, Any], numbers: Iterator[int]) -> dict[str, Any]:
-    """``step`` with its n-th tool call of the script named ``call_<n>`` unless it has an id."""
-    content = []
-    for block in step["content"]:
-        if block["type"] == "toolCall":
-            number = next(numbers)
-            block = {**block, "id": block.get("id") or f"call_{number}"}
-        content.append(block)
-    return {**step, "content": content}
 
 
 def tool(

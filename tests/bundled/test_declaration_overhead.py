@@ -9,25 +9,16 @@ import asyncio
 
 import tau
 from tau.common import jsjson
-from tau.llm.providers import faux
 from tau.llm.providers._faux_request import render_prompt
 
 
 def first_request_tokens(**options) -> tuple[int, dict[str, int]]:
     captured: list[dict] = []
-    original = faux.stream
-
-    def stream(model, context, options=None):
-        captured.append(context)
-        return original(model, context, options)
 
     async def run() -> None:
-        faux.stream = stream
-        try:
-            async with await tau.create_agent_session(model="faux/faux-1", faux_script=[{"text": "ok"}], **options) as session:
-                await session.prompt("hi")
-        finally:
-            faux.stream = original
+        async with await tau.create_agent_session(model="faux/faux-1", faux_script=[{"text": "ok"}], **options) as session:
+            await session.prompt("hi")
+            captured.extend(session.model_registry.faux.requests)  # what the session's faux was asked
 
     asyncio.run(run())
     messages = captured[0]["messages"]

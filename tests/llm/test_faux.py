@@ -269,18 +269,30 @@ def test_failing_factory_ends_the_call_with_an_error(tmp_path):
     assert message["stopReason"] == "error" and message["errorMessage"] == "no idea"
 
 
-def test_script_from_env_and_bad_scripts(tmp_path, monkeypatch):
+def test_each_registry_reads_the_env_script_for_itself(tmp_path, monkeypatch):
+    """``$TAU_FAUX_SCRIPT`` is read by each registry when it is first asked: no registry takes another's steps."""
+    from tau.llm.registry import ModelRegistry
+
     script = tmp_path / "s.json"
     script.write_text('[{"text": "from env"}]')
     monkeypatch.setenv("TAU_FAUX_SCRIPT", str(script))
-    _, message = run(call(faux.use_script(None), [user("hi")]))
-    assert message["content"] == [{"type": "text", "text": "from env"}]
+    first, second = ModelRegistry(tmp_path), ModelRegistry(tmp_path)
+
+    def text(registry):
+        message = run(registry.complete(FAUX, {"messages": [user("hi")]}))
+        return message["content"][0]["text"] if message["content"] else message["errorMessage"]
+
+    assert text(first) == "from env"
+    assert text(second) == "from env"  # its own copy of the script, from the first step
     other = tmp_path / "other.json"
     other.write_text('[{"text": "other script"}]')
     monkeypatch.setenv("TAU_FAUX_SCRIPT", str(other))
-    _, message = run(call(faux.default_provider(), [user("hi")]))
-    assert message["content"] == [{"type": "text", "text": "other script"}]
+    assert text(ModelRegistry(tmp_path)) == "other script"
+    assert text(first) == faux.NO_MORE_RESPONSES  # its script was read once, and is used up
 
+
+def test_bad_scripts_are_named(tmp_path):
+    script = tmp_path / "s.json"
     script.write_text('{"text": "x"}')
     with pytest.raises(FauxScriptError, match="must be a JSON array"):
         load_script(script)
@@ -291,39 +303,60 @@ def test_script_from_env_and_bad_scripts(tmp_path, monkeypatch):
         load_script(tmp_path / "missing.json")
 
 
-def test_module_stream_reports_a_broken_script_as_an_error_message(tmp_path, monkeypatch):
+def test_a_broken_env_script_is_the_calls_error_message(tmp_path, monkeypatch):
+    from tau.llm.registry import ModelRegistry
+
     monkeypatch.setenv("TAU_FAUX_SCRIPT", str(tmp_path / "missing.json"))
-    monkeypatch.setattr(faux, "_explicit", False)
+    message = run(ModelRegistry(tmp_path).complete(FAUX, {"messages": [user("hi")]}))
+    assert message["stopReason"] == "error" and "faux script not found" in message["errorMessage"]
+
+
+def test_the_module_stream_has_no_script_of_the_process(tmp_path, monkeypatch):
+    """Without a registry or a provider there is no script to answer from, whatever the environment says."""
+    script = tmp_path / "s.json"
+    script.write_text('[{"text": "from env"}]')
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(script))
 
     async def scenario():
         return await faux.stream(FAUX, {"messages": [user("hi")]}).result()
 
     message = run(scenario())
-    assert message["stopReason"] == "error" and "faux script not found" in message["errorMessage"]
+    assert message["stopReason"] == "error" and message["errorMessage"] == faux.NO_PROVIDER
 
 
 def test_a_registry_with_its_own_provider_answers_from_it_alone(tmp_path, monkeypatch):
-    """``ModelRegistry(faux=...)`` (``--faux-script``, the SDK's ``faux_script=``) leaves the process's script alone."""
+    """``ModelRegistry(faux=...)`` (``--faux-script``, the SDK's ``faux_script=``) never reads the env script."""
     from tau.llm.registry import ModelRegistry
 
-    process = faux.use_script([{"text": "the process's"}])
+    env_script = tmp_path / "env.json"
+    env_script.write_text('[{"text": "from the env"}]')
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(env_script))
     own = ModelRegistry(tmp_path, faux=faux.provider_for([{"text": "mine"}, {"text": "mine again"}]))
-    shared = ModelRegistry(tmp_path)
+    from_env = ModelRegistry(tmp_path)
     script = tmp_path / "s.json"
     script.write_text('[{"text": "from a file"}]')
     from_file = ModelRegistry(tmp_path, faux=faux.provider_for(script))
 
     async def texts():
-        registries = (own, shared, from_file, own)
+        registries = (own, from_env, from_file, own)
         messages = [await r.complete(FAUX, {"messages": [user("hi")]}) for r in registries]
         return [m["content"][0]["text"] for m in messages]
 
-    try:
-        assert run(texts()) == ["mine", "the process's", "from a file", "mine again"]
-        assert (own.faux.pending, process.pending, from_file.faux.pending) == (0, 0, 0)
-        assert faux.provider_for(process) is process
-    finally:
-        faux.use_script(None)
+    assert run(texts()) == ["mine", "from the env", "from a file", "mine again"]
+    assert (own.faux.pending, from_env.faux_provider().pending, from_file.faux.pending) == (0, 0, 0)
+    assert faux.provider_for(own.faux) is own.faux
+
+
+def test_tool_call_ids_count_per_provider():
+    """``call_<n>`` counts from 1 in each provider, so one session's ids do not depend on another's calls."""
+    steps = [{"bash": "ls"}, {"tool": "read", "args": {"path": "a"}}]
+    first, second = FauxProvider(steps), FauxProvider(steps)
+
+    def ids(provider):
+        return [run(call(provider, [user("go")]))[1]["content"][0]["id"] for _ in steps]
+
+    assert ids(first) == ["call_1", "call_2"]
+    assert ids(second) == ["call_1", "call_2"]
 
 
 def test_the_factory_example_in_the_docs_works(tmp_path):

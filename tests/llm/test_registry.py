@@ -296,22 +296,19 @@ def test_thinking_levels_follow_the_model():
 
 def test_dispatch_by_api_reaches_faux_and_reports_unknown_apis():
     async def scenario():
-        faux.use_script([{"text": "dispatched"}])
-        model = ModelRegistry(env={}).find("faux", "faux-1")
-        message = await ModelRegistry(env={}).complete(
-            model, {"systemPrompt": "s", "messages": [], "tools": []}, StreamOptions()
-        )
+        registry = ModelRegistry(env={}, faux=faux.provider_for([{"text": "dispatched"}]))
+        model = registry.find("faux", "faux-1")
+        message = await registry.complete(model, {"systemPrompt": "s", "messages": [], "tools": []}, StreamOptions())
         from dataclasses import replace
 
         unknown = await stream(replace(model, api="martian"), {"messages": []}).result()
-        return message, unknown
+        scriptless = await stream(model, {"messages": []}).result()  # no registry, no provider: no script
+        return message, unknown, scriptless
 
-    try:
-        message, unknown = asyncio.run(scenario())
-    finally:
-        faux.use_script(None)
+    message, unknown, scriptless = asyncio.run(scenario())
     assert message["content"] == [{"type": "text", "text": "dispatched"}]
     assert unknown["errorMessage"] == "No API provider registered for api: martian"
+    assert scriptless["stopReason"] == "error" and scriptless["errorMessage"] == faux.NO_PROVIDER
 
 
 def test_print_models_table_and_filter(isolated_agent_dir):

@@ -15,7 +15,6 @@ import pytest
 from faux_ext import script
 from golden_compare import normalize_stream, read_jsonl
 
-from tau.llm.providers import faux
 from tau.modes.json_mode import run_json
 from tau.modes.run import build_runtime, parse_args
 
@@ -33,10 +32,8 @@ def project(tmp_path, monkeypatch):
     script_file = tmp_path / "script.json"
     script_file.write_text(json.dumps(script()))
     monkeypatch.chdir(work)
-    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(script_file))
-    faux.use_script(None)
-    yield script_file
-    faux.use_script(None)
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(script_file))  # each run's registry reads it afresh
+    return script_file
 
 
 def _golden(pi_fixtures, name: str) -> list[dict]:

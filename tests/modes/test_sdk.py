@@ -120,11 +120,11 @@ async def test_model_and_faux_script_are_given_as_on_the_command_line(project, t
 
 
 @in_loop
-async def test_two_sessions_of_one_process_run_their_own_scripts_at_once(project):
-    """Each session's ``faux_script`` is its own: neither takes the other's steps, nor the process's."""
-    from tau.llm.providers import faux
-
-    faux.use_script([{"text": "the process's script"}])
+async def test_two_sessions_of_one_process_run_their_own_scripts_at_once(project, tmp_path, monkeypatch):
+    """Each session's ``faux_script`` is its own: neither takes the other's steps, nor the env script."""
+    env_script = tmp_path / "env.json"
+    env_script.write_text(json.dumps([{"text": "the env script"}]))
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(env_script))
     arrived = {"a": asyncio.Event(), "b": asyncio.Event()}
 
     def meet(me: str, other: str):
@@ -155,7 +155,34 @@ async def test_two_sessions_of_one_process_run_their_own_scripts_at_once(project
         }
         assert texts == {"a": ["a first", "from a\n", "a done"], "b": ["b first", "b done"]}
         assert (a.model_registry.faux.pending, b.model_registry.faux.pending) == (0, 0)
-    assert faux.default_provider().pending == 1  # the process's script was never asked
+    async with await tau.create_agent_session(model=FAUX, extensions=False) as c:
+        await c.prompt("one")  # no script of its own: the env script, from its first step
+        assert c.last_assistant_text() == "the env script"
+
+
+@in_loop
+async def test_two_sessions_from_one_env_script_each_run_all_of_it(project, tmp_path, monkeypatch):
+    """``$TAU_FAUX_SCRIPT`` is read by each session's registry: one session's calls never use up the other's steps."""
+    env_script = tmp_path / "env.json"
+    env_script.write_text(json.dumps([{"bash": "echo hi"}, {"text": "first"}, {"text": "second"}]))
+    monkeypatch.setenv("TAU_FAUX_SCRIPT", str(env_script))
+    async with (
+        await tau.create_agent_session(model=FAUX, extensions=False) as a,
+        await tau.create_agent_session(model=FAUX, extensions=False) as b,
+    ):
+        await a.prompt("go")
+        await b.prompt("go")
+        await a.prompt("again")
+        assert [a.last_assistant_text(), b.last_assistant_text()] == ["second", "first"]
+        calls = [
+            block["id"]
+            for s in (a, b)
+            for m in s.messages
+            if m["role"] == "assistant"
+            for block in m["content"]
+            if block["type"] == "toolCall"
+        ]
+        assert calls == ["call_1", "call_1"]  # each session's ids count its own calls
 
 
 def test_run_reports_a_failed_request(project):

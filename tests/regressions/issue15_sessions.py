@@ -60,8 +60,7 @@ def write_session(directory: Path) -> Path:
             return [{"text": SUMMARY}, {"factory": respond}]
         return [queue.pop(0), {"factory": respond}]
 
-    faux.use_script([{"factory": respond}])
-    registry = ModelRegistry()
+    registry = ModelRegistry(faux=faux.provider_for([{"factory": respond}]))
     model = dataclasses.replace(registry.find("faux", "faux-1"), context_window=5000)
     settings = {"compaction": {"reserveTokens": 1600, "keepRecentTokens": 500}, "retry": {"enabled": False}}
     manager = SessionManager.create(str(directory), str(directory / "sessions"))
@@ -71,10 +70,7 @@ def write_session(directory: Path) -> Path:
         for prompt in ("print one", "print two to four", "print five to eight"):
             await session.prompt(prompt)
 
-    try:
-        asyncio.run(run())
-    finally:
-        faux.use_script(None)
+    asyncio.run(run())
     if queue:
         raise SystemExit(f"the scripted run stopped early: {len(queue)} answers left")
     return Path(manager.get_session_file())

@@ -8,7 +8,7 @@
 - Calls: :func:`stream` dispatches on ``Model.api`` to an adapter module imported on first use
   (``tau.llm.providers.<name>``, each exposing ``stream(model, context, options)``);
   :meth:`ModelRegistry.stream` adds the credentials and headers first, and answers ``faux`` models
-  from the registry's own faux provider when it has one (:attr:`ModelRegistry.faux`).
+  from the registry's own faux provider (:meth:`ModelRegistry.faux_provider`; no script is the process's).
 - ``tau --list-models`` prints the registry's models (:mod:`tau.llm.model_list`).
 - ``--model`` patterns (:meth:`ModelRegistry.resolve`): ``provider/id``, a bare id, a part of an id
   or name, each optionally followed by ``:<thinking level>``, as pi's model resolver reads them.
@@ -151,7 +151,8 @@ def stream(
 ) -> AssistantMessageEventStream:
     """Start a request with the adapter for ``model.api``; the options are used as given.
 
-    ``faux`` answers a ``faux`` model's call in place of the process's faux script.
+    ``faux`` answers a ``faux`` model's call (there is no script of the process: without it the call
+    fails saying where a script goes; :meth:`ModelRegistry.stream` always gives its own).
     Never raises: an unknown api or a missing adapter ends the stream with an ``error`` event.
     An already-aborted ``options.signal`` ends it as aborted before any of that.
     """
@@ -188,8 +189,9 @@ class ModelRegistry:
             ``~/.tau/agent``).
         env: the environment to read provider key variables from (default ``os.environ``).
         faux: the faux provider this registry's ``faux`` models answer from (``--faux-script``,
-            the SDK's ``faux_script=``); ``None``: the process's (``faux.use_script`` or
-            ``$TAU_FAUX_SCRIPT``). Kept in :attr:`faux`, which may be set later.
+            the SDK's ``faux_script=``); ``None``: a provider of this registry's own for
+            ``$TAU_FAUX_SCRIPT``, read when the first faux call is made (:meth:`faux_provider`).
+            Kept in :attr:`faux`, which may be set later.
     """
 
     def __init__(
@@ -362,7 +364,27 @@ class ModelRegistry:
             api_key=options.api_key or auth.api_key,
             headers={**auth.headers, **options.headers},
         )
-        return stream(model, context, options, faux=self.faux)
+        faux = None
+        if model.api == "faux":
+            from tau.llm.providers.faux import FauxScriptError
+
+            try:
+                faux = self.faux_provider()
+            except FauxScriptError as exc:  # $TAU_FAUX_SCRIPT names a missing or broken script
+                return _error_stream(model, str(exc))
+        return stream(model, context, options, faux=faux)
+
+    def faux_provider(self) -> FauxProvider:
+        """The faux provider of this registry: the one given, else ``$TAU_FAUX_SCRIPT`` read now, once.
+
+        Each registry reads the file for itself, so two sessions started from one script each begin
+        at its first step and never take each other's steps.
+        """
+        if self.faux is None:
+            from tau.llm.providers.faux import FauxProvider
+
+            self.faux = FauxProvider.from_env()
+        return self.faux
 
     async def complete(
         self, model: Model, context: Mapping[str, Any], options: StreamOptions | None = None

@@ -61,7 +61,7 @@ class RuntimeOptions:
         no_context_files: ``--no-context-files``.
         offline: ``--offline``.
         faux_script: ``--faux-script``: a script file, or a list of steps; this session's faux script
-            (its registry's own provider; without it, the process's: ``$TAU_FAUX_SCRIPT``).
+            (its registry's own provider; without it, the registry reads ``$TAU_FAUX_SCRIPT`` for itself).
         approve: ``--approve`` (``True``) / ``--no-approve`` (``False``); ``None``: the saved decision.
         extensions: ``-e``: paths, or extension functions (``def extension(tau)``), loaded first, in order.
         no_extensions: ``--no-extensions``: only :attr:`extensions` load.

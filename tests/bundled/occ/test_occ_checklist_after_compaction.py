@@ -6,18 +6,16 @@ the plan), the host's threshold compaction, a manual one (issue 25, item 5)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import re
 import sys
 from typing import Any
 
+from faux_model import FauxModel
 from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.extension import load_extensions
-from tau.llm.providers import faux
-from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
 
 SUMMARY = "## Goal\nBuild a and b.\n"
@@ -99,12 +97,11 @@ class Planner:
 
 def test_the_first_request_after_an_online_compaction_shows_the_current_checklist(tmp_path):
     model = Planner()
-    faux.use_script([{"factory": model.respond}])
-    registry = ModelRegistry()
+    scripted = FauxModel([{"factory": model.respond}], record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     settings = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 500}}
     session = AgentSession(
-        manager, Settings.in_memory(settings), registry, registry.find("faux", "faux-1"), cwd=str(tmp_path)
+        manager, Settings.in_memory(settings), scripted.registry, scripted.model, cwd=str(tmp_path)
     )
 
     async def scenario() -> None:
@@ -112,10 +109,7 @@ def test_the_first_request_after_an_online_compaction_shows_the_current_checklis
         await session.start()
         await session.prompt("build a and b")
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        faux.use_script(None)
+    asyncio.run(scenario())
     kinds = [e.get("customType") or e["type"] for e in manager.get_entries()]
     assert kinds.count("compaction") == 1, kinds
     after = next(
@@ -138,18 +132,18 @@ def test_the_first_request_after_a_threshold_compaction_shows_the_current_checkl
         {"text": SUMMARY},
         {"text": "after"},
     ]
-    requests: list[list[dict[str, Any]]] = []
-
-    def stream_fn(model, context, options=None):
-        requests.append(json.loads(json.dumps(context["messages"])))
-        return faux.stream(model, context, options)
-
-    faux.use_script(steps)
-    registry = ModelRegistry()
-    model = dataclasses.replace(registry.find("faux", "faux-1"), context_window=2000)
+    scripted = FauxModel(steps, model_overrides={"context_window": 2000})
+    requests = scripted.requests
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     settings = {"compaction": {"enabled": True, "reserveTokens": 500, "keepRecentTokens": 200}}
-    session = AgentSession(manager, Settings.in_memory(settings), registry, model, cwd=str(tmp_path), stream_fn=stream_fn)
+    session = AgentSession(
+        manager,
+        Settings.in_memory(settings),
+        scripted.registry,
+        scripted.model,
+        cwd=str(tmp_path),
+        stream_fn=scripted.stream,
+    )
 
     async def scenario() -> None:
         await load_extensions(session, cwd=str(tmp_path), mode="json", disabled=["todo-loop"])
@@ -157,10 +151,7 @@ def test_the_first_request_after_a_threshold_compaction_shows_the_current_checkl
         await session.prompt("plan it")
         await session.prompt("next")
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        faux.use_script(None)
+    asyncio.run(scenario())
     assert [e["type"] for e in manager.get_branch()].count("compaction") == 1
     shown = latest_list([m for m in requests[-1] if m.get("role") != "system"])
     assert shown is not None and [t["title"] for t in shown["tasks"]] == ["one", "two"]

@@ -52,11 +52,11 @@ class RpcClient:
         """Build the session from ``tau`` command-line arguments and start the mode."""
         from tau.extension.loader import load_factory
 
-        if script is not None:
-            faux.use_script(script)
         client = cls()
         args = parse_args(["--mode", "rpc", "-ne", "--model", "faux/faux-1", *cli])
         client.runtime = await build_runtime(args, "rpc")
+        if script is not None:  # this session's script (its registry's), as --faux-script gives one
+            client.runtime.session.model_registry.faux = faux.provider_for(script)
         for factory in extensions:
             await load_factory(client.runtime.extensions, factory, path=f"<inline:{factory.__name__}>")
         client.mode = RpcMode(client.runtime.session, client.runtime.extensions, client.out)
@@ -71,7 +71,6 @@ class RpcClient:
         if self._task is not None and not self._task.done():
             await self.close()
         self.runtime.session.session_manager.close()
-        faux.use_script(None)
 
     async def _input(self) -> AsyncIterator[str]:
         while (line := await self._lines.get()) is not None:

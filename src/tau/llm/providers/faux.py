@@ -11,18 +11,18 @@ Each model call takes the next step of a script (a JSON array, from ``TAU_FAUX_S
   list of steps; the first answers this call, the rest go to the front of the queue.
 
 Replies stream in 16-character deltas (text, thinking, tool-call JSON); tool calls without an id
-get ``call_<n>``, counting from 1 per process. Usage is estimated exactly as pi-ai 1.6's faux
-provider does (see :func:`estimate_usage`, in :mod:`._faux_request` with the bill and the payload
-``before_provider_request`` shows), costs are 0. When the script runs out the call ends
+get ``call_<n>``, counting from 1 per provider (per session). Usage is estimated exactly as pi-ai
+1.6's faux provider does (see :func:`estimate_usage`, in :mod:`._faux_request` with the bill and the
+payload ``before_provider_request`` shows), costs are 0. When the script runs out the call ends
 with ``stopReason: "error"`` and ``No more faux responses queued``, as in pi; when no script was
 given at all (neither ``--faux-script`` nor ``TAU_FAUX_SCRIPT``), the error says how to give one.
 
-Whose script: a :class:`~tau.llm.registry.ModelRegistry` given a provider of its own
-(``ModelRegistry(faux=provider_for(script))``, what ``--faux-script`` and the SDK's ``faux_script=``
-do) answers from it alone, so two sessions of one process run their own scripts. A registry without
-one answers from the process's provider (:func:`default_provider`: :func:`use_script`'s, else
-``$TAU_FAUX_SCRIPT``), as does the module's :func:`stream`; pi's ``fauxProvider()`` and its global
-``registerFauxProvider`` make the same split.
+Whose script: there is no script of the process. Each :class:`~tau.llm.registry.ModelRegistry`
+answers from a provider of its own (``ModelRegistry(faux=provider_for(script))``, what
+``--faux-script`` and the SDK's ``faux_script=`` do; without one, ``$TAU_FAUX_SCRIPT`` read when its
+first faux call is made), so two sessions of one process never take each other's steps, also when
+both read the same file. Code without a registry (an ``Agent``'s ``stream_fn``) uses a provider's
+:meth:`FauxProvider.stream`, as pi's ``fauxProvider()`` hands out its own ``streamSimple``.
 """
 
 from __future__ import annotations
@@ -57,18 +57,17 @@ from tau.llm.types import Model, TranscriptContext, empty_usage
 __all__ = [
     "CHUNK_CHARS",
     "NO_MORE_RESPONSES",
+    "NO_PROVIDER",
     "NO_SCRIPT",
     "FauxProvider",
     "FauxScriptError",
     "chat_completions_payload",
-    "default_provider",
     "estimate_usage",
     "load_script",
     "message_memo",
     "provider_for",
     "render_prompt",
     "stream",
-    "use_script",
 ]
 
 CHUNK_CHARS = 16
@@ -83,9 +82,11 @@ NO_SCRIPT = (
     "The faux model needs a script: --faux-script FILE or TAU_FAUX_SCRIPT=FILE "
     "(a JSON array of steps, see docs/models.md)"
 )
+NO_PROVIDER = (
+    "The faux model answers from a script of its own: call it through a ModelRegistry "
+    "(ModelRegistry(faux=faux.provider_for(script)), or $TAU_FAUX_SCRIPT) or a FauxProvider's stream"
+)
 _MAX_FACTORY_DEPTH = 32
-
-_call_ids = itertools.count(1)
 
 Step = Mapping[str, Any]
 
@@ -140,34 +141,36 @@ def _check_step(step: Any, where: str) -> None:
         raise FauxScriptError(f'{where}: "args" must be an object')
 
 
-def _new_call_id() -> str:
-    return f"call_{next(_call_ids)}"
+NewId = Callable[[], str]
 
 
-def _message_from_step(step: Step) -> dict[str, Any]:
-    """A step (pi shape or shorthand) as an assistant message in pi's key order, without usage yet."""
+def _message_from_step(step: Step, new_id: NewId) -> dict[str, Any]:
+    """A step (pi shape or shorthand) as an assistant message in pi's key order, without usage yet.
+
+    ``new_id`` names a tool call that has no id (the provider's ``call_<n>``).
+    """
     if "content" in step:
-        return _from_pi_shape(step)
+        return _from_pi_shape(step, new_id)
     content: list[dict[str, Any]] = []
     if step.get("thinking"):
         content.append({"type": "thinking", "thinking": step["thinking"]})
     if step.get("text") is not None and (step.get("text") or not (step.get("tool") or step.get("bash"))):
         content.append({"type": "text", "text": step["text"]})
     if step.get("tool"):
-        content.append(_tool_call(step["tool"], step.get("args") or {}, step.get("id")))
+        content.append(_tool_call(step["tool"], step.get("args") or {}, step.get("id") or new_id()))
     if step.get("bash") is not None:
-        content.append(_tool_call("bash", {"command": step["bash"]}, step.get("id")))
+        content.append(_tool_call("bash", {"command": step["bash"]}, step.get("id") or new_id()))
     if "error" in step:
         return _assistant(content, "error", error_message=str(step["error"]))
     has_calls = any(block["type"] == "toolCall" for block in content)
     return _assistant(content, step.get("stopReason") or ("toolUse" if has_calls else "stop"))
 
 
-def _tool_call(name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
-    return {"type": "toolCall", "id": call_id or _new_call_id(), "name": name, "arguments": arguments}
+def _tool_call(name: str, arguments: Any, call_id: str) -> dict[str, Any]:
+    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
 
 
-def _from_pi_shape(step: Step) -> dict[str, Any]:
+def _from_pi_shape(step: Step, new_id: NewId) -> dict[str, Any]:
     message = copy.deepcopy(dict(step))
     raw = message.get("content")
     blocks = [{"type": "text", "text": raw}] if isinstance(raw, str) else list(raw or [])
@@ -176,7 +179,7 @@ def _from_pi_shape(step: Step) -> dict[str, Any]:
         if block.get("type") == "toolCall":
             block = {
                 "type": "toolCall",
-                "id": block.get("id") or _new_call_id(),
+                "id": block.get("id") or new_id(),
                 "name": block["name"],
                 "arguments": block.get("arguments") or {},
                 **{k: v for k, v in block.items() if k not in ("type", "id", "name", "arguments")},
@@ -238,6 +241,10 @@ class FauxProvider:
         self.requests: list[TranscriptContext] = []
         self._modules: dict[Path, ModuleType] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._call_ids = itertools.count(1)  # call_<n> per provider: a session's ids are its own
+
+    def _new_call_id(self) -> str:
+        return f"call_{next(self._call_ids)}"
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> FauxProvider:
@@ -306,7 +313,8 @@ class FauxProvider:
                     [], "error", error_message=NO_MORE_RESPONSES if self.scripted else NO_SCRIPT
                 )
             else:
-                message = _message_from_step(await self._resolve(step, context, self._memo))
+                step = await self._resolve(step, context, self._memo)
+                message = _message_from_step(step, self._new_call_id)
             message.update(api=model.api, provider=model.provider, model=model.id)
             if message.get("timestamp") is None:
                 message["timestamp"] = ms_now()
@@ -440,38 +448,7 @@ async def _stream_message(builder: MessageBuilder, message: dict[str, Any], opti
     builder.finish(message["stopReason"])
 
 
-# -- the process's provider: for registries without one of their own ------------------------
-
-_default: FauxProvider | None = None
-_explicit = False  # set by use_script(); otherwise the script follows $TAU_FAUX_SCRIPT
-_env_key: tuple[Any, ...] | None = None
-
-
-def _env_script_key() -> tuple[Any, ...] | None:
-    path = os.environ.get(SCRIPT_ENV)
-    if not path:
-        return None
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return (path,)
-    return (path, stat.st_mtime_ns, stat.st_size)
-
-
-def default_provider() -> FauxProvider:
-    """The process's faux provider (for a registry without one of its own).
-
-    Unless :func:`use_script` chose one, it is the script named by ``$TAU_FAUX_SCRIPT``, read again
-    when the variable or the file changes (an empty script when it is unset).
-    """
-    global _default, _env_key
-    if not _explicit:
-        key = _env_script_key()
-        if _default is None or key != _env_key:
-            _default, _env_key = FauxProvider.from_env(), key
-    assert _default is not None
-    return _default
-
+# -- whose script ----------------------------------------------------------------------------
 
 Script = str | os.PathLike[str] | Iterable[Step] | FauxProvider
 
@@ -488,32 +465,15 @@ def provider_for(script: Script) -> FauxProvider:
     return FauxProvider(script)
 
 
-def use_script(script: Script | None) -> FauxProvider:
-    """Set the process's faux script: what every registry without a faux provider of its own answers with.
-
-    ``None`` goes back to following ``$TAU_FAUX_SCRIPT``. ``--faux-script`` and the SDK's
-    ``faux_script=`` do not come here: they give their session's registry its own provider.
-    """
-    global _default, _explicit
-    if script is None:
-        _explicit, _default = False, None
-        return default_provider()
-    _default, _explicit = provider_for(script), True
-    return _default
-
-
 def stream(
     model: Model, context: TranscriptContext, options: StreamOptions | None = None
 ) -> AssistantMessageEventStream:
-    """The provider entry point (``StreamFunction``): answer with the process's script.
+    """The api's entry point for a call made without a provider: it fails, saying where a script goes.
 
-    A registry with a faux provider of its own calls that provider's :meth:`FauxProvider.stream` instead.
+    faux has no script of the process: a :class:`~tau.llm.registry.ModelRegistry` answers from its
+    own provider (given, or ``$TAU_FAUX_SCRIPT`` read when it is first asked), and code without a
+    registry calls a provider's :meth:`FauxProvider.stream` (``provider_for(script).stream``).
     """
-    try:
-        provider = default_provider()
-    except FauxScriptError as exc:
-        out = AssistantMessageEventStream()
-        builder = MessageBuilder(model, out)
-        builder.fail(exc)
-        return out
-    return provider.stream(model, context, options)
+    out = AssistantMessageEventStream()
+    MessageBuilder(model, out).fail(NO_PROVIDER)
+    return out

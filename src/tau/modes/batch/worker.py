@@ -78,13 +78,8 @@ def run_task(task: Task, where: TaskRun, cancelled: Callable[[], bool] = lambda:
     ``cancelled()`` is polled while the task runs; once it is true the session is aborted (and saved)
     and the result is ``cancelled``. The session file is ``where.sessions/<id>.jsonl``.
     """
-    from tau.llm.providers import faux
-
     if cancelled():  # queued to this worker before the batch was cancelled
         return {"result": empty_result(task.id, "cancelled", "cancelled before it started"), "warnings": []}
-    faux.use_script(
-        None
-    )  # each task starts $TAU_FAUX_SCRIPT from the first step (its own script is its session's)
     saved = {name: os.environ.get(name) for name in where.env}
     os.environ.update(where.env)
     try:
