@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from extension_fakes import FakeHost
 from tau.agent.settings import Settings
 from tau.extension import load_extensions
 from tau.extension.loader import REPLACEABLE_EXTENSIONS
+from tau_process import run_tau
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -197,15 +196,7 @@ def test_non_replaceable_bundled_extensions_are_not_dropped(tmp_path):
 
 
 def _tau_config(cwd: Path, agent: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TAU_AGENT_DIR": str(agent), "HOME": str(cwd.parent)}
-    return subprocess.run(
-        [sys.executable, "-m", "tau", "config", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_tau(["config", *args], cwd=cwd, env={"TAU_AGENT_DIR": agent, "HOME": cwd.parent})
 
 
 def test_tau_config_lists_the_built_ins_on_and_off_as_pi_config_groups_them(tmp_path):
