@@ -13,9 +13,8 @@ from typing import Any
 
 from session_support import Harness
 
+from faux_model import SUMMARY, Summarizer
 from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE, SUMMARIZATION_SYSTEM_PROMPT
-
-SUMMARY = "## Goal\nBuild it.\n"
 
 
 def big(n: int, chars: int = 8000) -> dict[str, Any]:
@@ -27,30 +26,18 @@ def last_text(request: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
-class Model:
-    """Answers summary requests (either kind) with a summary, every other request from ``queue``."""
+class Model(Summarizer):
+    """Summaries for summary requests (either kind), every other request from ``queue``; with
+    ``tool_first`` a cache-friendly summary request is answered with a tool call (pi's request follows)."""
 
     def __init__(self, queue: list[dict[str, Any]], *, tool_first: bool = False) -> None:
-        self.queue = queue
-        self.requests: list[dict[str, Any]] = []
+        super().__init__(queue)
         self.tool_first = tool_first
 
-    @staticmethod
-    def is_summary(request: dict[str, Any]) -> bool:
-        return request["systemPrompt"] == SUMMARIZATION_SYSTEM_PROMPT or CACHED_REQUEST_PREAMBLE in last_text(
-            request
-        )
-
-    def __call__(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        self.requests.append(request)
-        if self.is_summary(request):
-            if self.tool_first and CACHED_REQUEST_PREAMBLE in last_text(request):
-                return [{"bash": "echo not now"}, {"factory": self}]
-            return [{"text": SUMMARY}, {"factory": self}]
-        return [self.queue.pop(0), {"factory": self}]
-
-    def summaries(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if self.is_summary(r)]
+    def summarize(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.tool_first and CACHED_REQUEST_PREAMBLE in last_text(request):
+            return {"bash": "echo not now"}
+        return super().summarize(request)
 
 
 def harness(tmp_path, model: Model, compaction: dict[str, Any], window: int = 128_000) -> Harness:

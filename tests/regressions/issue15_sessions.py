@@ -43,25 +43,16 @@ def _print(n: int) -> dict[str, Any]:
 
 def write_session(directory: Path) -> Path:
     """A session compacted twice with cache-friendly summaries (faux model, small window)."""
-    import dataclasses
-
-    from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' faux builder
+    from faux_model import FauxModel, Summarizer
     from tau.agent.session import AgentSession
     from tau.agent.settings import Settings
-    from tau.llm.providers import faux
-    from tau.llm.registry import ModelRegistry
     from tau.session.manager import SessionManager
 
     queue = [_print(1), {"text": "One."}, _print(2), _print(3), _print(4), {"text": "Four."}]
     queue += [_print(5), _print(6), _print(7), _print(8), {"text": "Eight."}]
-
-    def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
-        if CACHED_REQUEST_PREAMBLE in json.dumps(request["messages"][-1]):
-            return [{"text": SUMMARY}, {"factory": respond}]
-        return [queue.pop(0), {"factory": respond}]
-
-    registry = ModelRegistry(faux=faux.provider_for([{"factory": respond}]))
-    model = dataclasses.replace(registry.find("faux", "faux-1"), context_window=5000)
+    scripted = FauxModel([{"factory": Summarizer(queue, SUMMARY)}], model_overrides={"context_window": 5000})
+    registry, model = scripted.registry, scripted.model
     settings = {"compaction": {"reserveTokens": 1600, "keepRecentTokens": 500}, "retry": {"enabled": False}}
     manager = SessionManager.create(str(directory), str(directory / "sessions"))
     session = AgentSession(manager, Settings.in_memory(settings), registry, model, cwd=str(directory))

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from faux_model import FauxModel
+from faux_model import FauxModel, Summarizer
 from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
@@ -27,7 +27,6 @@ SUMMARIES = {
     "- [x] Read numbers.txt\n- [x] Wrote report.txt",
     "branch": '## Goal\nAnswer the second question.\n\n## Progress\n- Answered it with "Answer two."',
 }
-SUMMARY_PROMPT = "You are a context summarization assistant"
 
 
 def golden_entries(fixtures: Path, name: str) -> list[dict[str, Any]]:
@@ -66,30 +65,32 @@ def summary_text(request: dict[str, Any]) -> str:
     return SUMMARIES["compaction"]
 
 
-class GoldenModel:
+class GoldenModel(Summarizer):
     """The faux factory: golden assistant messages for turns, canned texts for summaries."""
 
     def __init__(self, entries: list[dict[str, Any]]) -> None:
-        self.turns = [
-            entry["message"]
-            for entry in entries
-            if entry["type"] == "message" and entry["message"]["role"] == "assistant"
-        ]
+        super().__init__(
+            [
+                entry["message"]
+                for entry in entries
+                if entry["type"] == "message" and entry["message"]["role"] == "assistant"
+            ]
+        )
         self.kinds: list[str] = []
         self.cached: list[bool] = []  # per summary request: cache-friendly (else pi's)
 
-    def __call__(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        if request["systemPrompt"].startswith(SUMMARY_PROMPT) or is_cached_summary_request(request):
-            self.kinds.append("summary")
-            self.cached.append(is_cached_summary_request(request))
-            reply: dict[str, Any] = {"text": summary_text(request)}
-        else:
-            self.kinds.append("turn")
-            message = self.turns.pop(0)
-            reply = {"content": message["content"], "stopReason": message["stopReason"]}
-            if message.get("errorMessage"):
-                reply["errorMessage"] = message["errorMessage"]
-        return [reply, {"factory": self}]
+    def summarize(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.kinds.append("summary")
+        self.cached.append(is_cached_summary_request(request))
+        return {"text": summary_text(request)}
+
+    def turn(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.kinds.append("turn")
+        message = self.turns.pop(0)
+        reply = {"content": message["content"], "stopReason": message["stopReason"]}
+        if message.get("errorMessage"):
+            reply["errorMessage"] = message["errorMessage"]
+        return reply
 
 
 def recreate_files(entries: list[dict[str, Any]], cwd: Path) -> None:

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from faux_model import FauxModel
+from faux_model import FauxModel, Summarizer
 
 session_module = pytest.importorskip("tau.agent.session", reason="the run-time session has not landed yet")
 
-from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE  # noqa: E402
 from tau.agent.settings import Settings  # noqa: E402
 from tau.extension import load_extensions  # noqa: E402
 from tau.session.manager import SessionManager  # noqa: E402
@@ -41,8 +40,8 @@ def progress(command: str) -> dict[str, list[str]]:
 STOPPED = "(this answer belongs to the stopped run)"
 
 
-class Model:
-    """Answers summarization requests with a fixed summary and every other request from a queue.
+class Model(Summarizer):
+    """Answers summary requests with a fixed summary and every other request from a queue.
 
     The request that follows a boundary's plan update belongs to the run OCC stops: tau's loop may
     still send it, and its answer is discarded, so it gets :data:`STOPPED` instead of the next step
@@ -50,25 +49,16 @@ class Model:
     """
 
     def __init__(self, queue: list[dict[str, Any]]) -> None:
-        self.queue = queue
-        self.summarizer_requests: list[dict[str, Any]] = []
-        self.requests: list[dict[str, Any]] = []
+        super().__init__(queue, SUMMARY)
         self.after_boundary = False
 
-    def respond(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        if "summarization assistant" in request["systemPrompt"] or CACHED_REQUEST_PREAMBLE in json.dumps(
-            request["messages"][-1]
-        ):
-            self.summarizer_requests.append(request)
-            return [{"text": SUMMARY}, {"factory": self.respond}]
-        self.requests.append(request)
+    def turn(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.after_boundary and request["messages"][-1]["role"] == "toolResult":
             self.after_boundary = False
-            return [{"text": STOPPED}, {"factory": self.respond}]
-        self.after_boundary = False
-        step = self.queue.pop(0)
+            return {"text": STOPPED}
+        step = self.turns.pop(0)
         self.after_boundary = bool(step.pop("boundary", False))
-        return [step, {"factory": self.respond}]
+        return step
 
 
 def test_two_consecutive_compactions_each_continue_before_prompt_returns(tmp_path):
@@ -83,7 +73,7 @@ def test_two_consecutive_compactions_each_continue_before_prompt_returns(tmp_pat
         plan("completed", "completed", "completed"),
     ]
     model = Model([*explore, *build, *after_first, *finish, {"text": "All done."}])
-    scripted = FauxModel([{"factory": model.respond}], record=None)
+    scripted = FauxModel([{"factory": model}], record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = session_module.AgentSession(
         manager, Settings.in_memory(SETTINGS), scripted.registry, scripted.model, cwd=str(tmp_path)
@@ -105,7 +95,7 @@ def test_two_consecutive_compactions_each_continue_before_prompt_returns(tmp_pat
 
     asyncio.run(scenario())
 
-    assert model.queue == []  # every scripted answer was asked for
+    assert model.turns == []  # every scripted answer was asked for
     assert snapshots[0].count("compaction") == 0
     # prompt("build") returned only after the compaction and the continuation it started
     assert snapshots[1].count("compaction") == 1 and snapshots[1].count("sol-pi-online-context-compact") == 1
@@ -120,7 +110,7 @@ def test_two_consecutive_compactions_each_continue_before_prompt_returns(tmp_pat
     assert texts == ["Explored.", "b collected.", "All done."]
     assert snapshots[2].count("compaction") == 2 and snapshots[2].count("sol-pi-online-context-compact") == 2
     # the summarizer of each compaction got the progress recorded at its boundary
-    first = [json.dumps(r["messages"]) for r in model.summarizer_requests]
+    first = [json.dumps(r["messages"]) for r in model.summaries()]
     assert any("make a" in text and "untrusted-progress-evidence" in text for text in first)
     assert any("make b" in text for text in first)
     # both compactions recorded; the plan, its samples (three boundaries) and the growth history kept

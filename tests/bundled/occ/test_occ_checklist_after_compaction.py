@@ -11,8 +11,7 @@ import re
 import sys
 from typing import Any
 
-from faux_model import FauxModel
-from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
+from faux_model import FauxModel, Summarizer
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.extension import load_extensions
@@ -47,14 +46,14 @@ def latest_list(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
-class Planner:
+class Planner(Summarizer):
     """A faux model that plans a and b with todo, works on a, completes it, then finishes b.
 
     Ids are read from the newest list the request shows, so the model acts on what it sees.
     """
 
     def __init__(self) -> None:
-        self.requests: list[list[dict[str, Any]]] = []
+        super().__init__(summary=SUMMARY)
         self.step = 0
 
     def todo(self, messages: list[dict[str, Any]], statuses: tuple[str, str]) -> dict[str, Any]:
@@ -66,19 +65,14 @@ class Planner:
         ]
         return {"tool": "todo", "args": {"action": "update", "baseRevision": shown["revision"], "updates": updates}}
 
-    def respond(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+    def turn(self, request: dict[str, Any]) -> dict[str, Any]:
         messages = request["messages"]
-        if "summarization assistant" in request["systemPrompt"] or CACHED_REQUEST_PREAMBLE in json.dumps(
-            messages[-1]
-        ):
-            return [{"text": SUMMARY}, {"factory": self.respond}]
-        self.requests.append(messages)
         if any("Online context compaction finished" in text for text in texts(messages[-1:])):
-            return [self.todo(messages, ("completed", "completed")), {"factory": self.respond}]
+            return self.todo(messages, ("completed", "completed"))
         last = messages[-1]
         boundary = last["role"] == "toolResult" and last.get("toolName") == "todo" and "(2 changes" in texts([last])[0]
         if boundary and latest_list(messages)["tasks"][1]["status"] == "in_progress":
-            return [{"text": "(the stopped run)"}, {"factory": self.respond}]
+            return {"text": "(the stopped run)"}
         script = [
             {"tool": "todo", "args": {"action": "add", "baseRevision": 0, "tasks": [{"title": "a"}, {"title": "b"}]}},
             None,  # a in progress
@@ -91,13 +85,17 @@ class Planner:
             if step is None:
                 statuses = ("in_progress", "pending") if self.step == 2 else ("completed", "in_progress")
                 step = self.todo(messages, statuses)
-            return [step, {"factory": self.respond}]
-        return [{"text": "All done."}, {"factory": self.respond}]
+            return step
+        return {"text": "All done."}
+
+    def sent(self) -> list[list[dict[str, Any]]]:
+        """The messages of each of the agent's requests (summary requests left out)."""
+        return [request["messages"] for request in self.turn_requests()]
 
 
 def test_the_first_request_after_an_online_compaction_shows_the_current_checklist(tmp_path):
     model = Planner()
-    scripted = FauxModel([{"factory": model.respond}], record=None)
+    scripted = FauxModel([{"factory": model}], record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     settings = {"sol": {"onlineContextCompact": True}, "compaction": {"keepRecentTokens": 500}}
     session = AgentSession(
@@ -114,7 +112,7 @@ def test_the_first_request_after_an_online_compaction_shows_the_current_checklis
     assert kinds.count("compaction") == 1, kinds
     after = next(
         messages
-        for messages in model.requests
+        for messages in model.sent()
         if any("Online context compaction finished" in text for text in texts(messages))
     )
     shown = latest_list(after)
@@ -122,7 +120,7 @@ def test_the_first_request_after_an_online_compaction_shows_the_current_checklis
     # once: the kept plan call's result shows it, so no snapshot block repeats it
     current = json.dumps(shown, separators=(",", ":"))
     assert sum(text.count(current) for text in texts(after)) == 1
-    assert latest_list(model.requests[-1])["tasks"][1]["status"] == "completed"  # b finished after it
+    assert latest_list(model.sent()[-1])["tasks"][1]["status"] == "completed"  # b finished after it
 
 
 def test_the_first_request_after_a_threshold_compaction_shows_the_current_checklist(tmp_path):

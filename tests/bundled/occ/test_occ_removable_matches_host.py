@@ -8,37 +8,23 @@ import asyncio
 import sys
 from typing import Any
 
-from faux_model import FauxModel
-from tau.agent.compaction.prompts import CACHED_REQUEST_PREAMBLE
+from faux_model import FauxModel, Summarizer
 from tau.agent.session import AgentSession
 from tau.agent.settings import Settings
 from tau.bundled.occ.estimate import removable_tokens
 from tau.extension import estimate_tokens, load_extensions
 from tau.session.manager import SessionManager
 
-SUMMARY = "## Goal\nBuild it.\n"
-
 
 def big(tag: str, n: int, size: int = 9000) -> dict[str, Any]:
     return {"bash": f"{sys.executable} -c \"print('{tag}' * {size})\" # {tag} {n}"}
 
 
-def respond_from(queue: list[dict[str, Any]]) -> Any:
-    def respond(request: dict[str, Any]) -> list[dict[str, Any]]:
-        if "summarization assistant" in request["systemPrompt"] or CACHED_REQUEST_PREAMBLE in str(
-            request["messages"][-1]
-        ):
-            return [{"text": SUMMARY}, {"factory": respond}]
-        return [queue.pop(0), {"factory": respond}]
-
-    return respond
-
-
 def session_for(
     tmp_path: Any, settings: dict[str, Any], queue: list[dict[str, Any]]
 ) -> tuple[AgentSession, SessionManager]:
-    """A session answering from ``queue`` (summaries aside: :func:`respond_from`)."""
-    scripted = FauxModel([{"factory": respond_from(queue)}], record=None)
+    """A session answering from ``queue``, and every summary request with :data:`faux_model.SUMMARY`."""
+    scripted = FauxModel([{"factory": Summarizer(queue)}], record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = AgentSession(
         manager, Settings.in_memory(settings), scripted.registry, scripted.model, cwd=str(tmp_path)
