@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tau_process import tau_command, tau_env
+
 BOUND = 120
 CLOSED_STDOUT = (
     b"tau: standard output is closed (>&-): nothing tau prints could be read; "
@@ -29,22 +28,12 @@ CLOSED_STDOUT = (
 def tau(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
+    env = tau_env(agent_dir=tmp_path / "agent")
 
     def command(*args: str, script: list | None = None) -> list[str]:
         path = tmp_path / "script.json"
         path.write_text(json.dumps(script if script is not None else [{"text": "hello"}]))
-        return [
-            sys.executable,
-            "-m",
-            "tau",
-            "-ne",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(path),
-            *args,
-        ]
+        return tau_command("-ne", "--model", "faux/faux-1", "--faux-script", path, *args)
 
     def run(redirect: str, *args: str, script: list | None = None, **kwargs) -> subprocess.CompletedProcess:
         """``args`` through ``bash -c 'exec "$@" <redirect>'``, as a shell user writes it."""

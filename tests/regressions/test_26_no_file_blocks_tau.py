@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -28,8 +27,8 @@ from tau.common.regular_files import NotRegularFileError, open_regular, read_reg
 from tau.session import SessionManager
 from tau.session.lock import SessionWriter
 from tau.session.records import LineReader
+from tau_process import tau_command, tau_env
 
-REPO = Path(__file__).resolve().parents[2]
 BOUND = 60.0
 OBS = "obs_" + "d" * 24
 
@@ -60,8 +59,8 @@ def _within(fifo: Path, action):
 
 
 def _tau(tmp_path: Path, *args: str, script: list | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    argv = [sys.executable, "-m", "tau", *args]
+    env = tau_env(agent_dir=tmp_path / "agent")
+    argv = tau_command(*args)
     if script is not None:
         script_file = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.json"
         script_file.write_text(json.dumps(script))

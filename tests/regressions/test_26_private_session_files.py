@@ -13,15 +13,13 @@ import contextlib
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 from tau.bundled.sol_common import runtime_root
 from tau.bundled.sol_common.private_dirs import private_directory
 from tau.common.paths import make_private_dirs
 from tau.session import SessionManager
-
-REPO = Path(__file__).resolve().parents[2]
+from tau_process import tau_command, tau_env
 
 
 def _mode(path: Path) -> int:
@@ -42,8 +40,8 @@ def test_a_run_under_the_usual_umask_writes_a_private_session(tmp_path):
     script.write_text('[{"bash": "env"}, {"text": "done"}]')
     project = tmp_path / "proj"
     project.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    argv = [sys.executable, "-m", "tau", "--model", "faux/faux-1", "--faux-script", str(script), "-p", "go"]
+    env = tau_env(agent_dir=tmp_path / "agent")
+    argv = tau_command("--model", "faux/faux-1", "--faux-script", script, "-p", "go")
     done = subprocess.run(
         ["bash", "-c", 'umask 022; exec "$@"', "bash", *argv], cwd=project, env=env, capture_output=True, timeout=120
     )

@@ -10,16 +10,14 @@ writes values of any depth without recursion.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tau.common import jsjson
+from tau_process import run_tau
 
-REPO = Path(__file__).resolve().parents[2]
+RPC = ["--mode", "rpc", "-ne", "--no-session", "--model", "faux/faux-1"]
+
 PARSE_ERROR = {"type": "response", "command": "parse", "success": False}
 
 
@@ -35,15 +33,7 @@ def _deep_lines(depth: int) -> list[str]:
 @pytest.mark.parametrize("depth", [3_000, 100_000])
 def test_deep_lines_get_a_parse_error_then_commands_are_answered_then_end_of_input_exits(tmp_path, depth):
     lines = [*_deep_lines(depth), '{"id":"after","type":"get_state"}']
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    done = subprocess.run(
-        [sys.executable, "-m", "tau", "--mode", "rpc", "-ne", "--no-session", "--model", "faux/faux-1"],
-        cwd=tmp_path,
-        env=env,
-        input="\n".join(lines).encode() + b"\n",
-        capture_output=True,
-        timeout=120,
-    )
+    done = run_tau(RPC, cwd=tmp_path, stdin="\n".join(lines).encode() + b"\n", text=False)
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert (done.returncode, done.stderr) == (0, b"")
     assert len(records) == len(lines)  # exactly one response per line
@@ -55,15 +45,8 @@ def test_deep_lines_get_a_parse_error_then_commands_are_answered_then_end_of_inp
 
 
 def test_a_command_whose_id_is_deep_within_the_limit_is_answered_with_that_id(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    done = subprocess.run(
-        [sys.executable, "-m", "tau", "--mode", "rpc", "-ne", "--no-session", "--model", "faux/faux-1"],
-        cwd=tmp_path,
-        env=env,
-        input=('{"type":"get_state","id":' + "[" * 1000 + "]" * 1000 + "}\n").encode(),
-        capture_output=True,
-        timeout=120,
-    )
+    command = ('{"type":"get_state","id":' + "[" * 1000 + "]" * 1000 + "}\n").encode()
+    done = run_tau(RPC, cwd=tmp_path, stdin=command, text=False)
     assert (done.returncode, done.stderr) == (0, b"")
     (line,) = done.stdout.splitlines()
     assert line.startswith(

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tau_process import run_tau
+
 BOUND = 120
 
 BROKEN = {
@@ -43,17 +43,8 @@ COMMANDS = {
 def _tau(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    return subprocess.run(
-        [sys.executable, "-m", "tau", "--model", "faux/faux-1", *args]
-        if args[0] != "session"
-        else [sys.executable, "-m", "tau", *args],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=BOUND,
-    )
+    argv = ["--model", "faux/faux-1", *args] if args[0] != "session" else list(args)
+    return run_tau(argv, cwd=project, env={"TAU_AGENT_DIR": tmp_path / "agent"}, timeout=BOUND, text=False)
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 
 from loopback import LoopbackServer, Reply
 
-REPO = Path(__file__).resolve().parents[2]
+from tau_process import tau_command, tau_env
+
 DEADLINE = 60.0
 CODES = {signal.SIGTERM: 143, signal.SIGINT: 130}
 
@@ -69,7 +70,7 @@ class Tau:
         self.process: subprocess.Popen | None = None
 
     def start(self, *args: str, script: list | None = None, mode: str = "print", **env: str) -> None:
-        argv = [sys.executable, "-m", "tau", "-ne", "-e", str(self.extension), *args]
+        argv = tau_command("-ne", "-e", self.extension, *args)
         if script is not None:
             path = self.tmp / "script.json"
             path.write_text(json.dumps(script))
@@ -82,7 +83,7 @@ class Tau:
         self.process = subprocess.Popen(
             argv,
             cwd=self.project,
-            env={**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(self.agent), **env},
+            env=tau_env(env, agent_dir=self.agent),
             stdin=subprocess.PIPE if mode == "rpc" else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

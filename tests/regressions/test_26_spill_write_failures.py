@@ -14,7 +14,6 @@ import errno
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,8 +21,8 @@ import pytest
 from tau.tools import output as output_module
 from tau.tools.output import OutputAccumulator
 from tau.tools.truncate import format_size
+from tau_process import tau_command, tau_env
 
-REPO = Path(__file__).resolve().parents[2]
 BOUND = 120
 LINES = "seq 1 200000"  # 1.2 MB of output
 
@@ -33,18 +32,8 @@ def _run(tmp_path: Path, shell: str, *args: str, script: list, **kwargs) -> subp
     script_file.write_text(json.dumps(script))
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    argv = [
-        sys.executable,
-        "-m",
-        "tau",
-        "-ne",
-        "--model",
-        "faux/faux-1",
-        "--faux-script",
-        str(script_file),
-        *args,
-    ]
+    env = tau_env(agent_dir=tmp_path / "agent")
+    argv = tau_command("-ne", "--model", "faux/faux-1", "--faux-script", script_file, *args)
     return subprocess.run(
         ["bash", "-c", f'{shell}; exec "$@"', "bash", *argv],
         cwd=project,
@@ -88,8 +77,8 @@ def test_a_file_size_limit_while_output_spills_is_reported_in_the_tool_result(tm
 def test_a_file_size_limit_in_an_rpc_users_bash_command_leaves_no_traceback(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TAU_AGENT_DIR": str(tmp_path / "agent")}
-    argv = [sys.executable, "-m", "tau", "-ne", "--no-session", "--mode", "rpc"]
+    env = tau_env(agent_dir=tmp_path / "agent")
+    argv = tau_command("-ne", "--no-session", "--mode", "rpc")
     process = subprocess.Popen(
         ["bash", "-c", 'ulimit -f 150; exec "$@"', "bash", *argv],
         cwd=project,
