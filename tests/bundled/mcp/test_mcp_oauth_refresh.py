@@ -21,6 +21,7 @@ pytest.importorskip("mcp")
 
 from tau.bundled.mcp.oauth import McpCredentialStore
 from tau.bundled.mcp.oauth_flow import refresh_lock_path
+from tau_process import tau_env
 
 CLIENT = Path(__file__).with_name("refresh_client.py")
 # How long the first refresh is held, once the second process is about to send, for a second
@@ -136,8 +137,7 @@ def _expired_state(store: McpCredentialStore, url: str) -> None:
 
 
 def _client(auth: Path, url: str, *metadata_url: str) -> subprocess.Popen[str]:
-    repo = Path(__file__).resolve().parents[3]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = tau_env()  # the client script imports this checkout's tau
     return subprocess.Popen(
         [sys.executable, str(CLIENT), str(auth), url, *metadata_url],
         stdout=subprocess.PIPE,
