@@ -12,9 +12,9 @@ HARNESS = {TESTS / "tau_process.py", Path(__file__).resolve()}
 
 RULES = {
     "runs python -m tau itself (use run_tau, popen_tau or tau_command)": re.compile(
-        r"sys\.executable\s*,\s*[\"']-m[\"']\s*,\s*[\"']tau"
+        r"sys\.executable\s*,\s*\[?\s*[\"']-m[\"']\s*,\s*[\"']tau"  # also pexpect.spawn(python, ["-m", "tau"])
     ),
-    "sets PYTHONPATH itself (use tau_env or run_tau)": re.compile(r"[\"']PYTHONPATH[\"']"),
+    "sets PYTHONPATH itself (use tau_env or run_tau)": re.compile(r"[\"']PYTHONPATH[\"']|\bPYTHONPATH\s*="),
     "sets a script for the process (use faux_model.FauxModel)": re.compile(r"\buse_script\("),
 }
 
@@ -45,9 +45,12 @@ def test_the_check_sees_a_test_going_around_the_harness(tmp_path):
         "subprocess.run([\n    sys.executable,\n    '-m',\n    'tau', '-p', 'hi'], env=env)\n"
         "subprocess.run([sys.executable, '-m', 'cProfile', '-m', 'tau'])\n"  # not tau itself: allowed
         "faux.use_script([])\n"
+        "pexpect.spawn(sys.executable, ['-m', 'tau'], env=dict(os.environ, PYTHONPATH='src'))\n"
     )
     assert breaches(tmp_path) == [
         "test_x.py:4: runs python -m tau itself (use run_tau, popen_tau or tau_command)",
+        "test_x.py:9: runs python -m tau itself (use run_tau, popen_tau or tau_command)",
         "test_x.py:2: sets PYTHONPATH itself (use tau_env or run_tau)",
+        "test_x.py:9: sets PYTHONPATH itself (use tau_env or run_tau)",
         "test_x.py:8: sets a script for the process (use faux_model.FauxModel)",
     ]

@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from pi32 import prepare, run, session_records
 
-ROOT = Path(__file__).resolve().parents[2]
+from tau_process import run_tau
 
 # What real pi 1.6 printed (PI_BIN=/work/pi-run/node_modules/.bin/pi, 2026-12-07), "pi" → "tau".
 PI_CONFIG_ERRORS = {
@@ -28,15 +27,7 @@ PI_CONFIG_ERRORS = {
 
 
 def tau(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tau", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_tau(args, cwd=cwd)
 
 
 @pytest.mark.parametrize("word", sorted(PI_CONFIG_ERRORS))

@@ -11,17 +11,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_run import ROOT, records, session_files, tau
+from cli_run import records, session_files, tau
 
 from tau.llm.model_scope import resolve_scope
 from tau.llm.types import Model
+from tau_process import REPO, tau_command, tau_env
 
-FAUX_EXT = ROOT / "tests" / "regressions" / "data" / "pi22" / "faux-ext.ts"
-FAUX_FACTORY = f"{ROOT / 'tests' / 'regressions' / 'pi22_faux.py'}:respond"
+FAUX_EXT = REPO / "tests" / "regressions" / "data" / "pi22" / "faux-ext.ts"
+FAUX_FACTORY = f"{REPO / 'tests' / 'regressions' / 'pi22_faux.py'}:respond"
 SHAPE = {"api": "faux", "baseUrl": "http://localhost:0", "reasoning": True, "input": ["text", "image"]}
 
 
@@ -144,8 +144,8 @@ def _run(
         _two_models(agent)
         script = base / "script.json"
         script.write_text(json.dumps([{"factory": FAUX_FACTORY}]))
-        argv = [sys.executable, "-m", "tau", *common, "--faux-script", str(script), *args]
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "TAU_AGENT_DIR": str(agent), "HOME": str(base)}
+        argv = tau_command(*common, "--faux-script", script, *args)
+        env = tau_env(agent_dir=agent, home=base)
     return subprocess.run(
         argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180
     )

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from test_interactive_pty import COLUMNS, ENTER, ROWS, TIMEOUT, Tau, Terminal
+
+from tau_process import tau_command, tau_env
 
 pexpect = pytest.importorskip("pexpect")
 pyte = pytest.importorskip("pyte")
@@ -24,15 +25,10 @@ class ScopedTau(Tau):
     def __init__(self, cwd: Path, script: Path, *extra: str) -> None:
         self.screen = Terminal(COLUMNS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
-        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(ROWS))
+        env = tau_env({"TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)})
+        program, *args = tau_command("--faux-script", script, *extra)
         try:
-            self.child = pexpect.spawn(
-                sys.executable,
-                ["-m", "tau", "--faux-script", str(script), *extra],
-                cwd=str(cwd),
-                env=env,
-                dimensions=(ROWS, COLUMNS),
-            )
+            self.child = pexpect.spawn(program, args, cwd=str(cwd), env=env, dimensions=(ROWS, COLUMNS))
         except (OSError, pexpect.ExceptionPexpect) as exc:
             pytest.skip(f"cannot allocate a pseudo-terminal here ({exc}); the pty tests need one")
         self.screen.child = self.child

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from test_interactive_pty import ENTER, TIMEOUT, Tau
 
+from tau_process import run_tau, tau_command, tau_env
+
 pexpect = pytest.importorskip("pexpect")
 
-ROOT = Path(__file__).resolve().parents[3]
 FOOTER = "faux/faux-1 • off • ctx"
 
 
@@ -46,26 +45,8 @@ def first_session(tmp_path: Path) -> tuple[Path, Path, Path]:
     b.mkdir()
     script = tmp_path / "first.json"
     script.write_text(json.dumps([{"text": "re: first"}]))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tau",
-            "-p",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(script),
-            "--session-id",
-            "abc-1",
-            "first",
-        ],
-        cwd=a,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = run_tau(
+        ["-p", "--model", "faux/faux-1", "--faux-script", script, "--session-id", "abc-1", "first"], cwd=a
     )
     assert done.returncode == 0, done
     [path] = sessions()
@@ -124,22 +105,12 @@ def test_print_mode_asks_too_when_it_has_a_terminal(tmp_path):
     _, b, original = first_session(tmp_path)
     script = tmp_path / "p.json"
     script.write_text(json.dumps([{"text": "printed from the fork"}]))
+    python, *argv = tau_command("-p", "--model", "faux/faux-1", "--faux-script", script, "--session", "abc-1", "more")
     child = pexpect.spawn(
-        sys.executable,
-        [
-            "-m",
-            "tau",
-            "-p",
-            "--model",
-            "faux/faux-1",
-            "--faux-script",
-            str(script),
-            "--session",
-            "abc-1",
-            "more",
-        ],
+        python,
+        argv,
         cwd=str(b),
-        env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+        env=tau_env(),
         encoding="utf-8",
         timeout=TIMEOUT,
     )
