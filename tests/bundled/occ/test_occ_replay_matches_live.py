@@ -20,10 +20,10 @@ session_module = pytest.importorskip("tau.agent.session")
 
 from test_occ_agent_session import Model, big, plan, progress  # noqa: E402
 
+from faux_model import FauxModel  # noqa: E402
 from tau.agent.settings import Settings  # noqa: E402
 from tau.bundled.occ.wire import DECISION_TYPE  # noqa: E402
 from tau.extension import load_extensions  # noqa: E402
-from tau.llm.providers import faux  # noqa: E402
 from tau.llm.registry import ModelRegistry  # noqa: E402
 from tau.modes.savings import replay_host  # noqa: E402
 from tau.modes.savings.cost_model import PriceBook  # noqa: E402
@@ -60,11 +60,10 @@ def live_session(tmp_path, settings: dict) -> list[dict]:
         {**plan("completed", "completed", "completed"), "boundary": True},
     ]
     model = Model([*explore, *build, *after_first, *finish, {"text": "All done."}])
-    faux.use_script([{"factory": model.respond}])
-    registry = ModelRegistry()
+    scripted = FauxModel([{"factory": model}], record=None)
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))
     session = session_module.AgentSession(
-        manager, Settings.in_memory(settings), registry, registry.find("faux", "faux-1"), cwd=str(tmp_path)
+        manager, Settings.in_memory(settings), scripted.registry, scripted.model, cwd=str(tmp_path)
     )
 
     async def scenario():
@@ -73,10 +72,7 @@ def live_session(tmp_path, settings: dict) -> list[dict]:
         for prompt in ("explore", "build", "finish b"):
             await session.prompt(prompt)
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        faux.use_script(None)
+    asyncio.run(scenario())
     return manager.get_branch()
 
 
