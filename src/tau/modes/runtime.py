@@ -177,7 +177,9 @@ async def open_runtime(
     settings, trusted = load_settings(started_in, options.approve)
     warnings: list[str] = []
     session_dir = configured_session_dir(options.session_dir, started_in, settings)
-    manager = open_session_file(options, started_in, session_dir, warnings, questions)
+    manager = open_session_file(
+        options, started_in, session_dir, warnings, questions, continue_when_gone=mode == "sdk"
+    )
     cwd = str(Path(manager.get_cwd()).resolve())
     if cwd != started_in:
         # pi 1.6 runs a session in its own directory: its settings, trust, context files and

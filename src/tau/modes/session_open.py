@@ -67,8 +67,15 @@ def open_session_file(
     session_dir: str | None,
     warnings: list[str],
     questions: StartupQuestions | None = None,
+    *,
+    continue_when_gone: bool = False,
 ) -> Any:
     """The :class:`~tau.session.manager.SessionManager` the run's options name (``cwd``: where tau was started).
+
+    ``continue_when_gone``: a session whose directory is gone runs in ``cwd`` without asking (the SDK:
+    pi 1.6 checks the directory only when its command line starts, ``createAgentSessionRuntime``; its
+    ``createAgentSession`` runs where it is told, so a batch task's session continues after its scratch
+    directory is gone).
 
     Raises ``ValueError`` for a bad option or a session that cannot be found, and
     :class:`SessionNotOpened` when the user chose not to go on.
@@ -95,6 +102,9 @@ def open_session_file(
         # A new file is a session of this run's cwd; an existing one keeps the cwd its header names.
         exists = os.path.exists(found.path)
         manager = SessionManager.open(found.path, session_dir, cwd_override=None if exists else cwd)
+        if continue_when_gone and exists and not os.path.isdir(manager.get_cwd() or cwd):
+            manager.close()
+            return SessionManager.open(found.path, session_dir, cwd_override=cwd)
         return _where_it_ran(manager, cwd, session_dir, questions)
     if options.continue_:
         return SessionManager.continue_recent(cwd, session_dir)
