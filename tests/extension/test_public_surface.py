@@ -21,7 +21,7 @@ API = {
     "ExtensionAPI", "ExtensionContext", "ExtensionToolContext", "ExtensionCommandContext", "ReadonlySessionManager",
     "ExtensionUI", "NoUI", "PrintUI", "ExtensionRunner", "load_extensions", "load_factory", "BUNDLED_EXTENSIONS",
     "ExecResult", "exec_command", "AbortSignal", "StreamOptions", "Settings", "agent_dir", "project_config_dir",
-    "VERSION",
+    "VERSION", "ChangeLog",
 }  # fmt: skip
 TOOLS = {
     "ToolDefinition", "ToolResult", "ToolContext", "ToolError", "ToolAborted", "BashOperations",

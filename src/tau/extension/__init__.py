@@ -84,6 +84,7 @@ from tau.extension.mcp_servers import (
     validate_mcp_server_config,
 )
 from tau.extension.runner import ExtensionRunner
+from tau.extension.tracked import ChangeLog
 from tau.extension.ui import ExtensionUI, NoUI, PrintUI
 from tau.llm.auth import resolve_config_value_or_raise
 from tau.llm.messages import (
@@ -144,6 +145,7 @@ __all__ = [
     "BeforeProviderRequestEvent",
     "BranchSummaryMessage",
     "CacheWarmingDecisionEvent",
+    "ChangeLog",
     "CompactionPreparation",
     "CompactionSettings",
     "CompactionSummaryMessage",

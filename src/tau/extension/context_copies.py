@@ -7,19 +7,21 @@ session's messages costs far more than the rest of the request (hundreds of mill
 are shared with the session and must be replaced, never mutated.
 
 Copies are kept between requests, by position: while the request's leading messages are the same
-source objects as last time (a run only appends), their copies are handed out again. A copy that
-no longer equals its source (a handler edited it) is restored in place, so it keeps its identity:
-the passes that remember how far they got (:func:`unchanged_prefix`) still find it where it was.
-Checking every copy is one C-level comparison per message; only the new tail is copied.
+source objects as last time (a run only appends), their copies are handed out again. The copies are
+:mod:`tracked <tau.extension.tracked>`: an edited copy reports itself, so the host restores exactly
+the copies handlers edited (in place, so each keeps its identity and the passes that remember how far
+they got, :func:`unchanged_prefix`, still find it where it was), without comparing the others with
+their sources; only the new tail is copied. Observers of the copies (Online Context Compact) read
+the same :class:`~tau.extension.tracked.ChangeLog` to learn which messages may differ from what they
+saw (:attr:`ContextCopies.changes`).
 """
 
 from __future__ import annotations
 
-import operator
 from bisect import bisect_left
-from itertools import compress, count
 from typing import Any
 
+from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore, tracked_copy
 from tau.session.projection import unchanged_prefix
 
 __all__ = ["ContextCopies", "unchanged_prefix"]
@@ -27,17 +29,10 @@ __all__ = ["ContextCopies", "unchanged_prefix"]
 Message = dict[str, Any]
 
 
-def _copy(message: Message) -> Message:
-    copied = dict(message)
-    content = copied.get("content")
-    if isinstance(content, list):
-        copied["content"] = [dict(block) if isinstance(block, dict) else block for block in content]
-    return copied
-
-
-def _restore(copied: Message, message: Message) -> None:
-    copied.clear()
-    copied.update(_copy(message))
+# The change feed is trimmed when it holds more than this many changes per copy (and a floor): an
+# observer that looks once a request is never that far behind.
+_FEED_PER_COPY = 8
+_FEED_FLOOR = 8192
 
 
 def _split_system(messages: list[Any], start: int, system: list[int], visible: list[Any]) -> None:
@@ -84,25 +79,34 @@ class ContextCopies:
         self._returned: list[Any] | None = None  # the list the last copy() returned
         self._system: list[int] = []  # positions of the system messages among the copies
         self._view: list[Any] = []  # the copies without the system messages
+        self.changes = ChangeLog()
+        self.restored = 0  # copies restored so far (what tracking saves is every other comparison)
 
     def copy(self, messages: list[Message]) -> list[Message]:
-        """Editable copies of ``messages``, in order, each equal to its source; the sources are never handed out."""
+        """Editable copies of ``messages``, in order, each equal to its source; the sources are never handed out.
+
+        Only the copies that reported an edit are restored (:class:`~tau.extension.tracked.ChangeLog`);
+        the others are handed out again unlooked at.
+        """
         same = unchanged_prefix(messages, self._sources)
         copies = self._copies  # updated in place: no list copied per request
+        for copied in copies[same:]:
+            if copied.__class__ is TrackedMessage:
+                detach(copied)
         del copies[same:]
-        kept = same  # the leading copies that are the same objects as last time
-        if same:
-            for index in compress(count(), map(operator.ne, copies, messages)):
-                source = messages[index]
-                if source.__class__ is dict and copies[index].__class__ is dict:
-                    _restore(copies[index], source)
-                else:
-                    copies[index] = _copy(source) if source.__class__ is dict else source
-                    kept = min(kept, index)
-        copies.extend(_copy(message) if isinstance(message, dict) else message for message in messages[same:])
+        changes = self.changes
+        dirty, changes.dirty = changes.dirty, []
+        for copied in dirty:
+            if copied._log is changes:  # (a detached copy is no longer ours)
+                restore(copied)
+                self.restored += 1
+        copies.extend(
+            tracked_copy(message, changes) if isinstance(message, dict) else message for message in messages[same:]
+        )
         self._sources, self._copies = list(messages), copies
+        changes.trim(max(_FEED_FLOOR, _FEED_PER_COPY * len(copies)))
         try:
-            self._view_from(copies, kept)
+            self._view_from(copies, same)
         except Exception:  # a message that is not a dict: the next request starts over
             self._sources, self._copies, self._system, self._view = [], [], [], []
             raise

@@ -195,10 +195,10 @@ class HookDispatch:
                     snapshot = list(visible)
                 step += 1
                 seen = (current, snapshot)
+                event = event_from_payload({"type": "context", "messages": visible})
+                event.changes = self.context_copies.changes  # type: ignore[attr-defined]
                 try:
-                    answer = await self._call(
-                        handler, event_from_payload({"type": "context", "messages": visible}), ctx
-                    )
+                    answer = await self._call(handler, event, ctx)
                 except Exception as exc:
                     self.emit_error(ext.path, "context", error_text(exc))
                     continue

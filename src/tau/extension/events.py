@@ -15,7 +15,10 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.extension.tracked import ChangeLog
 
 __all__ = [
     "EVENT_TYPES",
@@ -475,10 +478,13 @@ class ContextEvent(Event):
 
     Edit the messages in place (the request keeps its cached head), or answer
     ``{"messages": new_list}`` (the request head is rebuilt as one leading system message).
+    The copies are tracked: ``changes`` (a :class:`~tau.extension.tracked.ChangeLog`) tells an
+    observer which of them changed since it last looked (``changes.mark``, ``changes.since(mark)``).
     """
 
     type: str = "context"
     messages: list[dict[str, Any]] = field(default_factory=list)
+    changes: ChangeLog | None = field(default=None, repr=False, compare=False)
 
 
 @_event

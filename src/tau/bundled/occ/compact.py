@@ -105,6 +105,7 @@ class OnlineContextCompact:
     def _reset_transient(self) -> None:
         self.observed: list[dict[str, Any]] = []
         self.observed_tokens = ObservedTokens()
+        self.observed_changes: Any = None  # the feed of the host's tracked copies (ContextEvent.changes)
         self.pending_request = False
         self.pending_boundary: str | None = None
         self.selected: Decision | None = None
@@ -167,6 +168,7 @@ class OnlineContextCompact:
 
     def on_context(self, event: Any, ctx: Any) -> None:
         self.observed = event.messages  # observed, never changed
+        self.observed_changes = getattr(event, "changes", None)
         signal = ctx.signal
         if signal is None or not signal.aborted:
             self.pending_request = True
@@ -279,7 +281,9 @@ class OnlineContextCompact:
             prompt = ctx.get_system_prompt()
         except Exception:  # no prompt available: the messages alone
             prompt = ""
-        return context_tokens(self.observed, prompt, usage.get("tokens"), self.observed_tokens)
+        return context_tokens(
+            self.observed, prompt, usage.get("tokens"), self.observed_tokens, self.observed_changes
+        )
 
     def decide(self, ctx: Any, tool_call_id: str = "") -> Decision:
         """The boundary's decision, recorded in the session as a ``custom`` entry."""

@@ -12,10 +12,9 @@ sizes, so it can only underestimate the saving.
 from __future__ import annotations
 
 import math
-import operator
+from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import compress, count
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.common.jsstr import js_len
 from tau.extension import CompactionSettings as HostCompactionSettings
@@ -27,6 +26,9 @@ from tau.extension import (
     tool_calls,
     unchanged_prefix,
 )
+
+if TYPE_CHECKING:
+    from tau.extension import ChangeLog
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
@@ -76,17 +78,22 @@ def compaction_settings(settings: dict[str, Any], model: Any) -> CompactionSetti
 
 
 def context_tokens(
-    observed: list[dict[str, Any]], system_prompt: Any, reported: Any, messages: ObservedTokens | None = None
+    observed: list[dict[str, Any]],
+    system_prompt: Any,
+    reported: Any,
+    messages: ObservedTokens | None = None,
+    changes: ChangeLog | None = None,
 ) -> float:
     """``max(provider-reported tokens, estimate of the observed messages + the system prompt)``.
 
     ``messages`` (kept between requests) adds up the messages' estimates without estimating again
-    the ones that did not change.
+    the ones that did not change (``changes``: the feed of the host's tracked copies, which says
+    which ones may have).
     """
     if isinstance(system_prompt, list):
         system_prompt = "\n".join(str(part) for part in system_prompt)
     prompt_tokens = math.ceil(len(str(system_prompt or "").encode("utf-8", "replace")) / 4)
-    total = messages.total(observed) if messages is not None else sum(map(estimate_tokens, observed))
+    total = messages.total(observed, changes) if messages is not None else sum(map(estimate_tokens, observed))
     estimate = total + prompt_tokens
     usable = _positive(reported)
     return max(reported, estimate) if usable else estimate
@@ -106,10 +113,14 @@ def _frozen(message: Any) -> Any:
 class ObservedTokens:
     """The sum of ``estimate_tokens`` over the observed messages, kept between requests.
 
-    A request's messages are mostly the same objects as last time (a run appends); each of those
-    is compared with a copy of what was estimated (one C-level comparison), and only the messages
-    that differ, or are new, are estimated again. The first sum keeps nothing (a run of one request
-    takes no copies); the second one estimates every message again and keeps them.
+    A request's messages are mostly the same objects as last time (a run appends). The host's
+    copies are tracked (``ContextEvent.changes``): only the copies the feed names as changed since
+    the last sum, the copies still edited (a value a handler set in one is not tracked), and the
+    messages that are not such copies (in a list a handler returned) are compared with a copy of
+    what was estimated; only those that differ, or are new, are estimated
+    again. Without a feed (or one that forgot that far back) every message is compared (one C-level
+    comparison each). The first sum keeps nothing (a run of one request takes no copies); the second
+    one estimates every message again and keeps them.
     """
 
     def __init__(self) -> None:
@@ -117,22 +128,61 @@ class ObservedTokens:
         self._copies: list[Any] = []
         self._tokens: list[int] = []
         self._sums = 0
+        self._changes: ChangeLog | None = None
+        self._mark = 0
+        self._where: dict[int, int] = {}  # id of a tracked copy among ``_seen`` → its position
+        self._untracked: list[int] = []  # positions in ``_seen`` of the other messages, in order
+        self.compared = 0  # snapshot comparisons made (what the feed saves is every other one)
 
-    def total(self, observed: list[dict[str, Any]]) -> int:
+    def total(self, observed: list[dict[str, Any]], changes: ChangeLog | None = None) -> int:
         self._sums += 1
         if self._sums == 1:
             return sum(map(estimate_tokens, observed))
         same = unchanged_prefix(observed, self._seen)
         copies, tokens = self._copies, self._tokens  # updated in place: no list copied per request
-        self._seen = []  # until the lists agree again (an estimate that raises starts over)
+        candidates = self._candidates(observed, same, changes)
+        previous, self._seen = self._seen, []  # until the lists agree again (an estimate that raises starts over)
         del copies[same:], tokens[same:]
-        for index in compress(count(), map(operator.ne, copies, observed)):
-            copies[index], tokens[index] = _frozen(observed[index]), estimate_tokens(observed[index])
+        self.compared += len(candidates)
+        for index in candidates:
+            if copies[index] != observed[index]:
+                copies[index], tokens[index] = _frozen(observed[index]), estimate_tokens(observed[index])
         for message in observed[same:]:
             copies.append(_frozen(message))
             tokens.append(estimate_tokens(message))
+        self._follow(previous, observed, same, changes)
         self._seen = list(observed)
         return sum(tokens)
+
+    def _candidates(self, observed: list[Any], same: int, changes: ChangeLog | None) -> list[int] | range:
+        """The positions below ``same`` whose message may differ from what was estimated."""
+        changed = changes.since(self._mark) if changes is not None and changes is self._changes else None
+        if changed is None or changes is None:
+            return range(same)
+        where = self._where
+        # The copies edited since their restore too: a value a handler set in one (a new content
+        # list) is not tracked, and may have been changed since without a report.
+        positions = {where[id(message)] for message in (*changed, *changes.dirty) if id(message) in where}
+        positions.update(self._untracked[: bisect_left(self._untracked, same)])
+        return sorted(index for index in positions if index < same)
+
+    def _follow(self, previous: list[Any], observed: list[Any], same: int, changes: ChangeLog | None) -> None:
+        """Remember where the tracked copies are, from ``same`` on, and the feed's mark."""
+        if changes is not self._changes or changes is None:
+            self._where, self._untracked, same = {}, [], 0
+        where, untracked = self._where, self._untracked
+        for message in previous[same:]:
+            if where.get(id(message), -1) >= same:
+                del where[id(message)]
+        del untracked[bisect_left(untracked, same) :]
+        for index in range(same, len(observed)):
+            message = observed[index]
+            if changes is not None and changes.owns(message) and id(message) not in where:
+                where[id(message)] = index
+            else:
+                untracked.append(index)
+        self._changes = changes
+        self._mark = changes.mark if changes is not None else 0
 
 
 def _observed_index(observed: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:

@@ -45,7 +45,7 @@ def marker_draft(*, with_block: bool) -> dict[str, Any]:
 def is_marker(message: Any) -> bool:
     """Whether a context message is this extension's marker (a ``custom`` message of our type)."""
     return (
-        message.__class__ is dict
+        isinstance(message, dict)  # (the host's copies are tracked dicts)
         and message.get("customType") == MARKER_TYPE
         and message.get("role") in ("custom", "user")
     )
@@ -53,7 +53,7 @@ def is_marker(message: Any) -> bool:
 
 def _is_human(message: Any) -> bool:
     return (
-        message.__class__ is dict
+        isinstance(message, dict)
         and message.get("role") == "user"
         and not isinstance(message.get("customType"), str)
     )
@@ -61,7 +61,7 @@ def _is_human(message: Any) -> bool:
 
 def _is_dropped(message: Any) -> bool:
     """Messages the provider never receives, so they separate nothing."""
-    if message.__class__ is not dict:
+    if not isinstance(message, dict):
         return True
     role = message.get("role")
     if role == "assistant":

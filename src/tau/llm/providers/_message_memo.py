@@ -27,8 +27,9 @@ def common_prefix(left: Sequence[Any], right: Sequence[Any]) -> int:
 
 
 def _snapshot(message: Any) -> Any:
-    # As deep as a context handler may edit a copy in place (the message and its content blocks).
-    if message.__class__ is not dict:
+    # As deep as a context handler may edit a copy in place (the message and its content blocks;
+    # the host's copies are dict subclasses).
+    if not isinstance(message, dict):
         return message
     content = message.get("content")
     if isinstance(content, list):
