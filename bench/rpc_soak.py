@@ -12,12 +12,13 @@ program is measured under the same load. The table gives the median of every 50 
 program, and which windows held a compaction.
 
 Programs: ``tau`` (the default profile: todo, todo-loop, Action Fusion, ObservationPack), ``tau -ne``
-(no extensions, as pi runs), ``pi`` (``pi --offline -ne -e <faux extension>``, when ``pi`` is on PATH
+(no extensions, as pi runs), ``tau-base`` (with ``--baseline CHECKOUT``: the default profile run from
+that checkout's ``src``, for a before/after in one run), ``pi`` (``pi --offline -ne -e <faux extension>``, when ``pi`` is on PATH
 or ``PI_BIN`` names it; skipped otherwise). Issue 33's target: tau's median of every window at most
 pi's worst window median.
 
 Usage: ``PATH=/work/pi-run/node_modules/.bin:$PATH .venv/bin/python bench/rpc_soak.py
-[--prompts 1000] [--window 50] [--programs tau,tau-ne,pi] [--json] [--profile FILE]``
+[--prompts 1000] [--window 50] [--programs tau,tau-ne,pi] [--baseline CHECKOUT] [--json] [--profile FILE]``
 (``--profile`` runs tau under cProfile and writes the stats to FILE.tau and FILE.tau-ne).
 """
 
@@ -92,7 +93,9 @@ def _median(values: list[float]) -> float:
 class Program:
     """One program's soak: its command line and environment in a scratch directory of its own."""
 
-    def __init__(self, name: str, work: Path, pi_bin: str | None, profile: str | None) -> None:
+    def __init__(
+        self, name: str, work: Path, pi_bin: str | None, profile: str | None, baseline: str | None = None
+    ) -> None:
         self.name = name
         self.work = work / name
         (self.work / "proj").mkdir(parents=True)
@@ -111,7 +114,9 @@ class Program:
             script = self.work / "script.json"
             script.write_text(json.dumps([{"factory": SPEC}]))
             env["TAU_AGENT_DIR"] = str(self.work / "agent")
-            env["PYTHONPATH"] = str(ROOT / "src")
+            env["PYTHONPATH"] = (
+                str(Path(baseline) / "src") if name == "tau-base" and baseline else str(ROOT / "src")
+            )
             python = [sys.executable]
             if profile:
                 python += ["-m", "cProfile", "-o", f"{profile}.{name}"]
@@ -188,14 +193,21 @@ def main() -> int:
     parser.add_argument("--programs", default="tau,tau-ne,pi")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", metavar="FILE", help="run tau under cProfile, stats to FILE.<program>")
+    parser.add_argument(
+        "--baseline",
+        metavar="CHECKOUT",
+        help="also run program tau-base: the default profile from another checkout's src (before/after in one run)",
+    )
     args = parser.parse_args()
     pi_bin = os.environ.get("PI_BIN") or shutil.which("pi")
     names = [name for name in args.programs.split(",") if name]
+    if args.baseline and "tau-base" not in names:
+        names.insert(1, "tau-base")
     if "pi" in names and pi_bin is None:
         print("pi not found (put it on PATH or set PI_BIN): pi is skipped", file=sys.stderr)
         names.remove("pi")
     work = Path(tempfile.mkdtemp(prefix="tau-rpc-soak-"))
-    programs = [Program(name, work, pi_bin, args.profile) for name in names]
+    programs = [Program(name, work, pi_bin, args.profile, args.baseline) for name in names]
     results: dict[str, dict[str, Any]] = {}
     try:
         for program in programs:

@@ -123,7 +123,10 @@ def test_a_handler_that_edits_nothing_costs_no_comparison(monkeypatch):
     texts: list[int] = []
 
     def reader(tau):
-        tau.on("context", lambda event, ctx: texts.append(sum(len(m["content"][0]["text"]) for m in event.messages)))
+        tau.on(
+            "context",
+            lambda event, ctx: texts.append(sum(len(m["content"][0]["text"]) for m in event.messages)),
+        )
 
     runner, errors = make_runner(reader, reader)
     messages = session(200)

@@ -101,7 +101,8 @@ class ContextCopies:
                 restore(copied)
                 self.restored += 1
         copies.extend(
-            tracked_copy(message, changes) if isinstance(message, dict) else message for message in messages[same:]
+            tracked_copy(message, changes) if isinstance(message, dict) else message
+            for message in messages[same:]
         )
         self._sources, self._copies = list(messages), copies
         changes.trim(max(_FEED_FLOOR, _FEED_PER_COPY * len(copies)))

@@ -141,7 +141,10 @@ class ObservedTokens:
         same = unchanged_prefix(observed, self._seen)
         copies, tokens = self._copies, self._tokens  # updated in place: no list copied per request
         candidates = self._candidates(observed, same, changes)
-        previous, self._seen = self._seen, []  # until the lists agree again (an estimate that raises starts over)
+        previous, self._seen = (
+            self._seen,
+            [],
+        )  # until the lists agree again (an estimate that raises starts over)
         del copies[same:], tokens[same:]
         self.compared += len(candidates)
         for index in candidates:
