@@ -66,7 +66,7 @@ class _VisibleFilter:
         visible = self._visible[: same - kept]
         _split_system(messages, same, system, visible)
         self._given, self._system, self._visible = list(messages), system, visible
-        return list(visible)
+        return visible  # (the caller hands out a copy: this one is kept)
 
 
 class ContextCopies:
@@ -122,12 +122,13 @@ class ContextCopies:
         self._system, self._view = system, view
 
     def visible(self, step: int, messages: list[Message]) -> list[Message]:
-        """``messages`` without system messages, for the ``step``-th handler of the chain (a new list).
+        """``messages`` without system messages, for the ``step``-th handler of the chain (a list this
+        object keeps: hand out a copy).
 
         The list :meth:`copy` returned is filtered with it (the copies kept their places).
         """
         if messages is self._returned and len(messages) == len(self._copies):
-            return list(self._view)
+            return self._view  # (the caller hands out a copy: this one is kept)
         while len(self._filters) <= step:
             self._filters.append(_VisibleFilter())
         return self._filters[step].visible(messages)

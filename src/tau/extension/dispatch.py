@@ -18,6 +18,7 @@ from tau.agent.hooks import resolve
 from tau.extension.context_copies import ContextCopies
 from tau.extension.events import event_from_payload
 from tau.extension.registry import Extension, Handler
+from tau.extension.tracked import WatchedList
 from tau.llm.messages import plain
 from tau.llm.transcript import current_system_message
 
@@ -184,17 +185,14 @@ class HookDispatch:
         step = 0
         # While no handler replaced the list, the next one sees the same messages: the view handed
         # to the previous handler as it was before that handler ran (a role never changes in place).
+        # Each handler gets a watched copy of it, which tells whether the handler changed the list.
         seen: tuple[list[Any] | None, list[Any]] = (None, [])
         for ext, handlers in self._snapshot("context"):
             for handler in handlers:
-                if seen[0] is current:
-                    snapshot = seen[1]
-                    visible = list(snapshot)
-                else:
-                    visible = self.context_copies.visible(step, current)
-                    snapshot = list(visible)
+                given = seen[1] if seen[0] is current else self.context_copies.visible(step, current)
+                visible = WatchedList(given)
                 step += 1
-                seen = (current, snapshot)
+                seen = (current, given)
                 event = event_from_payload({"type": "context", "messages": visible})
                 event.changes = self.context_copies.changes  # type: ignore[attr-defined]
                 try:
@@ -204,8 +202,10 @@ class HookDispatch:
                     continue
                 returned = (answer or {}).get("messages")
                 if returned is None:
-                    returned = None if _same_messages(visible, snapshot) else visible
-                if returned is None or _same_messages(returned, snapshot):
+                    returned = visible if visible.changed else None
+                if returned is None or (returned is visible and not visible.changed):
+                    continue
+                if _same_messages(returned, given):
                     continue
                 head = current_system_message(current)
                 current = [plain(head), *returned] if head else list(returned)

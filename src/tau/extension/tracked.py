@@ -28,6 +28,7 @@ __all__ = [
     "TrackedBlock",
     "TrackedContent",
     "TrackedMessage",
+    "WatchedList",
     "detach",
     "restore",
     "tracked_copy",
@@ -128,7 +129,18 @@ class TrackedMessage(dict[Any, Any]):
     # -- dict's editing methods ------------------------------------------------------------------
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._set_key(key)
+        # The common edit (ObservationPack's placeholder: a new ``content``), inlined: it runs for
+        # every placeholder on every request.
+        state = self._state
+        if state == CLEAN:
+            self._undo = {key: dict.get(self, key, _MISSING)}
+            self._state = SHALLOW
+            log = self._log
+            if log is not None:
+                log.dirty.append(self)
+                log._feed.append(self)
+        else:
+            self._set_key(key)
         dict.__setitem__(self, key, value)
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
@@ -200,7 +212,7 @@ class TrackedBlock(dict[Any, Any]):
         return dict, (dict(self),)
 
 
-for _name in (
+_LIST_EDITS = (
     "__setitem__",
     "__delitem__",
     "__iadd__",
@@ -213,10 +225,36 @@ for _name in (
     "clear",
     "sort",
     "reverse",
-):
+)
+for _name in _LIST_EDITS:
     setattr(TrackedContent, _name, _marking(_name, list))
 for _name in ("__setitem__", "__delitem__", "__ior__", "pop", "popitem", "clear", "update", "setdefault"):
     setattr(TrackedBlock, _name, _marking(_name, dict))
+
+
+class WatchedList(list[Any]):
+    """The message list handed to a ``context`` handler: whether the handler changed the list itself
+    (``changed``), so an unchanged one needs no comparison with what it was given."""
+
+    changed = False
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
+        return list, (list(self),)
+
+
+def _watching(name: str) -> Any:
+    method = getattr(list, name)
+
+    def edit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        self.changed = True
+        return method(self, *args, **kwargs)
+
+    edit.__name__ = name
+    return edit
+
+
+for _name in _LIST_EDITS:
+    setattr(WatchedList, _name, _watching(_name))
 
 
 def _block(block: Any, owner: TrackedMessage) -> Any:
