@@ -23,7 +23,7 @@ from typing import Any
 
 from tau.bundled.todo.results import compact_json, list_json, unavailable_text
 from tau.bundled.todo_state import State
-from tau.extension import is_custom, message_key
+from tau.extension import is_custom, message_key, unchanged_prefix
 
 __all__ = ["SNAPSHOT_TYPE", "Blocks", "has_current_list", "snapshot_message", "without_snapshots"]
 
@@ -42,6 +42,23 @@ def without_snapshots(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | 
         pass
     kept = [message for message in messages if not is_custom(message, SNAPSHOT_TYPE)]
     return kept if len(kept) != len(messages) else None
+
+
+class _SnapshotScan:
+    """:func:`without_snapshots`, remembering how many blocks the leading messages that are the same
+    objects as last time hold (only the new ones are looked at; a block is never edited in place)."""
+
+    def __init__(self) -> None:
+        self._given: list[Any] = []
+        self._blocks = 0
+
+    def without(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        if unchanged_prefix(messages, self._given) < len(self._given):
+            self._given, self._blocks = [], 0
+        if len(messages) > len(self._given):
+            self._blocks += without_snapshots(messages[len(self._given) :]) is not None
+        self._given = list(messages)
+        return without_snapshots(messages) if self._blocks else None
 
 
 def has_current_list(messages: list[dict[str, Any]], state: State) -> bool:
@@ -99,6 +116,7 @@ class Blocks:
 
     def __init__(self) -> None:
         self._placed: list[_Placed] = []
+        self._scan = _SnapshotScan()
 
     def forget(self) -> None:
         """A new session (or another file): nothing was sent in its context yet."""
@@ -121,7 +139,7 @@ class Blocks:
         are forgotten: the tool set changed, so the cached prefix did too). ``state`` is ``None``
         when the storage is unavailable (``reason`` says why).
         """
-        cleaned = without_snapshots(messages)
+        cleaned = self._scan.without(messages)
         base = cleaned if cleaned is not None else messages
         if not active:
             self._placed = []
