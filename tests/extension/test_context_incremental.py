@@ -155,6 +155,20 @@ def test_marker_scan_equals_the_full_scan():
             assert scan.any(given) == any(map(is_marker, given))
 
 
+def test_todo_snapshot_scan_equals_the_full_scan():
+    from tau.bundled.todo.context import SNAPSHOT_TYPE, _SnapshotScan, without_snapshots
+
+    for seed in range(6):
+        scan = _SnapshotScan()
+        blocks: dict[int, dict] = {}  # a "note" becomes a todo block, the same object every request
+        for messages in _requests(seed):
+            given = [
+                blocks.setdefault(id(m), {**m, "customType": SNAPSHOT_TYPE}) if m.get("customType") == "note" else m
+                for m in messages
+            ]
+            assert scan.without(given) == without_snapshots(given)
+
+
 def test_occ_observed_tokens_equal_a_fresh_sum_after_appends_compaction_branch_switch_and_edits():
     from tau.agent.compaction.estimate import estimate_tokens
     from tau.bundled.occ.estimate import ObservedTokens
