@@ -140,19 +140,21 @@ def test_a_handler_that_edits_nothing_costs_no_comparison(monkeypatch):
 
 def test_only_the_edited_copy_is_restored(monkeypatch):
     restored: list[dict] = []
-    original = context_copies.restore
+    original = context_copies.restore_all
 
-    def spy(copied):
-        restored.append(copied)
-        original(copied)
+    def spy(copies, log):
+        restored.extend(copies)
+        return original(copies, log)
 
-    monkeypatch.setattr(context_copies, "restore", spy)
+    monkeypatch.setattr(context_copies, "restore_all", spy)
     copies = ContextCopies()
     source = session(500)
     first = copies.copy(source)
     first[321]["content"] = [{"type": "text", "text": "[packed]"}]
-    copies.copy([*source, result("new", "n1")])
+    first[321]["content"][0]["text"] = "[packed again]"  # (an untracked value: the copy is already edited)
+    second = copies.copy([*source, result("new", "n1")])
     assert restored == [first[321]]
+    assert second[321] == source[321] and copies.restored == 1
 
 
 def test_occ_estimates_again_only_what_changed(monkeypatch):

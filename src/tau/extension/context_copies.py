@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
-from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore, tracked_copy
+from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore_all, tracked_copy
 from tau.session.projection import unchanged_prefix
 
 __all__ = ["ContextCopies", "unchanged_prefix"]
@@ -96,10 +96,7 @@ class ContextCopies:
         del copies[same:]
         changes = self.changes
         dirty, changes.dirty = changes.dirty, []
-        for copied in dirty:
-            if copied._log is changes:  # (a detached copy is no longer ours)
-                restore(copied)
-                self.restored += 1
+        self.restored += restore_all(dirty, changes)
         copies.extend(
             tracked_copy(message, changes) if isinstance(message, dict) else message
             for message in messages[same:]

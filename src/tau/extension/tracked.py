@@ -31,6 +31,7 @@ __all__ = [
     "WatchedList",
     "detach",
     "restore",
+    "restore_all",
     "tracked_copy",
 ]
 
@@ -303,6 +304,27 @@ def restore(copy: TrackedMessage) -> None:
     copy._state, copy._undo = CLEAN, None
     if copy._log is not None:
         copy._log.changed(copy)
+
+
+def restore_all(copies: list[TrackedMessage], log: ChangeLog) -> int:
+    """:func:`restore` each of ``copies`` that is still ``log``'s (one frame: it runs for every
+    placeholder of every request); how many were restored."""
+    feed, restored = log._feed, 0
+    for copy in copies:
+        if copy._log is not log:
+            continue  # detached: no longer handed out
+        undo = copy._undo
+        if copy._state == SHALLOW and undo is not None and _MISSING not in undo.values():
+            dict.update(copy, undo)  # existing keys: their places stay
+        else:
+            restore(copy)
+            restored += 1
+            continue
+        copy._state = CLEAN
+        copy._undo = None
+        feed.append(copy)
+        restored += 1
+    return restored
 
 
 def detach(copy: TrackedMessage) -> None:

@@ -176,8 +176,11 @@ class ProjectionPlan:
 
     def apply_kept(self) -> None:
         """Edit in the swaps sent before (they need no ledger line: their bytes never change)."""
-        for item, content in self.kept:
-            _edit(item, content)
+        for item, content in self.kept:  # every placeholder, every request: the result's edit inlined
+            if item.block is None:
+                item.message["content"] = [{"type": "text", "text": content}]
+            else:
+                _edit(item, content)
 
     def apply(self, leaf: str, send_counts: SendCounts, applied: Applied | None = None) -> None:
         """Edit the messages in place and advance the state (after the ledger append)."""
