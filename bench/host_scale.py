@@ -122,11 +122,13 @@ def _child_in_process(path: Path, runs: int) -> dict[str, float]:
         opened.append((time.perf_counter() - started) * 1000)
     copy = path.with_suffix(".overhead.jsonl")
     shutil.copyfile(path, copy)
-    requests, between, _, _ = asyncio.run(measure(copy, runs, True))
+    cpu: list[float] = []
+    requests, between, _, _ = asyncio.run(measure(copy, runs, True, cpu))
     copy.unlink()
     return {
         "open": statistics.median(opened),
         "request": statistics.median(requests),
+        "request_cpu": statistics.median(cpu),
         "between": statistics.median(between),
     }
 
@@ -303,9 +305,10 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             for key, label in (
                 ("open", "open + context"),
                 ("request", "per request"),
+                ("request_cpu", "per request (CPU)"),
                 ("between", "between turns"),
             ):
-                theirs = pi.get(key) if isinstance(pi, dict) else None
+                theirs = pi.get(key.replace("_cpu", "")) if isinstance(pi, dict) else None
                 print(f"  {label:24} {_ms(tau[key]):>10} {_ms(theirs):>10} {_ratio(tau[key], theirs):>8}")
         for name, calls in (("prompt", 0), ("tools", TOOL_CALLS)):
             if name in skip:
