@@ -111,7 +111,7 @@ def test_preview_equals_the_full_build_after_appends_and_drafts(seed):
     known = {entry["id"] for entry in manager.get_branch()}
     for n in range(25):
         _append_turn(manager, rnd, n)
-        session._refresh_context()
+        session._store.refresh()
         drafts = [_draft(rnd, n * 10 + k, manager) for k in range(rnd.randrange(4))]
         known |= {entry["id"] for entry in manager.get_branch()}
         fast = session._boundary_context(drafts, "turn_end")

@@ -151,10 +151,10 @@ def test_entry_ids_remembered_when_first_asked_equal_the_ones_remembered_at_each
     for n in range(80):
         action = rnd.random()
         if action < 0.3:
-            eager.refresh(session._refresh_context())
+            eager.refresh(session._store.refresh())
         elif action < 0.5:
             message = {"role": "user", "content": f"saved {n}", "timestamp": n}
-            session._persist(message)  # what message_end does: append, remember
+            session._store.save_message(message)  # what message_end does: append, remember
             eager.ids[id(message)] = (message, manager.get_leaf_id())
         else:
             _step(manager, rnd, n)
@@ -162,4 +162,4 @@ def test_entry_ids_remembered_when_first_asked_equal_the_ones_remembered_at_each
         seen += projection["messages"]
         branch = manager.get_branch()
         for message in rnd.sample(seen, min(6, len(seen))):
-            assert session._entry_id_of(message) == eager.lookup(message, branch)
+            assert session._store.entry_id_of(message) == eager.lookup(message, branch)

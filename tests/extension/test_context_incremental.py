@@ -14,7 +14,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.agent.session_events import Conversion
+from tau.agent.session.projection_cache import Conversion
 from tau.bundled.obspack.projection import ContextScan
 from tau.bundled.todo_loop.loop import _MarkerScan
 from tau.bundled.todo_loop.marker import MARKER_TYPE, is_marker

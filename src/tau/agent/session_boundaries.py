@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.agent.session_events import Conversion, append_to_projection
+from tau.agent.session.projection_cache import Conversion, append_to_projection
 from tau.session.errors import SessionError, SessionWriteError
 from tau.session.manager import SessionManager
 
@@ -81,10 +81,10 @@ class BoundaryMixin:
             self._abort_during_settle = True
 
     def _preview_manager(self: Any, drafts: list[dict[str, Any]]) -> SessionManager:
-        header = self._session_manager.get_header()
+        header = self._store.manager.get_header()
         if not header:
             raise ValueError("Session header is missing")
-        preview = SessionManager.in_memory(self._cwd, entries=[header, *self._session_manager.get_branch()])
+        preview = SessionManager.in_memory(self._store.cwd, entries=[header, *self._store.manager.get_branch()])
         apply_drafts(preview, drafts)
         return preview
 
@@ -92,15 +92,15 @@ class BoundaryMixin:
         """The projection of the session with ``drafts`` applied (lists the caller may keep)."""
         if not all(isinstance(d, dict) and d.get("type") in _APPENDING_DRAFTS for d in drafts):
             return self._preview_manager(drafts).build_session_projection()
-        header = self._session_manager.get_header()
+        header = self._store.manager.get_header()
         if not header:
             raise ValueError("Session header is missing")
-        current = self._projection.get()
+        current = self._store.projection.get()
         projection = {**current, "entries": list(current["entries"]), "messages": list(current["messages"])}
         if drafts:
             # The drafts' entries as the session would make them, parented on its leaf.
-            leaf = self._session_manager.get_leaf_entry()
-            scratch = SessionManager.in_memory(self._cwd, entries=[header, *([leaf] if leaf else [])])
+            leaf = self._store.manager.get_leaf_entry()
+            scratch = SessionManager.in_memory(self._store.cwd, entries=[header, *([leaf] if leaf else [])])
             for entry in apply_drafts(scratch, drafts):
                 append_to_projection(projection, entry)
         return projection
@@ -126,18 +126,17 @@ class BoundaryMixin:
 
     def _commit_drafts(self: Any, drafts: list[dict[str, Any]]) -> None:
         try:
-            appended = apply_drafts(self._session_manager, drafts)
+            appended = apply_drafts(self._store.manager, drafts)
         except SessionWriteError as exc:
-            if not self._run_active:
+            if not self._store.absorb_failure(exc):
                 raise
-            self._note_save_failure(exc)
             appended = []
-        self._refresh_context()
+        self._store.refresh()
         for entry in appended:
-            self._emit({"type": "entry_appended", "entry": entry})
+            self._bus.emit({"type": "entry_appended", "entry": entry})
 
     def _report_invalid_continuation(self: Any, event: str) -> None:
-        self._hooks.emit_error(
+        self._bus.hooks.emit_error(
             "<boundary>", event, f"{event} requested continuation without runnable model context"
         )
 
@@ -145,14 +144,14 @@ class BoundaryMixin:
         async def build(drafts: list[dict[str, Any]]) -> dict[str, Any]:
             return self._boundary_context(drafts, boundary)
 
-        result = await self._hooks.emit_boundary(event, build)
+        result = await self._bus.hooks.emit_boundary(event, build)
         if not result.get("valid", True):
             return {"entries": [], "continue": False}
         return result
 
     async def _finish_turn(self: Any, turn: Any, signal: Any) -> dict[str, Any] | None:
         continues = await self._dispatch_turn_end(turn.message, turn.tool_results)
-        return {"action": "continue"} if continues and self._save_failure is None else None
+        return {"action": "continue"} if continues and self._store.save_failure is None else None
 
     async def _dispatch_turn_end(
         self: Any, message: dict[str, Any], tool_results: list[dict[str, Any]]
@@ -161,15 +160,15 @@ class BoundaryMixin:
         self._last_outcome = (
             "aborted" if reason == "aborted" else "error" if reason == "error" else "completed"
         )
-        if not self._hooks.has_handlers("turn_end"):
+        if not self._bus.hooks.has_handlers("turn_end"):
             return False
-        entry_id = self._entry_id_of(message)
+        entry_id = self._store.entry_id_of(message)
         if entry_id is None:
-            self._hooks.emit_error(
+            self._bus.hooks.emit_error(
                 "<boundary>", "turn_end", "turn_end could not resolve the persisted assistant entry ID"
             )
             return False
-        result_ids = [found for result in tool_results if (found := self._entry_id_of(result)) is not None]
+        result_ids = [found for result in tool_results if (found := self._store.entry_id_of(result)) is not None]
         event = {
             "type": "turn_end",
             "turnIndex": self._turn_index,
@@ -187,7 +186,7 @@ class BoundaryMixin:
         return bool(result.get("continue"))
 
     async def _run_before_settle_boundary(self: Any) -> bool:
-        if not self._hooks.has_handlers("agent_before_settle"):
+        if not self._bus.hooks.has_handlers("agent_before_settle"):
             return self.agent.has_queued_messages()
         self._before_settle = True
         self._abort_during_settle = False

@@ -164,11 +164,11 @@ class CompactionMixin:
         if (
             options is not None
             and options.on_payload is not None
-            and not self._hooks.has_handlers("before_provider_request")
+            and not self._bus.hooks.has_handlers("before_provider_request")
         ):
             options = dataclasses.replace(options, on_payload=None)
         self._last_request = LastRequest(
-            list(context["messages"]), options, model.provider, model.id, self._session_manager.get_leaf_id()
+            list(context["messages"]), options, model.provider, model.id, self._store.manager.get_leaf_id()
         )
         return self._stream_fn(model, context, options)
 
@@ -196,14 +196,14 @@ class CompactionMixin:
             or last is None
             or model is None
             or (last.provider, last.model_id) != (model.provider, model.id)
-            or last.options.session_id != self._session_manager.get_session_id()
+            or last.options.session_id != self._store.manager.get_session_id()
         ):
             return None
-        entries = self._session_manager.build_session_projection()["entries"]
+        entries = self._store.manager.build_session_projection()["entries"]
         ids = [item["sourceEntry"].get("id") for item in entries]
         if first_id not in ids or (turn_start_id is not None and turn_start_id not in ids):
             return None
-        sent = _sent_prefix(ids, self._session_manager.get_branch(), last.leaf_id)
+        sent = _sent_prefix(ids, self._store.manager.get_branch(), last.leaf_id)
         if sent is None:
             return None
         first = ids.index(first_id)
@@ -241,7 +241,7 @@ class CompactionMixin:
             options = summary_options(model, signal=signal, thinking_level=self.agent.state.thinking_level)
 
         def scheduled(attempt: int, max_attempts: int, delay_ms: int, error: str) -> None:
-            self._emit(
+            self._bus.emit(
                 {
                     "type": "summarization_retry_scheduled",
                     "attempt": attempt,
@@ -267,7 +267,7 @@ class CompactionMixin:
         from tau.agent.compaction.prepare import prepare_compaction
         from tau.agent.compaction.summary import compact
 
-        branch = self._session_manager.get_branch()
+        branch = self._store.manager.get_branch()
         settings = self._compaction_settings()
         if keep_recent_tokens is not None:
             settings = dataclasses.replace(settings, keep_recent_tokens=keep_recent_tokens)
@@ -275,12 +275,12 @@ class CompactionMixin:
         if preparation is None:
             return None
         if reason != "manual":
-            self._emit({"type": "compaction_start", "reason": reason})
+            self._bus.emit({"type": "compaction_start", "reason": reason})
         self._compaction_started = True
         from_extension = False
         supplied = None
-        if self._hooks.has_handlers("session_before_compact"):
-            answer = await self._hooks.emit(
+        if self._bus.hooks.has_handlers("session_before_compact"):
+            answer = await self._bus.hooks.emit(
                 {
                     "type": "session_before_compact",
                     "preparation": preparation,
@@ -309,7 +309,7 @@ class CompactionMixin:
             )
         if signal.aborted:
             raise CompactionCancelled("Compaction cancelled")
-        manager = self._session_manager
+        manager = self._store.manager
         entry_id = manager.append_compaction(
             supplied["summary"],
             supplied["firstKeptEntryId"],
@@ -318,7 +318,7 @@ class CompactionMixin:
             from_extension,
             supplied.get("usage"),
         )
-        projection = self._refresh_context()
+        projection = self._store.refresh()
         result = {
             "summary": supplied["summary"],
             "firstKeptEntryId": supplied["firstKeptEntryId"],
@@ -327,7 +327,7 @@ class CompactionMixin:
             "usage": supplied.get("usage"),
             "details": supplied.get("details"),
         }
-        await self._emit_hook(
+        await self._bus.emit_hook(
             {
                 "type": "session_compact",
                 "compactionEntry": manager.get_entry(entry_id),
@@ -358,8 +358,8 @@ class CompactionMixin:
         }
         if error_message is not None:
             event["errorMessage"] = error_message
-        self._emit(event)
-        await self._emit_hook(
+        self._bus.emit(event)
+        await self._bus.emit_hook(
             {
                 "type": "session_compact_failed",
                 "reason": reason,
@@ -388,13 +388,13 @@ class CompactionMixin:
             raise ValueError(f"keep_recent_tokens must be a non-negative integer, not {keep_recent_tokens!r}")
         await self.abort()
         self._manual_compaction = signal = AbortSignal()
-        self._emit({"type": "compaction_start", "reason": "manual"})
+        self._bus.emit({"type": "compaction_start", "reason": "manual"})
         try:
             if self.agent.state.model is None:
                 raise RuntimeError("No model selected")
             result = await self._summarize("manual", False, signal, custom_instructions, keep_recent_tokens)
             if result is None:
-                branch = self._session_manager.get_branch()
+                branch = self._store.manager.get_branch()
                 if branch and branch[-1].get("type") == "compaction":
                     raise RuntimeError("Already compacted")
                 raise RuntimeError("Nothing to compact (session too small)")
@@ -406,7 +406,7 @@ class CompactionMixin:
             raise RuntimeError(str(exc)) from exc
         self._manual_compaction = None
         self._mark_idle_if_idle()
-        self._emit(
+        self._bus.emit(
             {
                 "type": "compaction_end",
                 "reason": "manual",
@@ -436,7 +436,7 @@ class CompactionMixin:
             self._mark_idle_if_idle()
         if result is None:
             return False
-        self._emit(
+        self._bus.emit(
             {
                 "type": "compaction_end",
                 "reason": reason,
@@ -449,8 +449,8 @@ class CompactionMixin:
 
     async def _compact_before_next_response(self: Any) -> list[dict[str, Any]]:
         """Between turns: compact when the projected context is over the threshold; the new messages."""
-        manager = self._session_manager
-        projection = self._projection.get()
+        manager = self._store.manager
+        projection = self._store.projection.get()
         model = self.agent.state.model
         if model is None or model.context_window <= 0:
             return projection["messages"]
@@ -458,7 +458,7 @@ class CompactionMixin:
         if not _settings_module().should_compact(tokens, model.context_window, self._compaction_settings()):
             return projection["messages"]
         await self._run_auto_compaction("threshold", False)
-        return self._projection.get()["messages"]
+        return self._store.projection.get()["messages"]
 
     async def _check_compaction(self: Any, message: dict[str, Any], skip_aborted: bool = True) -> bool:
         """pi's ``_checkCompaction``: overflow recovery or threshold compaction after a response."""
@@ -473,12 +473,12 @@ class CompactionMixin:
             message.get("model"),
         )
         window = model.context_window if model is not None else 0
-        branch = self._session_manager.get_branch()
-        projection = self._projection.get()
+        branch = self._store.manager.get_branch()
+        projection = self._store.projection.get()
         latest = _latest_compaction(projection)
         if latest is not None and (message.get("timestamp") or 0) <= _entry_ms(latest):
             return False
-        entry_id = self._entry_id_of(message)
+        entry_id = self._store.entry_id_of(message)
         projected = entry_id is None or any(
             item["sourceEntry"].get("id") == entry_id
             and any(m.get("role") == "assistant" for m in item["messages"])
@@ -510,7 +510,7 @@ class CompactionMixin:
             return await self._run_auto_compaction("overflow", False)
         if self._overflow_recovery_attempted:
             error = OVERFLOW_RETRY_FAILED if overflow else LENGTH_RETRY_FAILED
-            self._emit(
+            self._bus.emit(
                 {
                     "type": "compaction_end",
                     "reason": "overflow",
@@ -519,7 +519,7 @@ class CompactionMixin:
                     "errorMessage": error,
                 }
             )
-            await self._emit_hook(
+            await self._bus.emit_hook(
                 {
                     "type": "session_compact_failed",
                     "reason": "overflow",
@@ -531,7 +531,7 @@ class CompactionMixin:
             )
             return False
         self._overflow_recovery_attempted = True
-        self._omit_recovery_attempt(message)
+        self._store.omit_attempt(message)
         retry = await self._run_auto_compaction("overflow", True)
         if retry:
             self._failed_response = message
@@ -544,7 +544,7 @@ class CompactionMixin:
         branch: list[dict[str, Any]],
         latest: dict[str, Any] | None,
     ) -> int | None:
-        if self._projection.has_context_edit(projection):
+        if self._store.projection.has_context_edit(projection):
             return _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
         direct = _estimate().calculate_context_tokens(message["usage"]) if message.get("usage") else 0
         if message.get("stopReason") != "error" and direct:
@@ -566,7 +566,7 @@ def context_usage(session: Any) -> dict[str, Any] | None:
         return None
     window = model.context_window
     # The session's cached projection: the same as building it from the branch, without the pass.
-    projection = session._projection.get()
+    projection = session._store.projection.get()
     branch = session.session_manager.get_branch()
     latest = _latest_compaction(projection)
     if latest is not None and not _usage_after(projection, branch, latest):

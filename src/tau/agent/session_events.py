@@ -7,8 +7,6 @@ with appended entries instead of rebuilding it for every request).
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from itertools import repeat
 from typing import Any
 
 from tau.agent.events import AgentEvent
@@ -25,137 +23,9 @@ from tau.common.jsstr import ms_now
 from tau.llm.messages import content_text
 from tau.llm.stream import AbortSignal
 from tau.llm.types import Model
-from tau.session.messages import convert_to_llm
-from tau.session.projection import APPENDABLE, append_to_projection, extend_projection, unchanged_prefix
 from tau.tools.base import ToolContext
 
-__all__ = ["Conversion", "EventsMixin", "ProjectionCache", "append_to_projection"]
-
-_PERSISTED_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
-
-
-class ProjectionCache:
-    """The session's projection, extended in place while entries are only appended to the leaf.
-
-    A request needs the canonical projection of the session (pi's ``buildSessionProjection``);
-    between two requests of a run only messages are appended, so rebuilding it from the whole
-    branch each time would cost O(session) per request. Anything else (a moved leaf, a compaction,
-    a context edit, a branch summary) rebuilds it. The model messages of the projection are
-    converted once too. Callers must not change the returned lists.
-    """
-
-    def __init__(self, manager: Any) -> None:
-        self.manager = manager
-        self._projection: dict[str, Any] | None = None
-        self._leaf: Any = None
-        self._count = 0
-        self._conversion = Conversion()
-        self._edits: tuple[Any, bool] = (None, False)  # (projection, whether it holds a context edit)
-
-    def invalidate(self) -> None:
-        self._projection = None
-
-    def has_context_edit(self, projection: dict[str, Any]) -> bool:
-        """Whether ``projection`` has a ``context_edit`` entry (kept per projection: appends add none)."""
-        seen, found = self._edits
-        if seen is not projection:
-            found = any(item["sourceEntry"].get("type") == "context_edit" for item in projection["entries"])
-            self._edits = (projection, found)
-        return found
-
-    def get(self) -> dict[str, Any]:
-        manager = self.manager
-        leaf, count = manager.get_leaf_id(), manager.get_entry_count()
-        projection = self._projection
-        if projection is not None and leaf == self._leaf and count == self._count:
-            return projection
-        if projection is not None and count > self._count and self._extend(projection, leaf, count):
-            return projection
-        projection = manager.build_session_projection()
-        self._projection, self._leaf, self._count = projection, leaf, count
-        return projection
-
-    def _extend(self, projection: dict[str, Any], leaf: Any, count: int) -> bool:
-        added: list[dict[str, Any]] = []
-        current = leaf
-        while current != self._leaf:
-            entry = self.manager.get_entry(current)
-            if entry is None or entry.get("type") not in APPENDABLE or len(added) >= count - self._count:
-                return False
-            added.append(entry)
-            current = entry.get("parentId")
-        if len(added) != count - self._count:
-            return False  # entries were appended elsewhere in the tree
-        extend_projection(projection, added[::-1])
-        self._leaf, self._count = leaf, count
-        return True
-
-    def convert(self, messages: list[dict[str, Any]], block_images: bool) -> list[dict[str, Any]]:
-        """``convert_to_llm(messages)``, reusing the conversion of the leading messages seen last time."""
-        if block_images:
-            return convert_to_llm(messages, block_images=True)
-        return self._conversion.convert(messages)
-
-
-class Conversion:
-    """``convert_to_llm`` of the request messages, extended while they are only appended to.
-
-    ``system``, ``user``, ``assistant`` and ``toolResult`` messages are their own conversion, so
-    for the leading messages that are the same objects as last time (a C-level identity check)
-    their converted list is reused as it is. The other roles (custom, bash executions, summaries)
-    build new messages from their fields, which a ``context`` handler may have edited in place:
-    they are converted again on every request, and the last conversion is kept when it is equal,
-    so what follows (a provider's per-message memo, passes that check how far the request is the
-    same objects as last time) does not start over at a compaction's summary on every request. A
-    message's role is never changed in place.
-    """
-
-    def __init__(self) -> None:
-        self._given: list[Any] = []
-        self._out: list[Any] = []
-        self._before: list[int] = []  # len(converted) before each given message
-        self._built: list[int] = []  # indices of given messages not passed through as they are
-
-    def convert(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        same = unchanged_prefix(messages, self._given)
-        before = self._before[:same]
-        out = self._out[: self._before[same] if same < len(self._before) else len(self._out)]
-        built = self._built[: bisect_left(self._built, same)]
-        for index in built:
-            fresh = convert_to_llm([messages[index]])
-            at = before[index]
-            present = (before[index + 1] if index + 1 < same else len(out)) - at
-            if len(fresh) != present:
-                self._given = []  # dropped then, kept now (or the reverse): start over
-                return self.convert(messages)
-            if fresh and fresh[0] != out[at]:
-                out[at] = fresh[0]  # unchanged, the last conversion stays: the same object as before
-        tail = messages[same:]
-        if _passed_through(tail):  # the common tail: no message is built, one C-level pass
-            before += range(len(out), len(out) + len(tail))
-            out += tail
-        else:
-            for index in range(same, len(messages)):
-                message = messages[index]
-                before.append(len(out))
-                converted = convert_to_llm([message])
-                if not converted or converted[0] is not message:
-                    built.append(index)
-                out.extend(converted)
-        self._given, self._out, self._before, self._built = list(messages), out, before, built
-        return list(out)
-
-
-_PASSED_THROUGH = frozenset(("system", "user", "assistant", "toolResult"))
-
-
-def _passed_through(messages: list[Any]) -> bool:
-    """Whether every message is a dict of a role ``convert_to_llm`` passes through as it is."""
-    try:
-        return _PASSED_THROUGH.issuperset(map(dict.get, messages, repeat("role")))
-    except TypeError:  # not a dict, or an unhashable role: item by item
-        return False
-
+__all__ = ["EventsMixin"]
 
 class EventsMixin:
     """Event handling, persistence and loop hooks of :class:`~tau.agent.session.AgentSession`."""
@@ -163,8 +33,6 @@ class EventsMixin:
     # state of the session these methods set (declared with its type in AgentSession.__init__)
     _failed_response: dict[str, Any] | None
     _last_assistant: dict[str, Any] | None
-    _unremembered: dict[str, Any] | None
-    _remembered_late: set[int]
 
     # -- agent events: extensions, listeners, persistence -------------------------------------
 
@@ -180,9 +48,9 @@ class EventsMixin:
             self._dequeue_text(content_text(event["message"].get("content") or "", ""))
         await self._emit_extension_event(event)
         if event["type"] == "agent_end":
-            self._emit({**event, "willRetry": self._will_retry_after(event)})
+            self._bus.emit({**event, "willRetry": self._will_retry_after(event)})
         else:
-            self._emit(event)
+            self._bus.emit(event)
         if event["type"] == "message_end":
             self._persist(event["message"])
         elif event["type"] == "turn_end":
@@ -207,49 +75,18 @@ class EventsMixin:
                 return
 
     def _persist(self: Any, message: dict[str, Any]) -> None:
-        role = message.get("role")
-        entry_id = None
-        manager = self._session_manager
-        if role == "custom":
-            entry_id = self._save(
-                manager.append_custom_message_entry,
-                message["customType"],
-                message["content"],
-                message.get("display", True),
-                message.get("details"),
-            )
-        elif role in _PERSISTED_ROLES:
-            entry_id = self._save(manager.append_message, message)
-        if entry_id is not None:
-            self._remember_entry(message, entry_id)
-        if role == "assistant":
+        self._store.save_message(message)
+        if message.get("role") == "assistant":
             self._last_assistant = message
             if message.get("stopReason") not in ("error", "length"):
                 self._overflow_recovery_attempted = False
             if message.get("stopReason") != "error" and self._retry_attempt > 0:
-                self._emit({"type": "auto_retry_end", "success": True, "attempt": self._retry_attempt})
+                self._bus.emit({"type": "auto_retry_end", "success": True, "attempt": self._retry_attempt})
                 self._retry_attempt = 0
-
-    def _remember_entry(self: Any, message: Any, entry_id: str) -> None:
-        self._entry_ids[id(message)] = (message, entry_id)
-        if self._unremembered is not None:
-            self._remembered_late.add(id(message))
-
-    def _entry_id_of(self: Any, message: Any) -> str | None:
-        found = self._entry_ids.get(id(message))
-        if found is None and self._unremembered is not None:
-            self._remember_projection()
-            found = self._entry_ids.get(id(message))
-        if found is not None and found[0] is message:
-            return found[1]
-        for entry in reversed(self._session_manager.get_branch()):
-            if entry.get("type") == "message" and entry.get("message") is message:
-                return entry["id"]
-        return None
 
     async def _emit_extension_event(self: Any, event: dict[str, Any]) -> None:
         kind = event["type"]
-        hooks = self._hooks
+        hooks = self._bus.hooks
         if kind == "agent_start":
             self._turn_index = 0
         if kind == "turn_end":
@@ -272,48 +109,19 @@ class EventsMixin:
         else:
             await hooks.emit(dict(event))
 
-    def _refresh_context(self: Any) -> dict[str, Any]:
-        projection = self._projection.get()
-        # The entry id of each projected message is remembered when one is first asked for that the
-        # messages appended since (remembered as they were saved) do not answer: a resumed session's
-        # run asks only about its own messages.
-        if self._unremembered is not None and self._unremembered is not projection:
-            self._remember_projection()
-        self._unremembered = projection
-        self.agent.state.messages = projection["messages"]
-        return projection
-
-    def _remember_projection(self: Any) -> None:
-        """Remember the entry ids of the projection the context was last refreshed from; an id
-        remembered since that refresh (a message saved) is newer and stays."""
-        projection, late = self._unremembered, self._remembered_late
-        self._unremembered, self._remembered_late = None, set()
-        entries = projection["entries"]
-        # A projection only grows at its end while it is the same object (ProjectionCache): the
-        # entries remembered last time are still there.
-        remembered = self._remembered
-        start = remembered[1] if remembered[0] is projection and remembered[1] <= len(entries) else 0
-        entry_ids = self._entry_ids
-        for index in range(start, len(entries)):
-            item = entries[index]
-            for message in item["messages"]:
-                if id(message) not in late:
-                    entry_ids[id(message)] = (message, item["sourceEntry"]["id"])
-        self._remembered = (projection, len(entries))
-
     def refresh_context(self: Any) -> None:
         """Rebuild the transcript from the session (after an extension changed entries)."""
-        self._refresh_context()
+        self._store.refresh()
 
     # -- loop hooks --------------------------------------------------------------------------
 
     def _convert_to_llm(self: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self._projection.convert(messages, bool(self._settings.get("images.blockImages", False)))
+        return self._store.projection.convert(messages, bool(self._settings.get("images.blockImages", False)))
 
     async def _transform_context(
         self: Any, messages: list[dict[str, Any]], signal: AbortSignal | None
     ) -> Any:
-        hooks = self._hooks
+        hooks = self._bus.hooks
         if hooks.has_handlers("context") or hooks.has_handlers("context_with_system"):
             messages = await hooks.emit_context(messages)
         hidden = self._tools.hidden
@@ -332,7 +140,7 @@ class EventsMixin:
 
     async def _prepare_request(self: Any, request: RequestContext, signal: AbortSignal | None) -> TurnUpdate:
         self._failed_response = None
-        projection = self._projection.get()
+        projection = self._store.projection.get()
         context = AgentContext(list(projection["messages"]), list(self.agent.state.tools))
         return TurnUpdate(
             context=context, model=self.agent.state.model, thinking_level=self.agent.state.thinking_level
@@ -352,19 +160,19 @@ class EventsMixin:
         return await self._tool_call_hook(context.tool_call, context.args, None)
 
     async def _tool_call_hook(self: Any, call: dict[str, Any], args: Any, parent: str | None) -> Any:
-        if not self._hooks.has_handlers("tool_call"):
+        if not self._bus.hooks.has_handlers("tool_call"):
             return None
         event: dict[str, Any] = {"type": "tool_call", "toolName": call["name"], "toolCallId": call["id"]}
         if parent:
             event["parentToolCallId"] = parent
         event["input"] = args
-        return await self._hooks.emit_tool_call(event)
+        return await self._bus.hooks.emit_tool_call(event)
 
     async def _after_tool_call(self: Any, context: AfterToolCallContext, signal: AbortSignal | None) -> Any:
         return await self._tool_result_hook(context, None)
 
     async def _tool_result_hook(self: Any, context: AfterToolCallContext, parent: str | None) -> Any:
-        if not self._hooks.has_handlers("tool_result"):
+        if not self._bus.hooks.has_handlers("tool_result"):
             return None
         result = context.result
         call = context.tool_call
@@ -376,16 +184,16 @@ class EventsMixin:
             event["structuredContent"] = result.structured_content
         event["isError"] = context.is_error
         event["usage"] = result.usage
-        return await self._hooks.emit_tool_result(event)
+        return await self._bus.hooks.emit_tool_result(event)
 
     def _tool_context(self: Any, call: dict[str, Any]) -> ToolContext:
         model = self.agent.state.model
         return ToolContext(
-            cwd=self._cwd,
+            cwd=self._store.cwd,
             shell_path=self._settings.get("shellPath"),
             shell_command_prefix=self._settings.get("shellCommandPrefix"),
-            session_id=self._session_manager.get_session_id(),
-            session_file=self._session_manager.get_session_file(),
+            session_id=self._store.manager.get_session_id(),
+            session_file=self._store.manager.get_session_file(),
             provider=model.provider if model else None,
             model=model.id if model else None,
             model_input=tuple(model.input) if model else None,
@@ -395,12 +203,12 @@ class EventsMixin:
         )
 
     async def _on_payload(self: Any, payload: Any, model: Model) -> Any:
-        if not self._hooks.has_handlers("before_provider_request"):
+        if not self._bus.hooks.has_handlers("before_provider_request"):
             return payload
-        return await self._hooks.emit_before_provider_request(payload)
+        return await self._bus.hooks.emit_before_provider_request(payload)
 
     async def _on_response(self: Any, status: int, headers: dict[str, str]) -> None:
-        await self._emit_hook({"type": "after_provider_response", "status": status, "headers": headers})
+        await self._bus.emit_hook({"type": "after_provider_response", "status": status, "headers": headers})
 
 
 def _replace_in_place(target: dict[str, Any], replacement: dict[str, Any]) -> None:

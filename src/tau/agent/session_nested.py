@@ -228,14 +228,12 @@ class NestedCallRunner:
     def _emit_soon(self, event: events.AgentEvent) -> None:
         """Listeners now (keeping the order of updates), extension handlers as a task."""
         session = self._session
-        session._emit(event)
-        if session._hooks.has_handlers(event["type"]):
-            task = asyncio.get_running_loop().create_task(session._hooks.emit(dict(event)))
-            session._tasks.add(task)
-            task.add_done_callback(session._tasks.discard)
+        session._bus.emit(event)
+        if session._bus.hooks.has_handlers(event["type"]):
+            session._bus.spawn(session._bus.hooks.emit(dict(event)))
 
     async def _emit(self, event: events.AgentEvent) -> None:
         session = self._session
-        if session._hooks.has_handlers(event["type"]):
-            await session._hooks.emit(dict(event))
-        session._emit(event)
+        if session._bus.hooks.has_handlers(event["type"]):
+            await session._bus.hooks.emit(dict(event))
+        session._bus.emit(event)

@@ -127,7 +127,7 @@ class PromptMixin:
             await self._start_run(trigger, lambda: report("started"))
 
     async def _try_command(self: Any, text: str) -> bool:
-        run_command = getattr(self._hooks, "execute_command", None)
+        run_command = getattr(self._bus.hooks, "execute_command", None)
         if run_command is None:
             return False
         return bool(await run_command(text))
@@ -135,12 +135,12 @@ class PromptMixin:
     async def _run_input(
         self: Any, text: str, images: Sequence[dict[str, Any]] | None, source: str, behavior: str | None
     ) -> tuple[str, Any] | None:
-        if not self._hooks.has_handlers("input"):
+        if not self._bus.hooks.has_handlers("input"):
             return text, images
         event: dict[str, Any] = {"type": "input", "text": text, "images": images, "source": source}
         if behavior is not None:
             event["streamingBehavior"] = behavior
-        result = await self._hooks.emit_input(event) or {"action": "continue"}
+        result = await self._bus.hooks.emit_input(event) or {"action": "continue"}
         if result.get("action") == "handled":
             return None
         if result.get("action") == "transform":
@@ -208,7 +208,7 @@ class PromptMixin:
         return await self._queue_input(text, images, "followUp", source)
 
     async def _queue_input(self: Any, text: str, images: Any, behavior: str, source: str) -> str:
-        get_command = getattr(self._hooks, "get_command", None)
+        get_command = getattr(self._bus.hooks, "get_command", None)
         if text.startswith("/") and get_command is not None:
             name = text[1:].split(" ", 1)[0]
             if get_command(name) is not None:
@@ -236,7 +236,7 @@ class PromptMixin:
             name = text[7:].split(" ", 1)[0]
             skill = next((s for s in resources.skills if s.name == name), None)
             message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self._hooks.emit_error(skill.file_path if skill else text, "skill_expansion", message)
+            self._bus.hooks.emit_error(skill.file_path if skill else text, "skill_expansion", message)
         return expand_prompt_template(text, resources.prompts)
 
     async def send_user_message(
@@ -290,16 +290,16 @@ class PromptMixin:
             self._append_custom_message(custom)
 
     def _append_custom_message(self: Any, message: dict[str, Any]) -> None:
-        self._save(
-            self._session_manager.append_custom_message_entry,
+        self._store.save(
+            self._store.manager.append_custom_message_entry,
             message["customType"],
             message["content"],
             message["display"],
             message.get("details"),
         )
-        self._refresh_context()
-        self._emit({"type": "message_start", "message": message})
-        self._emit({"type": "message_end", "message": message})
+        self._store.refresh()
+        self._bus.emit({"type": "message_start", "message": message})
+        self._bus.emit({"type": "message_end", "message": message})
 
     def _flush_pending_custom(self: Any) -> None:
         pending, self._pending_custom = self._pending_custom, []
@@ -334,8 +334,8 @@ class PromptMixin:
         if self.is_streaming:
             self._pending_bash.append(message)
         else:
-            self._session_manager.append_message(message)
-            self._refresh_context()
+            self._store.manager.append_message(message)
+            self._store.refresh()
 
     @property
     def has_pending_bash_messages(self: Any) -> bool:
@@ -345,9 +345,9 @@ class PromptMixin:
     def _flush_pending_bash(self: Any) -> None:
         pending, self._pending_bash = self._pending_bash, []
         for message in pending:
-            self._save(self._session_manager.append_message, message)
+            self._store.save(self._store.manager.append_message, message)
         if pending:
-            self._refresh_context()
+            self._store.refresh()
 
     def clear_queue(self: Any) -> dict[str, list[str]]:
         """Empty both queues; returns their texts."""
@@ -381,11 +381,11 @@ class PromptMixin:
     async def _start_run(
         self: Any, trigger: dict[str, Any], on_started: Callable[[], None] | None = None
     ) -> None:
-        self._refuse_run_while_unsaved()
+        self._store.refuse_run_while_unsaved()
         self._run_active = True
         self._idle.clear()
         self._abort_requested = False
-        self._save_failure = None
+        self._store.save_failure = None
         try:
             messages = await self._prepare_run(trigger)
         except BaseException:
@@ -424,12 +424,12 @@ class PromptMixin:
             self._flush_pending_bash()
             self._flush_pending_custom()
             await self._emit_agent_settled()
-        self._raise_save_failure()
+        self._store.raise_save_failure()
 
     def _record_thinking_level(self: Any) -> None:
         """Record the live level when the branch implies another one (tree navigation can leave the
         latest ``thinking_level_change`` on another branch), so a resume restores it (pi #11451)."""
-        branch = self._session_manager.get_branch()
+        branch = self._store.manager.get_branch()
         recorded = next((e for e in reversed(branch) if e.get("type") == "thinking_level_change"), None)
         if recorded is None:
             return
@@ -439,7 +439,7 @@ class PromptMixin:
             clamp_thinking_level(model, level) if model is not None and isinstance(level, str) else level
         )
         if effective != self.agent.state.thinking_level:
-            self._save(self._session_manager.append_thinking_level_change, self.agent.state.thinking_level)
+            self._store.save(self._store.manager.append_thinking_level_change, self.agent.state.thinking_level)
 
     async def _prepare_run(self: Any, trigger: dict[str, Any]) -> list[dict[str, Any]]:
         last = self._find_last_assistant()
@@ -481,7 +481,7 @@ class PromptMixin:
     async def _before_agent_start(self: Any, trigger: dict[str, Any]) -> dict[str, Any]:
         """``before_agent_start``: handlers may add custom messages, force a prompt for this run, or
         edit ``systemPromptOptions`` in place (an edited ``selectedTools`` changes the active tools)."""
-        if not self._hooks.has_handlers("before_agent_start"):
+        if not self._bus.hooks.has_handlers("before_agent_start"):
             return {}
         base = self._prompt_options()
         options = options_to_json(base)
@@ -490,7 +490,7 @@ class PromptMixin:
         event["type"] = "before_agent_start"
         event["systemPrompt"] = self.get_system_prompt()
         event["systemPromptOptions"] = options
-        result = await self._hooks.emit_before_agent_start(event) or {}
+        result = await self._bus.hooks.emit_before_agent_start(event) or {}
         edited = options_from_json(options, base)
         if edited.selected_tools != selected_before:
             self._tools.set_active(edited.selected_tools)
@@ -502,8 +502,8 @@ class PromptMixin:
         self._emitting_settled = True
         try:
             event = {"type": "agent_settled", "aborted": self._abort_requested}
-            await self._emit_hook(event)
-            self._emit(event)
+            await self._bus.emit_hook(event)
+            self._bus.emit(event)
         finally:
             self._emitting_settled = False
         deferred, self._deferred_settled = self._deferred_settled, []

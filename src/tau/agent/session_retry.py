@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tau.llm.messages import tool_calls
 from tau.llm.overflow import is_context_overflow
 from tau.llm.retry import RetryPolicy, is_retryable_error, requested_delay_ms, retry_delay_ms
 from tau.llm.stream import AbortSignal
@@ -86,7 +85,7 @@ class RetryMixin:
         if self._retry_attempt == 0:
             return
         attempt, self._retry_attempt = self._retry_attempt, 0
-        self._emit(
+        self._bus.emit(
             {"type": "auto_retry_end", "success": False, "attempt": attempt, "finalError": "Retry cancelled"}
         )
 
@@ -99,7 +98,7 @@ class RetryMixin:
             self._retry_attempt -= 1
             return False
         delay = retry_delay_ms(policy, self._retry_attempt, requested_delay_ms(message))
-        self._emit(
+        self._bus.emit(
             {
                 "type": "auto_retry_start",
                 "attempt": self._retry_attempt,
@@ -108,7 +107,7 @@ class RetryMixin:
                 "errorMessage": message.get("errorMessage") or "Unknown error",
             }
         )
-        self._omit_recovery_attempt(message)
+        self._store.omit_attempt(message)
         self._retry_signal = signal = AbortSignal()
         try:
             if await _sleep_aborted(delay, signal):
@@ -117,38 +116,6 @@ class RetryMixin:
         finally:
             self._retry_signal = None
         return True
-
-    def _omit_recovery_attempt(self: Any, message: dict[str, Any]) -> None:
-        """Omit a failed attempt and its tool results from the model context, durably (``context_edit``)."""
-        call_ids = {block.get("id") for block in tool_calls(message)}
-        entry_id = self._entry_id_of(message)
-        if self._unremembered is not None:
-            self._remember_projection()  # every message's entry id is looked up below
-        messages = self.agent.state.messages
-        index = next(
-            (
-                i
-                for i, item in enumerate(messages)
-                if item is message or (entry_id is not None and _mapped(self._entry_ids, item) == entry_id)
-            ),
-            -1,
-        )
-        targets = [message]
-        for item in messages[index + 1 :] if index >= 0 else []:
-            if item.get("role") == "assistant":
-                break
-            if item.get("role") == "toolResult" and item.get("toolCallId") in call_ids:
-                targets.append(item)
-        manager = self._session_manager
-        for target in targets:
-            target_id = self._entry_id_of(target)
-            if target_id is None:
-                continue
-            edit_id = manager.append_context_edit(target_id, None)
-            entry = manager.get_entry(edit_id)
-            if entry is not None:
-                self._emit({"type": "entry_appended", "entry": entry})
-        self._refresh_context()
 
     async def _handle_post_agent_run(self: Any) -> bool:
         """After a low-level run: whether to continue (retry, overflow recovery, queued messages)."""
@@ -167,7 +134,7 @@ class RetryMixin:
             self._finish_cancelled_retry()
             return False
         if message.get("stopReason") == "error" and self._retry_attempt > 0:
-            self._emit(
+            self._bus.emit(
                 {
                     "type": "auto_retry_end",
                     "success": False,
@@ -179,12 +146,6 @@ class RetryMixin:
         if await self._check_compaction(message):
             return not self._abort_requested
         return not self._abort_requested and self.agent.has_queued_messages()
-
-
-def _mapped(entry_ids: dict[int, tuple[Any, str]], message: Any) -> str | None:
-    """The entry id remembered for this very message object (no search)."""
-    found = entry_ids.get(id(message))
-    return found[1] if found is not None and found[0] is message else None
 
 
 async def _sleep_aborted(ms: int, signal: AbortSignal) -> bool:

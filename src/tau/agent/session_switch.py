@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tau.agent.session_events import ProjectionCache
 from tau.agent.session_setup import _session_model
 from tau.session.manager import SessionManager
 
@@ -32,17 +31,17 @@ class SwitchMixin:
         working directory that no longer exists (nothing is changed then).
         """
         target = str(path)
-        answer = await self._emit_hook(
+        answer = await self._bus.emit_hook(
             {"type": "session_before_switch", "reason": "resume", "targetSessionFile": target}
         )
         if answer and answer.get("cancel"):
             return {"cancelled": True}
-        previous_manager: SessionManager = self._session_manager
+        previous_manager: SessionManager = self._store.manager
         previous = previous_manager.get_session_file()
         same_file = previous is not None and os.path.realpath(previous) == os.path.realpath(target)
         if same_file:
             previous_manager.close()  # its lock would refuse the second writer
-        manager = _open_session(target, self._cwd)
+        manager = _open_session(target, self._store.cwd)
         await self._shutdown("resume", manager.get_session_file())
         if not same_file:
             previous_manager.close()
@@ -51,9 +50,7 @@ class SwitchMixin:
         return {"cancelled": False}
 
     def _adopt_manager(self: Any, manager: SessionManager) -> None:
-        self._session_manager = manager
-        self._projection = ProjectionCache(manager)
-        self._cwd = manager.get_cwd()
+        self._store.adopt(manager)
         context = manager.build_session_context()
         recorded = _session_model(manager.get_branch())
         model = self._registry.find(*recorded) if recorded else None

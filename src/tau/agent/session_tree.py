@@ -23,8 +23,6 @@ class TreeMixin:
 
     # state of the session these methods set (declared with its type in AgentSession.__init__)
     _branch_summary_signal: AbortSignal | None
-    _unremembered: dict[str, Any] | None
-    _remembered_late: set[int]
     _steering_texts: list[str]
     _follow_up_texts: list[str]
 
@@ -51,7 +49,7 @@ class TreeMixin:
             )
         from tau.agent.compaction.branch_summary import collect_entries_for_branch_summary
 
-        manager = self._session_manager
+        manager = self._store.manager
         old_leaf = manager.get_leaf_id()
         if target_id == old_leaf:
             return {"cancelled": False}
@@ -105,7 +103,7 @@ class TreeMixin:
         label: Any,
         signal: AbortSignal,
     ) -> dict[str, Any]:
-        if not self._hooks.has_handlers("session_before_tree"):
+        if not self._bus.hooks.has_handlers("session_before_tree"):
             return {}
         preparation = {
             "targetId": target_id,
@@ -117,7 +115,7 @@ class TreeMixin:
             "replaceInstructions": replace,
             "label": label,
         }
-        answer = await self._hooks.emit(
+        answer = await self._bus.hooks.emit(
             {"type": "session_before_tree", "preparation": preparation, "signal": signal}
         )
         return answer or {}
@@ -160,7 +158,7 @@ class TreeMixin:
     async def _move_leaf(
         self: Any, target: dict[str, Any], old_leaf: Any, summary: Any, from_extension: bool, label: Any
     ) -> dict[str, Any]:
-        manager = self._session_manager
+        manager = self._store.manager
         editor_text = None
         if target.get("type") == "message" and (target.get("message") or {}).get("role") == "user":
             new_leaf, editor_text = (
@@ -186,11 +184,11 @@ class TreeMixin:
             manager.branch(new_leaf)
         if label and not text:
             manager.append_label_change(target["id"], label)
-        self._refresh_context()
+        self._store.refresh()
         self._restore_tools_from_transcript()
         self._apply_loadout()
         self._branch_summary_signal = None
-        await self._emit_hook(
+        await self._bus.emit_hook(
             {
                 "type": "session_tree",
                 "newLeafId": manager.get_leaf_id(),
@@ -212,12 +210,12 @@ class TreeMixin:
         ``position="before"`` needs a user message: the new leaf is its parent and its text is
         returned (``selectedText``); ``"at"`` keeps the entry. Returns ``{cancelled, selectedText?}``.
         """
-        answer = await self._emit_hook(
+        answer = await self._bus.emit_hook(
             {"type": "session_before_fork", "entryId": entry_id, "position": position}
         )
         if answer and answer.get("cancel"):
             return {"cancelled": True}
-        manager: SessionManager = self._session_manager
+        manager: SessionManager = self._store.manager
         selected = manager.get_entry(entry_id)
         if selected is None:
             raise RuntimeError("Invalid entry ID for forking")
@@ -243,12 +241,12 @@ class TreeMixin:
 
     async def new_session(self: Any, *, parent_session: str | None = None) -> dict[str, Any]:
         """Start an empty session (pi ``/new``); returns ``{cancelled}``."""
-        answer = await self._emit_hook({"type": "session_before_switch", "reason": "new"})
+        answer = await self._bus.emit_hook({"type": "session_before_switch", "reason": "new"})
         if answer and answer.get("cancel"):
             return {"cancelled": True}
-        previous = self._session_manager.get_session_file()
+        previous = self._store.manager.get_session_file()
         await self._shutdown("new", None)
-        self._session_manager.new_session(parent_session=parent_session)
+        self._store.manager.new_session(parent_session=parent_session)
         await self._restart("new", previous)
         return {"cancelled": False}
 
@@ -257,19 +255,16 @@ class TreeMixin:
         event: dict[str, Any] = {"type": "session_shutdown", "reason": reason}
         if target is not None:
             event["targetSessionFile"] = target
-        await self._emit_hook(event)
+        await self._bus.emit_hook(event)
 
     async def _restart(self: Any, reason: str, previous: str | None) -> None:
-        self._projection.invalidate()
-        self._entry_ids.clear()
-        self._remembered = (None, 0)
-        self._unremembered, self._remembered_late = None, set()
+        self._store.reset()
         self._pending_next_turn.clear()
         self._pending_custom.clear()
         self.agent.clear_queues()
         self._steering_texts, self._follow_up_texts = [], []
-        self.agent.stream_options.session_id = self._session_manager.get_session_id()
-        context = self._session_manager.build_session_context()
+        self.agent.stream_options.session_id = self._store.manager.get_session_id()
+        context = self._store.manager.build_session_context()
         self._has_existing = bool(context["messages"])
         self.agent.state.messages = context["messages"]
         self._record_initial_selection()
@@ -278,4 +273,4 @@ class TreeMixin:
         event: dict[str, Any] = {"type": "session_start", "reason": reason}
         if previous is not None:
             event["previousSessionFile"] = previous
-        await self._emit_hook(event)
+        await self._bus.emit_hook(event)

@@ -20,7 +20,6 @@ in pi's order: the JSON and RPC modes write them as they are (after ``to_json_ev
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -28,14 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.agent import Agent
 from tau.agent.resources import Resources
+from tau.agent.session.bus import EventBus, SessionListener
+from tau.agent.session.store import SessionStore
 from tau.agent.session_boundaries import BoundaryMixin
 from tau.agent.session_compaction import CompactionMixin
-from tau.agent.session_events import EventsMixin, ProjectionCache
-from tau.agent.session_hooks import NoHooks, SessionHooks
+from tau.agent.session_events import EventsMixin
+from tau.agent.session_hooks import SessionHooks
 from tau.agent.session_nested import NestedCallRunner
 from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
 from tau.agent.session_retry import RetryMixin
-from tau.agent.session_saving import SavingMixin
 from tau.agent.session_switch import SwitchMixin
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch, unique_guidelines
 from tau.agent.session_tree import TreeMixin
@@ -53,8 +53,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["NO_MODEL_MESSAGE", "AgentSession", "SessionListener"]
 
-SessionListener = Callable[[dict[str, Any]], Any]
-
 
 def _queue_mode(mode: str) -> Any:
     if mode not in ("all", "one-at-a-time"):
@@ -63,7 +61,7 @@ def _queue_mode(mode: str) -> Any:
 
 
 class AgentSession(
-    PromptMixin, EventsMixin, SavingMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin, SwitchMixin
+    PromptMixin, EventsMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin, SwitchMixin
 ):
     """An agent whose transcript is a session file, with pi's session-level behaviour.
 
@@ -106,11 +104,10 @@ class AgentSession(
         stream_fn: StreamFunction | None = None,
         resources: Resources | None = None,
     ) -> None:
-        self._session_manager = session_manager
+        self._bus = EventBus(hooks)
+        self._store = SessionStore(session_manager, str(cwd) if cwd is not None else None, self._bus.emit)
         self._settings = settings or Settings.in_memory()
         self._registry = model_registry or ModelRegistry()
-        self._cwd = str(cwd) if cwd is not None else session_manager.get_cwd()
-        self._hooks: SessionHooks = hooks or NoHooks()
         self._prompt = prompt or PromptSettings()
         self._resources = resources or Resources(skills=list(self._prompt.skills))
         if resources is not None and not self._prompt.skills:
@@ -121,10 +118,7 @@ class AgentSession(
 
             tools = all_builtin_tools()
         self._tools = ToolSet(tools, allowed_tools, excluded_tools)
-        self._projection = ProjectionCache(session_manager)
         self._nested = NestedCallRunner(self)
-        self._listeners: list[SessionListener] = []
-        self._tasks: set[asyncio.Future[Any]] = set()
         # --models / enabledModels (tau.llm.model_scope.ScopedModel): what cycle_model goes through
         self.scoped_models: list[Any] = []
         # whether the project's trust-gated files apply (the modes read their own such files: themes)
@@ -134,6 +128,7 @@ class AgentSession(
         self._init_compaction()
         self._init_boundaries()
         self.agent = self._create_agent(model, thinking_level)
+        self._store.attach(self.agent.state, self._stop_run_for_save_failure)
         self._record_initial_selection()
         initial = list(active_tools) if active_tools is not None else self._settings.default_tools()
         if "*" in initial:  # an allowlist: the tools it names in its order, then every allowed one (pi)
@@ -158,11 +153,6 @@ class AgentSession(
         self._pending_next_turn: list[dict[str, Any]] = []
         self._pending_custom: list[dict[str, Any]] = []
         self._pending_bash: list[dict[str, Any]] = []
-        # id(message) -> (message, entry id); holding the message keeps its id() from being reused.
-        self._entry_ids: dict[int, tuple[Any, str]] = {}
-        self._remembered: tuple[Any, int] = (None, 0)  # the projection whose entries are in _entry_ids
-        self._unremembered: dict[str, Any] | None = None  # the projection refreshed from, not remembered yet
-        self._remembered_late: set[int] = set()  # ids remembered since that refresh
         self._turn_index = 0
         self._last_assistant: dict[str, Any] | None = None
         self._last_outcome = "completed"
@@ -171,14 +161,13 @@ class AgentSession(
         self._forced_prompt: str | None = None
         self._run_prompt_options: Any = None
         self._prompt_preflight = 0
-        self._save_failure = None
         self._announced_prompts = 0  # further human prompts the mode will send (``tau -p P1 P2``)
         self._deferred_prompts = 0  # human prompts waiting for the ``agent_settled`` handlers
 
     def _create_agent(self, model: Model | None, thinking_level: str | None) -> Agent:
         # The projection every request starts from, built once here (and kept by the cache) rather
         # than a context now and the projection again at the first request.
-        projection = self._projection.get()
+        projection = self._store.projection.get()
         context = {**projection, "messages": list(projection["messages"])}
         self._has_existing = bool(context["messages"])
         level = self._initial_thinking_level(model, thinking_level, context)
@@ -206,7 +195,7 @@ class AgentSession(
         self, model: Model | None, explicit: str | None, context: dict[str, Any]
     ) -> str:
         level = explicit
-        branch = self._session_manager.get_branch()
+        branch = self._store.manager.get_branch()
         recorded = any(entry.get("type") == "thinking_level_change" for entry in branch)
         if level is None and context["messages"] and recorded:
             level = context["thinkingLevel"]
@@ -218,7 +207,7 @@ class AgentSession(
         return "off" if model is None else clamp_thinking_level(model, str(level))
 
     def _record_initial_selection(self) -> None:
-        manager = self._session_manager
+        manager = self._store.manager
         if self._has_existing:
             if not any(entry.get("type") == "thinking_level_change" for entry in manager.get_branch()):
                 manager.append_thinking_level_change(self.agent.state.thinking_level)
@@ -231,7 +220,7 @@ class AgentSession(
         provider = self._settings.get("retry.provider") or {}
         idle = self._settings.get("httpIdleTimeoutMs", DEFAULT_IDLE_TIMEOUT_MS)
         return StreamOptions(
-            session_id=self._session_manager.get_session_id(),
+            session_id=self._store.manager.get_session_id(),
             on_payload=self._on_payload,
             on_response=self._on_response,
             idle_timeout_ms=idle if isinstance(idle, int) else 0,  # "disabled": no limit
@@ -239,29 +228,35 @@ class AgentSession(
             max_retry_delay_ms=int(provider.get("maxRetryDelayMs", 60_000) or 60_000),
         )
 
+    def _stop_run_for_save_failure(self) -> bool:
+        if self._run_active and not self._abort_requested:
+            self._abort_requested = True
+            self.agent.abort()
+        return self._run_active
+
     def set_hooks(self, hooks: SessionHooks) -> None:
         """Bind the extension layer (the runner calls this once it is built)."""
-        self._hooks = hooks
+        self._bus.hooks = hooks
 
     @property
     def hooks(self) -> SessionHooks:
-        return self._hooks
+        return self._bus.hooks
 
     async def start(self, reason: str = "startup") -> None:
         """Announce the session to extensions (``session_start``); the modes call it once bound."""
         self._tools.settle_order()
-        await self._emit_hook({"type": "session_start", "reason": reason})
+        await self._bus.emit_hook({"type": "session_start", "reason": reason})
 
     async def shutdown(self, reason: str = "quit") -> None:
         """Abort any run and announce the end (``session_shutdown``)."""
         await self.abort()
-        await self._emit_hook({"type": "session_shutdown", "reason": reason})
+        await self._bus.emit_hook({"type": "session_shutdown", "reason": reason})
 
     # -- read-only state ---------------------------------------------------------------------
 
     @property
     def session_manager(self) -> SessionManager:
-        return self._session_manager
+        return self._store.manager
 
     @property
     def settings(self) -> Settings:
@@ -277,7 +272,7 @@ class AgentSession(
 
     @property
     def cwd(self) -> str:
-        return self._cwd
+        return self._store.cwd
 
     @property
     def resources(self) -> Resources:
@@ -318,11 +313,11 @@ class AgentSession(
 
     @property
     def session_id(self) -> str:
-        return self._session_manager.get_session_id()
+        return self._store.manager.get_session_id()
 
     @property
     def session_file(self) -> str | None:
-        return self._session_manager.get_session_file()
+        return self._store.manager.get_session_file()
 
     def has_pending_messages(self) -> bool:
         return bool(self._steering_texts or self._follow_up_texts)
@@ -349,7 +344,7 @@ class AgentSession(
         return list(self._follow_up_texts)
 
     def get_session_name(self) -> str | None:
-        return self._session_manager.get_session_name()
+        return self._store.manager.get_session_name()
 
     def get_last_assistant_text(self) -> str | None:
         """The text of the last reply (pi: replies without text that did not end with ``stop`` are skipped)."""
@@ -366,29 +361,14 @@ class AgentSession(
 
     def subscribe(self, listener: SessionListener) -> Callable[[], None]:
         """Call ``listener(event)`` for every session event; returns an unsubscriber."""
-        self._listeners.append(listener)
+        return self._bus.subscribe(listener)
 
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
-
-    def _emit(self, event: dict[str, Any]) -> None:
-        for listener in list(self._listeners):
-            result = listener(event)
-            if inspect.isawaitable(result):
-                task = asyncio.ensure_future(result)
-                self._tasks.add(task)  # the loop holds tasks weakly
-                task.add_done_callback(self._tasks.discard)
-
-    async def _emit_hook(self, event: dict[str, Any]) -> dict[str, Any] | None:
-        if not self._hooks.has_handlers(event["type"]):
-            return None
-        return await self._hooks.emit(event)
+    def emit_event(self, event: dict[str, Any]) -> None:
+        """Hand ``event`` to the session's listeners (the extension runner reports its errors so)."""
+        self._bus.emit(event)
 
     def _emit_queue_update(self) -> None:
-        self._emit(
+        self._bus.emit(
             {
                 "type": "queue_update",
                 "steering": list(self._steering_texts),
@@ -438,9 +418,9 @@ class AgentSession(
             return unique_guidelines(tool.prompt_guidelines) if tool is not None else []
 
         def report(name: str, exc: BaseException) -> None:
-            owner = getattr(self._hooks, "tool_owner", None)
+            owner = getattr(self._bus.hooks, "tool_owner", None)
             extension = getattr(owner(name), "path", None) if owner is not None else None
-            self._hooks.emit_error(
+            self._bus.hooks.emit_error(
                 extension or f"builtin:{name}", "prepare_loadout", str(exc) or type(exc).__name__
             )
 
@@ -454,13 +434,13 @@ class AgentSession(
     def _restore_tools_from_transcript(self, modifiers: Sequence[str] = ()) -> None:
         systems = [
             entry["message"]
-            for entry in self._session_manager.get_branch()
+            for entry in self._store.manager.get_branch()
             if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "system"
         ]
         self._tools.restore_from_transcript(systems, modifiers)
 
     def _prompt_options(self) -> Any:
-        base = self._tools.prompt_options(self._cwd, self._prompt)
+        base = self._tools.prompt_options(self._store.cwd, self._prompt)
         run = self._run_prompt_options
         if run is None:
             return base
@@ -501,7 +481,7 @@ class AgentSession(
             raise ValueError(f"No API key for {model.provider}/{model.id}")
         previous = self.agent.state.model
         self.agent.state.model = model
-        self._session_manager.append_model_change(model.provider, model.id)
+        self._store.manager.append_model_change(model.provider, model.id)
         per_model = (self._settings.get("modelThinkingLevels") or {}).get(f"{model.provider}/{model.id}")
         self.set_thinking_level(
             thinking_level
@@ -510,7 +490,7 @@ class AgentSession(
             or self.thinking_level
         )
         if previous is None or (previous.provider, previous.id) != (model.provider, model.id):
-            await self._emit_hook(
+            await self._bus.emit_hook(
                 {"type": "model_select", "model": model, "previousModel": previous, "source": source}
             )
 
@@ -535,21 +515,11 @@ class AgentSession(
         previous = self.agent.state.thinking_level
         self.agent.state.thinking_level = effective
         if effective != previous:
-            self._session_manager.append_thinking_level_change(effective)
-            self._emit({"type": "thinking_level_changed", "level": effective})
-            self._schedule_hook(
+            self._store.manager.append_thinking_level_change(effective)
+            self._bus.emit({"type": "thinking_level_changed", "level": effective})
+            self._bus.schedule_hook(
                 {"type": "thinking_level_select", "level": effective, "previousLevel": previous}
             )
-
-    def _schedule_hook(self, event: dict[str, Any]) -> None:
-        if not self._hooks.has_handlers(event["type"]):
-            return
-        try:
-            task = asyncio.get_running_loop().create_task(self._hooks.emit(event))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        except RuntimeError:  # no loop: called from synchronous setup code
-            asyncio.run(self._hooks.emit(event))
 
     # -- queue modes, auto compaction, auto retry (saved to the user settings, as pi) -------------
 
@@ -580,20 +550,20 @@ class AgentSession(
     # -- session info ------------------------------------------------------------------------
 
     def set_session_name(self, name: str) -> None:
-        self._session_manager.append_session_info(name)
-        event = {"type": "session_info_changed", "name": self._session_manager.get_session_name()}
-        self._emit(event)
-        self._schedule_hook(event)
+        self._store.manager.append_session_info(name)
+        event = {"type": "session_info_changed", "name": self._store.manager.get_session_name()}
+        self._bus.emit(event)
+        self._bus.schedule_hook(event)
 
     def set_label(self, entry_id: str, label: str | None) -> None:
-        self._session_manager.append_label_change(entry_id, label)
+        self._store.manager.append_label_change(entry_id, label)
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
         """Extension state (a ``custom`` entry, never sent to the model); announced with ``entry_appended``."""
-        entry_id = self._session_manager.append_custom_entry(custom_type, data)
-        entry = self._session_manager.get_entry(entry_id)
+        entry_id = self._store.manager.append_custom_entry(custom_type, data)
+        entry = self._store.manager.get_entry(entry_id)
         if entry is not None:
-            self._emit({"type": "entry_appended", "entry": entry})
+            self._bus.emit({"type": "entry_appended", "entry": entry})
         return entry_id
 
     # -- nested tool calls (ctx.execute_tool) -------------------------------------------------
