@@ -113,14 +113,14 @@ class BoundaryMixin:
         queued = self.agent.has_queued_messages()
         can_continue = (
             (has_context and final_role != "assistant")
-            or bool(self._pending_custom)
+            or bool(self._queues.custom)
             or (queued if boundary == "turn_end" else final_role == "assistant" and queued)
         )
         return {
             "contextEntries": projection["entries"],
             "contextMessages": projection["messages"],
             "llmMessages": llm,
-            "pendingMessages": [*self.agent.peek_queued_messages(), *self._pending_custom],
+            "pendingMessages": [*self.agent.peek_queued_messages(), *self._queues.custom],
             "canContinue": can_continue,
         }
 
@@ -157,7 +157,7 @@ class BoundaryMixin:
         self: Any, message: dict[str, Any], tool_results: list[dict[str, Any]]
     ) -> bool:
         reason = message.get("stopReason")
-        self._last_outcome = (
+        self._run.last_outcome = (
             "aborted" if reason == "aborted" else "error" if reason == "error" else "completed"
         )
         if not self._bus.hooks.has_handlers("turn_end"):
@@ -171,12 +171,12 @@ class BoundaryMixin:
         result_ids = [found for result in tool_results if (found := self._store.entry_id_of(result)) is not None]
         event = {
             "type": "turn_end",
-            "turnIndex": self._turn_index,
+            "turnIndex": self._run.turn_index,
             "message": message,
             "toolResults": tool_results,
             "messageEntryId": entry_id,
             "toolResultEntryIds": result_ids,
-            "outcome": self._last_outcome,
+            "outcome": self._run.last_outcome,
         }
         result = await self._emit_boundary(event, "turn_end")
         self._commit_drafts(list(result.get("entries") or []))
@@ -191,7 +191,7 @@ class BoundaryMixin:
         self._before_settle = True
         self._abort_during_settle = False
         try:
-            event = {"type": "agent_before_settle", "outcome": self._last_outcome}
+            event = {"type": "agent_before_settle", "outcome": self._run.last_outcome}
             result = await self._emit_boundary(event, "agent_before_settle")
             self._commit_drafts(list(result.get("entries") or []))
             self._flush_pending_custom()

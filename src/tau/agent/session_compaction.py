@@ -130,23 +130,7 @@ class CompactionMixin:
 
     def _init_compaction(self: Any) -> None:
         self._last_request: Any = None  # tau.agent.compaction.cached.LastRequest
-        self._manual_compaction: AbortSignal | None = None
-        self._auto_compaction: AbortSignal | None = None
-        self._branch_summary_signal: AbortSignal | None = None
         self._overflow_recovery_attempted = False
-
-    @property
-    def is_compacting(self: Any) -> bool:
-        return (
-            self._manual_compaction is not None
-            or self._auto_compaction is not None
-            or self._branch_summary_signal is not None
-        )
-
-    def abort_compaction(self: Any) -> None:
-        for signal in (self._manual_compaction, self._auto_compaction, self._branch_summary_signal):
-            if signal is not None:
-                signal.abort()
 
     def _compaction_settings(self: Any) -> Any:
         model = self.agent.state.model
@@ -387,7 +371,7 @@ class CompactionMixin:
         ):
             raise ValueError(f"keep_recent_tokens must be a non-negative integer, not {keep_recent_tokens!r}")
         await self.abort()
-        self._manual_compaction = signal = AbortSignal()
+        signal = self._run.start("manual_compaction")
         self._bus.emit({"type": "compaction_start", "reason": "manual"})
         try:
             if self.agent.state.model is None:
@@ -400,12 +384,12 @@ class CompactionMixin:
                 raise RuntimeError("Nothing to compact (session too small)")
         except (_summarization_error(), CompactionCancelled, RuntimeError, ValueError) as exc:
             aborted = signal.aborted or isinstance(exc, CompactionCancelled)
-            self._manual_compaction = None
+            self._run.end("manual_compaction")
             await self._compaction_failed("manual", exc, aborted)
-            self._mark_idle_if_idle()
+            self._run.mark_idle_if_idle()
             raise RuntimeError(str(exc)) from exc
-        self._manual_compaction = None
-        self._mark_idle_if_idle()
+        self._run.end("manual_compaction")
+        self._run.mark_idle_if_idle()
         self._bus.emit(
             {
                 "type": "compaction_end",
@@ -421,7 +405,7 @@ class CompactionMixin:
         """Threshold or overflow compaction; whether the run should continue afterwards."""
         if self.agent.state.model is None:
             return False
-        self._auto_compaction = signal = AbortSignal()
+        signal = self._run.start("auto_compaction")
         self._compaction_started = False
         try:
             result = await self._summarize(reason, will_retry, signal, None)
@@ -432,8 +416,8 @@ class CompactionMixin:
                 )
             return False
         finally:
-            self._auto_compaction = None
-            self._mark_idle_if_idle()
+            self._run.end("auto_compaction")
+            self._run.mark_idle_if_idle()
         if result is None:
             return False
         self._bus.emit(

@@ -37,7 +37,7 @@ class EventsMixin:
     # -- agent events: extensions, listeners, persistence -------------------------------------
 
     async def _on_agent_event(self: Any, event: AgentEvent, signal: AbortSignal) -> None:
-        if event["type"] == "agent_start" and self._abort_requested:
+        if event["type"] == "agent_start" and self._run.abort_requested:
             self.agent.abort()
         if event["type"] == "message_start" and event["message"].get("role") == "toolResult":
             self._attach_nested_calls(event["message"])
@@ -68,16 +68,12 @@ class EventsMixin:
             message["usage"] = combine_usage(message["usage"], usage) if message.get("usage") else usage
 
     def _dequeue_text(self: Any, text: str) -> None:
-        for texts in (self._steering_texts, self._follow_up_texts):
-            if text in texts:
-                texts.remove(text)
-                self._emit_queue_update()
-                return
+        self._queues.remove_text(text)
 
     def _persist(self: Any, message: dict[str, Any]) -> None:
         self._store.save_message(message)
         if message.get("role") == "assistant":
-            self._last_assistant = message
+            self._run.last_assistant = message
             if message.get("stopReason") not in ("error", "length"):
                 self._overflow_recovery_attempted = False
             if message.get("stopReason") != "error" and self._retry_attempt > 0:
@@ -88,9 +84,9 @@ class EventsMixin:
         kind = event["type"]
         hooks = self._bus.hooks
         if kind == "agent_start":
-            self._turn_index = 0
+            self._run.turn_index = 0
         if kind == "turn_end":
-            self._turn_index += 1
+            self._run.turn_index += 1
             return
         if kind == "message_end":
             if hooks.has_handlers("message_end"):
@@ -103,7 +99,7 @@ class EventsMixin:
         if not hooks.has_handlers(kind):
             return
         if kind == "turn_start":
-            await hooks.emit({"type": "turn_start", "turnIndex": self._turn_index, "timestamp": ms_now()})
+            await hooks.emit({"type": "turn_start", "turnIndex": self._run.turn_index, "timestamp": ms_now()})
         elif kind == "agent_end":
             await hooks.emit({"type": "agent_end", "messages": event["messages"]})
         else:

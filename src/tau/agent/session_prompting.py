@@ -90,12 +90,12 @@ class PromptMixin:
         or an ``input`` handler took it), ``"queued"``, or ``"started"`` (the run's messages are
         prepared; called before its ``agent_start``). A refused prompt raises instead.
         """
-        if self._emitting_settled:
+        if self._run.emitting_settled:
             human = source != "extension"
-            self._deferred_prompts += human
+            self._run.deferred_prompts += human
 
             async def deferred() -> None:
-                self._deferred_prompts -= human
+                self._run.deferred_prompts -= human
                 await self.prompt(
                     text,
                     images=images,
@@ -106,23 +106,23 @@ class PromptMixin:
                 )
 
             deferred.human_prompt = human  # type: ignore[attr-defined]
-            self._deferred_settled.append(deferred)
+            self._run.deferred_settled.append(deferred)
             return
         report = preflight_result or _ignore
         if expand_commands and text.startswith("/") and await self._try_command(text):
             report("handled")
             return
-        if self._manual_compaction is not None or self._branch_summary_signal is not None:
+        if self._run.running("manual_compaction") or self._run.running("branch_summary"):
             raise RuntimeError(
                 "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
             )
-        self._prompt_preflight += 1
+        self._run.prompt_preflight += 1
         try:
             trigger = await self._prepare_prompt(
                 text, images, streaming_behavior, source, report, expand_commands
             )
         finally:
-            self._prompt_preflight -= 1
+            self._run.prompt_preflight -= 1
         if trigger is not None:
             await self._start_run(trigger, lambda: report("started"))
 
@@ -186,13 +186,10 @@ class PromptMixin:
         sent = f"{text}\n\n" + "\n".join(hints) if hints else text
         content: list[dict[str, Any]] = [{"type": "text", "text": sent}, *sent_images]
         message = {"role": "user", "content": content, "timestamp": ms_now()}
+        self._queues.add_text(behavior, text)
         if behavior == "followUp":
-            self._follow_up_texts.append(text)
-            self._emit_queue_update()
             self.agent.follow_up(message)
         else:
-            self._steering_texts.append(text)
-            self._emit_queue_update()
             self.agent.steer(message)
 
     async def steer(
@@ -272,12 +269,12 @@ class PromptMixin:
         if custom["details"] is None:
             del custom["details"]
         if deliver_as == "nextTurn":
-            self._pending_next_turn.append(custom)
+            self._queues.next_turn.append(custom)
         elif self.is_streaming and trigger_turn is not False:
             (self.agent.follow_up if deliver_as == "followUp" else self.agent.steer)(custom)
         elif trigger_turn:
-            if self._emitting_settled:
-                self._deferred_settled.append(
+            if self._run.emitting_settled:
+                self._run.deferred_settled.append(
                     lambda: self.send_custom_message(
                         message, trigger_turn=trigger_turn, deliver_as=deliver_as
                     )
@@ -285,7 +282,7 @@ class PromptMixin:
                 return
             await self._start_run({"messageType": "custom", "message": custom})
         elif self.is_streaming:
-            self._pending_custom.append(custom)
+            self._queues.custom.append(custom)
         else:
             self._append_custom_message(custom)
 
@@ -302,7 +299,7 @@ class PromptMixin:
         self._bus.emit({"type": "message_end", "message": message})
 
     def _flush_pending_custom(self: Any) -> None:
-        pending, self._pending_custom = self._pending_custom, []
+        pending, self._queues.custom = self._queues.custom, []
         for message in pending:
             self._append_custom_message(message)
 
@@ -332,7 +329,7 @@ class PromptMixin:
         if exclude_from_context:
             message["excludeFromContext"] = True
         if self.is_streaming:
-            self._pending_bash.append(message)
+            self._queues.bash.append(message)
         else:
             self._store.manager.append_message(message)
             self._store.refresh()
@@ -340,10 +337,10 @@ class PromptMixin:
     @property
     def has_pending_bash_messages(self: Any) -> bool:
         """Whether user bash results wait for the current run to end."""
-        return bool(self._pending_bash)
+        return bool(self._queues.bash)
 
     def _flush_pending_bash(self: Any) -> None:
-        pending, self._pending_bash = self._pending_bash, []
+        pending, self._queues.bash = self._queues.bash, []
         for message in pending:
             self._store.save(self._store.manager.append_message, message)
         if pending:
@@ -351,30 +348,21 @@ class PromptMixin:
 
     def clear_queue(self: Any) -> dict[str, list[str]]:
         """Empty both queues; returns their texts."""
-        steering, follow_up = list(self._steering_texts), list(self._follow_up_texts)
-        self._steering_texts, self._follow_up_texts = [], []
         self.agent.clear_queues()
-        self._emit_queue_update()
-        return {"steering": steering, "followUp": follow_up}
+        return self._queues.clear_texts()
 
     async def abort(self: Any) -> None:
         """Abort the run (and any retry wait, compaction or branch summary); returns once idle."""
-        if self._run_active:
-            self._abort_requested = True
+        if self._run.active:
+            self._run.abort_requested = True
         self.abort_retry()
-        self.abort_compaction()
+        self._run.abort_operations()
         self._abort_before_settle()
         self.agent.abort()
         await self.wait_for_idle()
 
     async def wait_for_idle(self: Any) -> None:
-        while not self.is_idle():
-            self._idle.clear()
-            await self._idle.wait()
-
-    def _mark_idle_if_idle(self: Any) -> None:
-        if self.is_idle():
-            self._idle.set()
+        await self._run.wait_for_idle()
 
     # -- a session-level run -----------------------------------------------------------------
 
@@ -382,17 +370,15 @@ class PromptMixin:
         self: Any, trigger: dict[str, Any], on_started: Callable[[], None] | None = None
     ) -> None:
         self._store.refuse_run_while_unsaved()
-        self._run_active = True
-        self._idle.clear()
-        self._abort_requested = False
+        self._run.begin()
         self._store.save_failure = None
         try:
             messages = await self._prepare_run(trigger)
         except BaseException:
-            self._run_active = False
+            self._run.active = False
             self._flush_pending_bash()
             self._flush_pending_custom()
-            self._mark_idle_if_idle()
+            self._run.mark_idle_if_idle()
             raise
         # Held messages go before the run's starting messages, as they would have while idle.
         self._flush_pending_bash()
@@ -404,19 +390,19 @@ class PromptMixin:
         self._tools.clear_pending()
         try:
             await self.agent.prompt(messages)
-            while not self._abort_requested:
+            while not self._run.abort_requested:
                 if await self._handle_post_agent_run():
-                    if self._abort_requested:
+                    if self._run.abort_requested:
                         break
                     await self.agent.continue_run()
                     continue
-                if self._abort_requested or not await self._run_before_settle_boundary():
+                if self._run.abort_requested or not await self._run_before_settle_boundary():
                     break
-                if self._abort_requested:
+                if self._run.abort_requested:
                     break
                 await self.agent.continue_run()
         finally:
-            if self._abort_requested:
+            if self._run.abort_requested:
                 self._finish_cancelled_retry()
             self._failed_response = None
             self._forced_prompt = None
@@ -458,8 +444,8 @@ class PromptMixin:
             text = f"{trigger['prompt']}\n\n" + "\n".join(hints) if hints else trigger["prompt"]
             content = [{"type": "text", "text": text}, *images]
             messages.append({"role": "user", "content": content, "timestamp": ms_now()})
-        messages.extend(self._pending_next_turn)
-        self._pending_next_turn = []
+        messages.extend(self._queues.next_turn)
+        self._queues.next_turn = []
         for extra in result.get("messages") or []:
             custom = {
                 "role": "custom",
@@ -498,15 +484,15 @@ class PromptMixin:
         return result
 
     async def _emit_agent_settled(self: Any) -> None:
-        self._run_active = False
-        self._emitting_settled = True
+        self._run.active = False
+        self._run.emitting_settled = True
         try:
-            event = {"type": "agent_settled", "aborted": self._abort_requested}
+            event = {"type": "agent_settled", "aborted": self._run.abort_requested}
             await self._bus.emit_hook(event)
             self._bus.emit(event)
         finally:
-            self._emitting_settled = False
-        deferred, self._deferred_settled = self._deferred_settled, []
+            self._run.emitting_settled = False
+        deferred, self._run.deferred_settled = self._run.deferred_settled, []
         ran = 0
         try:
             for action in deferred:
@@ -514,8 +500,8 @@ class PromptMixin:
                 await action()
         finally:
             # Actions a failure left unrun no longer wait: their prompts are not waiting either.
-            self._deferred_prompts -= sum(bool(getattr(a, "human_prompt", False)) for a in deferred[ran:])
-            self._mark_idle_if_idle()
+            self._run.deferred_prompts -= sum(bool(getattr(a, "human_prompt", False)) for a in deferred[ran:])
+            self._run.mark_idle_if_idle()
 
     def _find_last_assistant(self: Any) -> dict[str, Any] | None:
         for message in reversed(self.agent.state.messages):

@@ -71,7 +71,7 @@ class RetryMixin:
         return is_retryable_error(message)
 
     def _will_retry_after(self: Any, event: dict[str, Any]) -> bool:
-        if self._abort_requested:
+        if self._run.abort_requested:
             return False
         policy = retry_policy(self._settings)
         if not policy.enabled or self._retry_attempt >= policy.max_retries:
@@ -119,18 +119,18 @@ class RetryMixin:
 
     async def _handle_post_agent_run(self: Any) -> bool:
         """After a low-level run: whether to continue (retry, overflow recovery, queued messages)."""
-        message, self._last_assistant = self._last_assistant, None
-        if self._abort_requested:
+        message, self._run.last_assistant = self._run.last_assistant, None
+        if self._run.abort_requested:
             self._finish_cancelled_retry()
             return False
         if message is None:
             return self.agent.has_queued_messages()
         if self._is_retryable(message) and await self._prepare_retry(message):
-            if self._abort_requested:
+            if self._run.abort_requested:
                 self._finish_cancelled_retry()
             self._failed_response = message
-            return not self._abort_requested
-        if self._abort_requested:
+            return not self._run.abort_requested
+        if self._run.abort_requested:
             self._finish_cancelled_retry()
             return False
         if message.get("stopReason") == "error" and self._retry_attempt > 0:
@@ -144,8 +144,8 @@ class RetryMixin:
             )
             self._retry_attempt = 0
         if await self._check_compaction(message):
-            return not self._abort_requested
-        return not self._abort_requested and self.agent.has_queued_messages()
+            return not self._run.abort_requested
+        return not self._run.abort_requested and self.agent.has_queued_messages()
 
 
 async def _sleep_aborted(ms: int, signal: AbortSignal) -> bool:

@@ -22,7 +22,6 @@ class TreeMixin:
     """Tree operations of :class:`~tau.agent.session.AgentSession`."""
 
     # state of the session these methods set (declared with its type in AgentSession.__init__)
-    _branch_summary_signal: AbortSignal | None
     _steering_texts: list[str]
     _follow_up_texts: list[str]
 
@@ -41,7 +40,7 @@ class TreeMixin:
         (``editorText``); any other target becomes the leaf. With ``summarize`` the branch left
         behind is summarized into a ``branch_summary`` entry at the new position.
         """
-        if self.is_streaming or self._prompt_preflight > 0:
+        if self.is_streaming or self._run.prompt_preflight > 0:
             raise RuntimeError("Wait for the current response to finish before navigating the session tree.")
         if self.is_compacting:
             raise RuntimeError(
@@ -59,7 +58,7 @@ class TreeMixin:
         if target is None:
             raise RuntimeError(f"Entry {target_id} not found")
         entries, common = collect_entries_for_branch_summary(manager, old_leaf, target_id)
-        self._branch_summary_signal = signal = AbortSignal()
+        signal = self._run.start("branch_summary")
         try:
             decision = await self._before_tree(
                 target_id,
@@ -87,9 +86,8 @@ class TreeMixin:
                     return {"cancelled": True, "aborted": True}
             return await self._move_leaf(target, old_leaf, summary, from_extension, label)
         finally:
-            if self._branch_summary_signal is signal:
-                self._branch_summary_signal = None
-            self._mark_idle_if_idle()
+            self._run.end("branch_summary", signal)
+            self._run.mark_idle_if_idle()
 
     async def _before_tree(
         self: Any,
@@ -187,7 +185,7 @@ class TreeMixin:
         self._store.refresh()
         self._restore_tools_from_transcript()
         self._apply_loadout()
-        self._branch_summary_signal = None
+        self._run.end("branch_summary")
         await self._bus.emit_hook(
             {
                 "type": "session_tree",
@@ -259,10 +257,8 @@ class TreeMixin:
 
     async def _restart(self: Any, reason: str, previous: str | None) -> None:
         self._store.reset()
-        self._pending_next_turn.clear()
-        self._pending_custom.clear()
+        self._queues.reset()
         self.agent.clear_queues()
-        self._steering_texts, self._follow_up_texts = [], []
         self.agent.stream_options.session_id = self._store.manager.get_session_id()
         context = self._store.manager.build_session_context()
         self._has_existing = bool(context["messages"])

@@ -19,7 +19,6 @@ in pi's order: the JSON and RPC modes write them as they are (after ``to_json_ev
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -28,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from tau.agent.agent import Agent
 from tau.agent.resources import Resources
 from tau.agent.session.bus import EventBus, SessionListener
+from tau.agent.session.input_queues import InputQueues
+from tau.agent.session.run_state import RunState
 from tau.agent.session.store import SessionStore
 from tau.agent.session_boundaries import BoundaryMixin
 from tau.agent.session_compaction import CompactionMixin
@@ -128,7 +129,8 @@ class AgentSession(
         self._init_compaction()
         self._init_boundaries()
         self.agent = self._create_agent(model, thinking_level)
-        self._store.attach(self.agent.state, self._stop_run_for_save_failure)
+        self._run = RunState(self.agent.abort)
+        self._store.attach(self.agent.state, self._run.stop)
         self._record_initial_selection()
         initial = list(active_tools) if active_tools is not None else self._settings.default_tools()
         if "*" in initial:  # an allowlist: the tools it names in its order, then every allowed one (pi)
@@ -144,25 +146,9 @@ class AgentSession(
     # -- construction ------------------------------------------------------------------------
 
     def _init_run_state(self) -> None:
-        self._run_active = False
-        self._abort_requested = False
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._steering_texts: list[str] = []
-        self._follow_up_texts: list[str] = []
-        self._pending_next_turn: list[dict[str, Any]] = []
-        self._pending_custom: list[dict[str, Any]] = []
-        self._pending_bash: list[dict[str, Any]] = []
-        self._turn_index = 0
-        self._last_assistant: dict[str, Any] | None = None
-        self._last_outcome = "completed"
-        self._emitting_settled = False
-        self._deferred_settled: list[Callable[[], Any]] = []
+        self._queues = InputQueues(self._bus.emit)
         self._forced_prompt: str | None = None
         self._run_prompt_options: Any = None
-        self._prompt_preflight = 0
-        self._announced_prompts = 0  # further human prompts the mode will send (``tau -p P1 P2``)
-        self._deferred_prompts = 0  # human prompts waiting for the ``agent_settled`` handlers
 
     def _create_agent(self, model: Model | None, thinking_level: str | None) -> Agent:
         # The projection every request starts from, built once here (and kept by the cache) rather
@@ -227,12 +213,6 @@ class AgentSession(
             max_retries=int(provider.get("maxRetries", 0) or 0),
             max_retry_delay_ms=int(provider.get("maxRetryDelayMs", 60_000) or 60_000),
         )
-
-    def _stop_run_for_save_failure(self) -> bool:
-        if self._run_active and not self._abort_requested:
-            self._abort_requested = True
-            self.agent.abort()
-        return self._run_active
 
     def set_hooks(self, hooks: SessionHooks) -> None:
         """Bind the extension layer (the runner calls this once it is built)."""
@@ -306,10 +286,18 @@ class AgentSession(
 
     @property
     def is_streaming(self) -> bool:
-        return self._run_active
+        return self._run.active
 
     def is_idle(self) -> bool:
-        return not self._run_active and not self.is_compacting
+        return self._run.is_idle()
+
+    @property
+    def is_compacting(self) -> bool:
+        return self._run.is_compacting
+
+    def abort_compaction(self) -> None:
+        """Abort a compaction or branch summary in progress."""
+        self._run.abort_operations()
 
     @property
     def session_id(self) -> str:
@@ -320,28 +308,26 @@ class AgentSession(
         return self._store.manager.get_session_file()
 
     def has_pending_messages(self) -> bool:
-        return bool(self._steering_texts or self._follow_up_texts)
+        return self._queues.has_texts()
 
     def announce_prompts(self, count: int) -> None:
         """The mode will send ``count`` more human prompts after the current one (``tau -p P1 P2 …``)."""
-        self._announced_prompts = max(0, int(count))
+        self._run.announced_prompts = max(0, int(count))
 
     def has_waiting_input(self) -> bool:
         """Whether a human message waits to be sent: a queued steer or follow-up, a prompt held until
         the ``agent_settled`` handlers return, or a further prompt the mode announced."""
-        return bool(
-            self._steering_texts or self._follow_up_texts or self._deferred_prompts or self._announced_prompts
-        )
+        return self._queues.has_texts() or self._run.has_waiting_prompts()
 
     @property
     def pending_message_count(self) -> int:
-        return len(self._steering_texts) + len(self._follow_up_texts)
+        return self._queues.text_count
 
     def get_steering_messages(self) -> list[str]:
-        return list(self._steering_texts)
+        return list(self._queues.steering)
 
     def get_follow_up_messages(self) -> list[str]:
-        return list(self._follow_up_texts)
+        return list(self._queues.follow_up)
 
     def get_session_name(self) -> str | None:
         return self._store.manager.get_session_name()
@@ -366,15 +352,6 @@ class AgentSession(
     def emit_event(self, event: dict[str, Any]) -> None:
         """Hand ``event`` to the session's listeners (the extension runner reports its errors so)."""
         self._bus.emit(event)
-
-    def _emit_queue_update(self) -> None:
-        self._bus.emit(
-            {
-                "type": "queue_update",
-                "steering": list(self._steering_texts),
-                "followUp": list(self._follow_up_texts),
-            }
-        )
 
     # -- tools and prompt --------------------------------------------------------------------
 
