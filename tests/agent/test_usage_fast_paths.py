@@ -17,7 +17,6 @@ import pytest
 from tau.agent.compaction import estimate
 from tau.agent.compaction.estimate import calculate_context_tokens, estimate_projected_context_tokens
 from tau.agent.session import AgentSession
-from tau.agent.session_compaction import context_usage
 from tau.agent.settings import Settings
 from tau.llm.registry import ModelRegistry
 from tau.session.manager import SessionManager
@@ -120,7 +119,7 @@ def test_usage_checks_equal_the_full_passes(seed):
         for index in {0, len(projection["messages"]) - 1, rnd.randrange(len(projection["messages"]) + 2)}:
             want = _reference_usage_is_current(projection, branch, index)
             assert estimate._usage_is_current(projection, branch, index) == want
-        assert context_usage(session) == _reference_context_usage(session)
+        assert session.get_context_usage() == _reference_context_usage(session)
 
 
 class _EagerIds:

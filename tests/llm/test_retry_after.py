@@ -10,8 +10,8 @@ import json
 import pytest
 from loopback import LoopbackServer, json_reply, sse, sse_reply
 
-from tau.agent import session_retry
 from tau.agent.session import AgentSession
+from tau.agent.session import retry as session_retry
 from tau.agent.settings import Settings
 from tau.llm.registry import ModelRegistry
 from tau.llm.retry import RetryPolicy, retry_delay_ms

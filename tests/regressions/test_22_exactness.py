@@ -52,7 +52,7 @@ def test_comparison_notices_a_changed_record():
 def test_tau_runs_with_the_settings_that_restore_pi():
     """Where tau differs from pi on purpose, the differential runs use pi's behaviour (decisions.md)."""
     from tau.agent.compaction import CompactionSettings
-    from tau.agent.session_retry import retry_policy
+    from tau.agent.session.retry import retry_policy
     from tau.agent.settings import Settings
 
     assert CompactionSettings.from_settings({}).cache_friendly is True

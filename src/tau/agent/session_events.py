@@ -31,7 +31,6 @@ class EventsMixin:
     """Event handling, persistence and loop hooks of :class:`~tau.agent.session.AgentSession`."""
 
     # state of the session these methods set (declared with its type in AgentSession.__init__)
-    _failed_response: dict[str, Any] | None
     _last_assistant: dict[str, Any] | None
 
     # -- agent events: extensions, listeners, persistence -------------------------------------
@@ -44,11 +43,11 @@ class EventsMixin:
         elif event["type"] == "agent_end":
             self._nested.clear()
         if event["type"] == "message_start" and event["message"].get("role") == "user":
-            self._overflow_recovery_attempted = False
+            self._compactor.overflow_recovery_attempted = False
             self._dequeue_text(content_text(event["message"].get("content") or "", ""))
         await self._emit_extension_event(event)
         if event["type"] == "agent_end":
-            self._bus.emit({**event, "willRetry": self._will_retry_after(event)})
+            self._bus.emit({**event, "willRetry": self._retrier.will_retry_after(event, self.agent.state.model)})
         else:
             self._bus.emit(event)
         if event["type"] == "message_end":
@@ -75,10 +74,9 @@ class EventsMixin:
         if message.get("role") == "assistant":
             self._run.last_assistant = message
             if message.get("stopReason") not in ("error", "length"):
-                self._overflow_recovery_attempted = False
-            if message.get("stopReason") != "error" and self._retry_attempt > 0:
-                self._bus.emit({"type": "auto_retry_end", "success": True, "attempt": self._retry_attempt})
-                self._retry_attempt = 0
+                self._compactor.overflow_recovery_attempted = False
+            if message.get("stopReason") != "error":
+                self._retrier.succeeded()
 
     async def _emit_extension_event(self: Any, event: dict[str, Any]) -> None:
         kind = event["type"]
@@ -135,7 +133,6 @@ class EventsMixin:
         return [head, *(message for message in messages if message.get("role") != "system")]
 
     async def _prepare_request(self: Any, request: RequestContext, signal: AbortSignal | None) -> TurnUpdate:
-        self._failed_response = None
         projection = self._store.projection.get()
         context = AgentContext(list(projection["messages"]), list(self.agent.state.tools))
         return TurnUpdate(
@@ -143,7 +140,7 @@ class EventsMixin:
         )
 
     async def _prepare_next_turn(self: Any, turn: TurnContext, signal: AbortSignal | None) -> TurnUpdate:
-        messages = await self._compact_before_next_response()
+        messages = await self._compactor.compact_before_next_response()
         patch = self._system_patch(messages)
         return TurnUpdate(
             context=AgentContext(list(messages), list(self.agent.state.tools)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tau.agent.session.retry import is_retryable
 from tau.agent.session_tools import options_from_json, options_to_json
 from tau.common.jsstr import ms_now
 from tau.llm.messages import content_text
@@ -59,7 +60,6 @@ class PromptMixin:
     """Prompting, queues and runs of :class:`~tau.agent.session.AgentSession`."""
 
     # state of the session these methods set (declared with its type in AgentSession.__init__)
-    _failed_response: dict[str, Any] | None
     _save_failure: SessionWriteError | None
     _forced_prompt: str | None
     _pending_custom: list[dict[str, Any]]
@@ -385,7 +385,6 @@ class PromptMixin:
         self._flush_pending_custom()
         if on_started is not None:
             on_started()
-        self._failed_response = None
         self._record_thinking_level()
         self._tools.clear_pending()
         try:
@@ -403,8 +402,7 @@ class PromptMixin:
                 await self.agent.continue_run()
         finally:
             if self._run.abort_requested:
-                self._finish_cancelled_retry()
-            self._failed_response = None
+                self._retrier.finish_cancelled()
             self._forced_prompt = None
             self._run_prompt_options = None
             self._flush_pending_bash()
@@ -430,7 +428,7 @@ class PromptMixin:
     async def _prepare_run(self: Any, trigger: dict[str, Any]) -> list[dict[str, Any]]:
         last = self._find_last_assistant()
         if last is not None:
-            await self._check_compaction(last, skip_aborted=False)
+            await self._compactor.check(last, skip_aborted=False)
         result = await self._before_agent_start(trigger)
         messages: list[dict[str, Any]] = []
         if trigger["messageType"] == "custom":
@@ -502,6 +500,28 @@ class PromptMixin:
             # Actions a failure left unrun no longer wait: their prompts are not waiting either.
             self._run.deferred_prompts -= sum(bool(getattr(a, "human_prompt", False)) for a in deferred[ran:])
             self._run.mark_idle_if_idle()
+
+    async def _handle_post_agent_run(self: Any) -> bool:
+        """After a low-level run: whether to continue (retry, overflow recovery, queued messages)."""
+        message, self._run.last_assistant = self._run.last_assistant, None
+        if self._run.abort_requested:
+            self._retrier.finish_cancelled()
+            return False
+        if message is None:
+            return self.agent.has_queued_messages()
+        if is_retryable(message, self.agent.state.model) and await self._retrier.prepare(
+            message, self._store.omit_attempt
+        ):
+            if self._run.abort_requested:
+                self._retrier.finish_cancelled()
+            return not self._run.abort_requested
+        if self._run.abort_requested:
+            self._retrier.finish_cancelled()
+            return False
+        self._retrier.give_up(message)
+        if await self._compactor.check(message):
+            return not self._run.abort_requested
+        return not self._run.abort_requested and self.agent.has_queued_messages()
 
     def _find_last_assistant(self: Any) -> dict[str, Any] | None:
         for message in reversed(self.agent.state.messages):

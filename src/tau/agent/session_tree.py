@@ -8,7 +8,6 @@ of this :class:`~tau.agent.session.AgentSession` in place and announce it to ext
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from tau.llm.messages import content_text
@@ -79,7 +78,7 @@ class TreeMixin:
             summary, from_extension = decision.get("summary") if summarize else None, True
             if summary is None and summarize and entries:
                 from_extension = False
-                summary = await self._branch_summary(
+                summary = await self._compactor.branch_summary(
                     entries, signal, custom_instructions, replace_instructions
                 )
                 if summary.get("aborted"):
@@ -117,41 +116,6 @@ class TreeMixin:
             {"type": "session_before_tree", "preparation": preparation, "signal": signal}
         )
         return answer or {}
-
-    async def _branch_summary(
-        self: Any, entries: Any, signal: AbortSignal, custom: Any, replace: bool
-    ) -> dict[str, Any]:
-        from tau.agent.compaction.branch_summary import generate_branch_summary
-        from tau.agent.compaction.settings import BranchSummarySettings
-
-        model = self.agent.state.model
-        settings = BranchSummarySettings.from_settings(self._settings.effective)
-        compaction = self._compaction_settings()
-        cached = self._cached_summaries(
-            "branchSummary",
-            signal,
-            dataclasses.replace(compaction, reserve_tokens=settings.reserve_tokens),
-            entries[0].get("id") if entries else None,
-            branch=True,
-        )
-        result = await generate_branch_summary(
-            entries,
-            self._summary_complete(signal, "branchSummary"),
-            context_window=model.context_window,
-            reserve_tokens=settings.reserve_tokens,
-            custom_instructions=custom,
-            replace_instructions=bool(replace),
-            cached=cached,
-        )
-        if result.aborted:
-            return {"aborted": True}
-        if result.error:
-            raise RuntimeError(result.error)
-        return {
-            "summary": result.summary,
-            "usage": result.usage,
-            "details": {"readFiles": result.read_files or [], "modifiedFiles": result.modified_files or []},
-        }
 
     async def _move_leaf(
         self: Any, target: dict[str, Any], old_leaf: Any, summary: Any, from_extension: bool, label: Any

@@ -8,8 +8,8 @@ from pathlib import Path
 from interactive_support import controlled, screen_text
 
 from faux_model import FauxModel
-from tau.agent import session_retry
 from tau.agent.session import AgentSession
+from tau.agent.session import retry as session_retry
 from tau.agent.settings import Settings
 from tau.session.manager import SessionManager
 

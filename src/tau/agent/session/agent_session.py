@@ -27,16 +27,16 @@ from typing import TYPE_CHECKING, Any
 from tau.agent.agent import Agent
 from tau.agent.resources import Resources
 from tau.agent.session.bus import EventBus, SessionListener
+from tau.agent.session.compaction import Compactor, check_keep_recent_tokens
 from tau.agent.session.input_queues import InputQueues
+from tau.agent.session.retry import Retrier
 from tau.agent.session.run_state import RunState
 from tau.agent.session.store import SessionStore
 from tau.agent.session_boundaries import BoundaryMixin
-from tau.agent.session_compaction import CompactionMixin
 from tau.agent.session_events import EventsMixin
 from tau.agent.session_hooks import SessionHooks
 from tau.agent.session_nested import NestedCallRunner
 from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
-from tau.agent.session_retry import RetryMixin
 from tau.agent.session_switch import SwitchMixin
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch, unique_guidelines
 from tau.agent.session_tree import TreeMixin
@@ -62,7 +62,7 @@ def _queue_mode(mode: str) -> Any:
 
 
 class AgentSession(
-    PromptMixin, EventsMixin, RetryMixin, CompactionMixin, BoundaryMixin, TreeMixin, SwitchMixin
+    PromptMixin, EventsMixin, BoundaryMixin, TreeMixin, SwitchMixin
 ):
     """An agent whose transcript is a session file, with pi's session-level behaviour.
 
@@ -125,12 +125,15 @@ class AgentSession(
         # whether the project's trust-gated files apply (the modes read their own such files: themes)
         self.project_trusted = False
         self._init_run_state()
-        self._init_retry()
-        self._init_compaction()
         self._init_boundaries()
         self.agent = self._create_agent(model, thinking_level)
         self._run = RunState(self.agent.abort)
         self._store.attach(self.agent.state, self._run.stop)
+        self._retrier = Retrier(self._settings, self._run, self._bus.emit)
+        self._compactor = Compactor(
+            self._store, self.agent, self._settings, self._bus, self._run, self._stream_fn, self._convert_to_llm
+        )
+        self.agent.stream_fn = self._compactor.recording_stream
         self._record_initial_selection()
         initial = list(active_tools) if active_tools is not None else self._settings.default_tools()
         if "*" in initial:  # an allowlist: the tools it names in its order, then every allowed one (pi)
@@ -159,7 +162,7 @@ class AgentSession(
         level = self._initial_thinking_level(model, thinking_level, context)
         agent = Agent(
             model=model,  # type: ignore[arg-type]
-            stream_fn=self._recording_stream,
+            stream_fn=self._stream_fn,
             messages=context["messages"],
             thinking_level=level,
             convert_to_llm=self._convert_to_llm,
@@ -566,6 +569,32 @@ class AgentSession(
 
     def get_context_usage(self) -> dict[str, Any] | None:
         """``{tokens, contextWindow, percent}``; tokens ``None`` right after a compaction."""
-        from tau.agent.session_compaction import context_usage
+        return self._compactor.context_usage()
 
-        return context_usage(self)
+    # -- retry and compaction ----------------------------------------------------------------
+
+    @property
+    def retry_attempt(self) -> int:
+        return self._retrier.attempt
+
+    @property
+    def is_retrying(self) -> bool:
+        return self._retrier.is_retrying
+
+    def abort_retry(self) -> None:
+        """Cancel a retry wait in progress (``auto_retry_end`` is emitted at once)."""
+        self._retrier.abort()
+
+    async def compact(
+        self, custom_instructions: str | None = None, *, keep_recent_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """Compact now (``/compact``): aborts the run first; returns the compaction result.
+
+        ``keep_recent_tokens`` replaces ``compaction.keepRecentTokens`` for this compaction only (an
+        extension that knows where a step of the work ended, like Online Context Compact).
+        Raises ``RuntimeError`` when there is nothing to compact or the summary failed, ``ValueError``
+        when ``keep_recent_tokens`` is not a non-negative integer.
+        """
+        check_keep_recent_tokens(keep_recent_tokens)
+        await self.abort()
+        return await self._compactor.compact(custom_instructions, keep_recent_tokens=keep_recent_tokens)

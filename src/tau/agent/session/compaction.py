@@ -9,14 +9,20 @@ ends with ``compaction_end{errorMessage?}`` without ``result`` (as pi) and ``ses
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
-from tau.agent.session_retry import retry_policy
+from tau.agent.agent import Agent
+from tau.agent.session.bus import EventBus
+from tau.agent.session.retry import retry_policy
+from tau.agent.session.run_state import RunState
+from tau.agent.session.store import SessionStore
+from tau.agent.settings import Settings
 from tau.common.jsstr import ms_from_iso
 from tau.llm.overflow import is_context_overflow, is_recoverable_length
-from tau.llm.stream import AbortSignal
+from tau.llm.stream import AbortSignal, StreamFunction
 
-__all__ = ["CompactionMixin", "context_usage"]
+__all__ = ["Compactor", "check_keep_recent_tokens"]
 
 OVERFLOW_RETRY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
@@ -122,22 +128,57 @@ def _entry_ms(entry: dict[str, Any]) -> int:
         return 0
 
 
-class CompactionMixin:
-    """Compaction state and triggers of :class:`~tau.agent.session.AgentSession`."""
+def check_keep_recent_tokens(value: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` (``compact``'s ``keep_recent_tokens``) is ``None`` or a
+    non-negative integer."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ValueError(f"keep_recent_tokens must be a non-negative integer, not {value!r}")
 
-    # state of the session these methods set (declared with its type in AgentSession.__init__)
-    _failed_response: dict[str, Any] | None
 
-    def _init_compaction(self: Any) -> None:
+class Compactor:
+    """Compaction of one session: manual, at the threshold, and the recovery from an overflow.
+
+    It owns the last provider request (recorded by :meth:`recording_stream`, the agent's stream
+    function: a cache-friendly summary starts from it) and whether this run already tried to
+    recover from an overflow.
+
+    Args:
+        store: the session file, its projection and entry index.
+        agent: the agent (model, thinking level, transcript, queued messages).
+        settings: where ``compaction.*`` and ``retry.*`` are read.
+        bus: events and extension hooks.
+        run: the run state, where a compaction is an operation.
+        stream_fn: the provider entry point.
+        convert: the request conversion of session messages (``convert_to_llm``).
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        agent: Agent,
+        settings: Settings,
+        bus: EventBus,
+        run: RunState,
+        stream_fn: StreamFunction,
+        convert: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    ) -> None:
+        self._store = store
+        self._agent = agent
+        self._settings = settings
+        self._bus = bus
+        self._run = run
+        self._stream_fn = stream_fn
+        self._convert = convert
         self._last_request: Any = None  # tau.agent.compaction.cached.LastRequest
-        self._overflow_recovery_attempted = False
+        self._started = False  # whether the automatic compaction in progress announced itself
+        self.overflow_recovery_attempted = False
 
-    def _compaction_settings(self: Any) -> Any:
-        model = self.agent.state.model
+    def settings(self) -> Any:
+        model = self._agent.state.model
         key = f"{model.provider}/{model.id}" if model is not None else None
         return _settings_module().CompactionSettings.from_settings(self._settings.effective, key)
 
-    def _recording_stream(self: Any, model: Any, context: Any, options: Any = None) -> Any:
+    def recording_stream(self, model: Any, context: Any, options: Any = None) -> Any:
         """The agent's provider call, remembered: a cache-friendly summary starts with it.
 
         Without a ``before_provider_request`` handler the provider is given no ``on_payload``: a
@@ -156,7 +197,7 @@ class CompactionMixin:
         )
         return self._stream_fn(model, context, options)
 
-    def _cached_summaries(
+    def cached_summaries(
         self: Any,
         reason: str,
         signal: AbortSignal,
@@ -173,7 +214,7 @@ class CompactionMixin:
         from tau.agent.compaction.cached import CachedSummaries, quote
 
         last = self._last_request
-        model = self.agent.state.model
+        model = self._agent.state.model
         if (
             not settings.cache_friendly
             or reason == "overflow"
@@ -201,7 +242,7 @@ class CompactionMixin:
             """How the message at ``entries[index]`` begins; ``None`` past the messages sent."""
             if index >= max(sent, end):
                 return None
-            found = (m for item in entries[index:] for m in self._convert_to_llm(item["messages"]))
+            found = (m for item in entries[index:] for m in self._convert(item["messages"]))
             return next((text for m in found if m.get("role") != "system" and (text := quote(m))), None)
 
         turn_start = quoted(ids.index(turn_start_id)) if turn_start_id is not None else None
@@ -209,20 +250,20 @@ class CompactionMixin:
             return None
         options = dataclasses.replace(last.options, signal=signal, on_payload=None, on_response=None)
         return CachedSummaries(
-            messages=[*last.messages, *self._convert_to_llm(since)],
-            complete=self._summary_complete(signal, reason, options),
+            messages=[*last.messages, *self._convert(since)],
+            complete=self.summary_complete(signal, reason, options),
             kept=quoted(first),
             turn_start=turn_start,
             context_window=model.context_window,
             headroom=settings.reserve_tokens // 2,
         )
 
-    def _summary_complete(self: Any, signal: AbortSignal, reason: str, options: Any = None) -> Any:
+    def summary_complete(self, signal: AbortSignal, reason: str, options: Any = None) -> Any:
         from tau.agent.compaction.request import summary_complete, summary_options
 
-        model = self.agent.state.model
+        model = self._agent.state.model
         if options is None:
-            options = summary_options(model, signal=signal, thinking_level=self.agent.state.thinking_level)
+            options = summary_options(model, signal=signal, thinking_level=self._agent.state.thinking_level)
 
         def scheduled(attempt: int, max_attempts: int, delay_ms: int, error: str) -> None:
             self._bus.emit(
@@ -252,7 +293,7 @@ class CompactionMixin:
         from tau.agent.compaction.summary import compact
 
         branch = self._store.manager.get_branch()
-        settings = self._compaction_settings()
+        settings = self.settings()
         if keep_recent_tokens is not None:
             settings = dataclasses.replace(settings, keep_recent_tokens=keep_recent_tokens)
         preparation = prepare_compaction(branch, settings)
@@ -260,7 +301,7 @@ class CompactionMixin:
             return None
         if reason != "manual":
             self._bus.emit({"type": "compaction_start", "reason": reason})
-        self._compaction_started = True
+        self._started = True
         from_extension = False
         supplied = None
         if self._bus.hooks.has_handlers("session_before_compact"):
@@ -282,12 +323,12 @@ class CompactionMixin:
         if signal.aborted:
             raise CompactionCancelled("Compaction cancelled")
         if supplied is None:
-            cached = self._cached_summaries(
+            cached = self.cached_summaries(
                 reason, signal, settings, preparation.first_kept_entry_id, preparation.turn_start_entry_id
             )
             supplied = await compact(
                 preparation,
-                self._summary_complete(signal, reason),
+                self.summary_complete(signal, reason),
                 custom_instructions=custom_instructions,
                 cached=cached,
             )
@@ -320,7 +361,6 @@ class CompactionMixin:
                 "willRetry": will_retry,
             }
         )
-        self._compaction_from_extension = from_extension
         return result
 
     async def _compaction_failed(
@@ -357,24 +397,17 @@ class CompactionMixin:
     async def compact(
         self: Any, custom_instructions: str | None = None, *, keep_recent_tokens: int | None = None
     ) -> dict[str, Any]:
-        """Compact now (``/compact``): aborts the run first; returns the compaction result.
+        """Compact now (``/compact``, the run aborted by the caller); returns the compaction result.
 
         ``keep_recent_tokens`` replaces ``compaction.keepRecentTokens`` for this compaction only (an
         extension that knows where a step of the work ended, like Online Context Compact).
         Raises ``RuntimeError`` when there is nothing to compact or the summary failed, ``ValueError``
         when ``keep_recent_tokens`` is not a non-negative integer.
         """
-        if keep_recent_tokens is not None and (
-            isinstance(keep_recent_tokens, bool)
-            or not isinstance(keep_recent_tokens, int)
-            or keep_recent_tokens < 0
-        ):
-            raise ValueError(f"keep_recent_tokens must be a non-negative integer, not {keep_recent_tokens!r}")
-        await self.abort()
         signal = self._run.start("manual_compaction")
         self._bus.emit({"type": "compaction_start", "reason": "manual"})
         try:
-            if self.agent.state.model is None:
+            if self._agent.state.model is None:
                 raise RuntimeError("No model selected")
             result = await self._summarize("manual", False, signal, custom_instructions, keep_recent_tokens)
             if result is None:
@@ -401,16 +434,16 @@ class CompactionMixin:
         )
         return result
 
-    async def _run_auto_compaction(self: Any, reason: str, will_retry: bool) -> bool:
+    async def run_auto(self, reason: str, will_retry: bool) -> bool:
         """Threshold or overflow compaction; whether the run should continue afterwards."""
-        if self.agent.state.model is None:
+        if self._agent.state.model is None:
             return False
         signal = self._run.start("auto_compaction")
-        self._compaction_started = False
+        self._started = False
         try:
             result = await self._summarize(reason, will_retry, signal, None)
         except (_summarization_error(), CompactionCancelled, RuntimeError, ValueError) as exc:
-            if self._compaction_started:
+            if self._started:
                 await self._compaction_failed(
                     reason, exc, signal.aborted or isinstance(exc, CompactionCancelled)
                 )
@@ -429,29 +462,29 @@ class CompactionMixin:
                 "willRetry": will_retry,
             }
         )
-        return True if will_retry else self.agent.has_queued_messages()
+        return True if will_retry else self._agent.has_queued_messages()
 
-    async def _compact_before_next_response(self: Any) -> list[dict[str, Any]]:
+    async def compact_before_next_response(self) -> list[dict[str, Any]]:
         """Between turns: compact when the projected context is over the threshold; the new messages."""
         manager = self._store.manager
         projection = self._store.projection.get()
-        model = self.agent.state.model
+        model = self._agent.state.model
         if model is None or model.context_window <= 0:
             return projection["messages"]
         tokens = _estimate().estimate_projected_context_tokens(projection, manager.get_branch())["tokens"]
-        if not _settings_module().should_compact(tokens, model.context_window, self._compaction_settings()):
+        if not _settings_module().should_compact(tokens, model.context_window, self.settings()):
             return projection["messages"]
-        await self._run_auto_compaction("threshold", False)
+        await self.run_auto("threshold", False)
         return self._store.projection.get()["messages"]
 
-    async def _check_compaction(self: Any, message: dict[str, Any], skip_aborted: bool = True) -> bool:
+    async def check(self, message: dict[str, Any], skip_aborted: bool = True) -> bool:
         """pi's ``_checkCompaction``: overflow recovery or threshold compaction after a response."""
-        settings = self._compaction_settings()
+        settings = self.settings()
         if not settings.enabled:
             return False
         if skip_aborted and message.get("stopReason") == "aborted":
             return False
-        model = self.agent.state.model
+        model = self._agent.state.model
         same_model = model is not None and (model.provider, model.id) == (
             message.get("provider"),
             message.get("model"),
@@ -486,13 +519,13 @@ class CompactionMixin:
             return await self._recover_overflow(message, overflow)
         tokens = self._context_tokens_after(message, projection, branch, latest)
         if tokens is not None and _settings_module().should_compact(tokens, window, settings):
-            return await self._run_auto_compaction("threshold", False)
+            return await self.run_auto("threshold", False)
         return False
 
-    async def _recover_overflow(self: Any, message: dict[str, Any], overflow: bool) -> bool:
+    async def _recover_overflow(self, message: dict[str, Any], overflow: bool) -> bool:
         if message.get("stopReason") == "stop":
-            return await self._run_auto_compaction("overflow", False)
-        if self._overflow_recovery_attempted:
+            return await self.run_auto("overflow", False)
+        if self.overflow_recovery_attempted:
             error = OVERFLOW_RETRY_FAILED if overflow else LENGTH_RETRY_FAILED
             self._bus.emit(
                 {
@@ -514,12 +547,9 @@ class CompactionMixin:
                 }
             )
             return False
-        self._overflow_recovery_attempted = True
+        self.overflow_recovery_attempted = True
         self._store.omit_attempt(message)
-        retry = await self._run_auto_compaction("overflow", True)
-        if retry:
-            self._failed_response = message
-        return retry
+        return await self.run_auto("overflow", True)
 
     def _context_tokens_after(
         self: Any,
@@ -533,7 +563,7 @@ class CompactionMixin:
         direct = _estimate().calculate_context_tokens(message["usage"]) if message.get("usage") else 0
         if message.get("stopReason") != "error" and direct:
             return direct
-        messages = self.agent.state.messages
+        messages = self._agent.state.messages
         estimate = _estimate().estimate_context_tokens(messages)
         index = estimate["lastUsageIndex"]
         if index is not None and latest is not None:
@@ -542,18 +572,54 @@ class CompactionMixin:
                 return None
         return estimate["tokens"]
 
+    async def branch_summary(
+        self, entries: Any, signal: AbortSignal, custom: Any, replace: bool
+    ) -> dict[str, Any]:
+        """The summary of the branch left behind (``entries``): ``{summary, usage, details}``, or
+        ``{aborted: True}``; raises ``RuntimeError`` when it failed."""
+        from tau.agent.compaction.branch_summary import generate_branch_summary
+        from tau.agent.compaction.settings import BranchSummarySettings
 
-def context_usage(session: Any) -> dict[str, Any] | None:
-    """pi's ``getContextUsage``: ``{tokens, contextWindow, percent}`` (``None`` values right after a compaction)."""
-    model = session.agent.state.model
-    if model is None or model.context_window <= 0:
-        return None
-    window = model.context_window
-    # The session's cached projection: the same as building it from the branch, without the pass.
-    projection = session._store.projection.get()
-    branch = session.session_manager.get_branch()
-    latest = _latest_compaction(projection)
-    if latest is not None and not _usage_after(projection, branch, latest):
-        return {"tokens": None, "contextWindow": window, "percent": None}
-    tokens = _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
-    return {"tokens": tokens, "contextWindow": window, "percent": tokens / window * 100}
+        model = self._agent.state.model
+        settings = BranchSummarySettings.from_settings(self._settings.effective)
+        compaction = self.settings()
+        cached = self.cached_summaries(
+            "branchSummary",
+            signal,
+            dataclasses.replace(compaction, reserve_tokens=settings.reserve_tokens),
+            entries[0].get("id") if entries else None,
+            branch=True,
+        )
+        result = await generate_branch_summary(
+            entries,
+            self.summary_complete(signal, "branchSummary"),
+            context_window=model.context_window,
+            reserve_tokens=settings.reserve_tokens,
+            custom_instructions=custom,
+            replace_instructions=bool(replace),
+            cached=cached,
+        )
+        if result.aborted:
+            return {"aborted": True}
+        if result.error:
+            raise RuntimeError(result.error)
+        return {
+            "summary": result.summary,
+            "usage": result.usage,
+            "details": {"readFiles": result.read_files or [], "modifiedFiles": result.modified_files or []},
+        }
+
+    def context_usage(self) -> dict[str, Any] | None:
+        """pi's ``getContextUsage``: ``{tokens, contextWindow, percent}`` (``None`` values right after a compaction)."""
+        model = self._agent.state.model
+        if model is None or model.context_window <= 0:
+            return None
+        window = model.context_window
+        # The session's cached projection: the same as building it from the branch, without the pass.
+        projection = self._store.projection.get()
+        branch = self._store.manager.get_branch()
+        latest = _latest_compaction(projection)
+        if latest is not None and not _usage_after(projection, branch, latest):
+            return {"tokens": None, "contextWindow": window, "percent": None}
+        tokens = _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
+        return {"tokens": tokens, "contextWindow": window, "percent": tokens / window * 100}
