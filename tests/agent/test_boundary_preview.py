@@ -93,13 +93,13 @@ def _normalized(context: dict[str, Any], fresh: set[str]) -> dict[str, Any]:
 
 
 def _from_scratch(session: AgentSession, drafts: list[dict[str, Any]]) -> dict[str, Any]:
-    projection = session._preview_manager(drafts).build_session_projection()
+    projection = session._boundaries.preview_manager(drafts).build_session_projection()
     llm = convert_to_llm(projection["messages"])
     return {
         "contextEntries": projection["entries"],
         "contextMessages": projection["messages"],
         "llmMessages": llm,
-        "canContinue": session._boundary_context([], "turn_end")["canContinue"] if not drafts else None,
+        "canContinue": session._boundaries.context([], "turn_end")["canContinue"] if not drafts else None,
     }
 
 
@@ -114,7 +114,7 @@ def test_preview_equals_the_full_build_after_appends_and_drafts(seed):
         session._store.refresh()
         drafts = [_draft(rnd, n * 10 + k, manager) for k in range(rnd.randrange(4))]
         known |= {entry["id"] for entry in manager.get_branch()}
-        fast = session._boundary_context(drafts, "turn_end")
+        fast = session._boundaries.context(drafts, "turn_end")
         slow = _from_scratch(session, drafts)
         fresh_fast = {i["sourceEntry"]["id"] for i in fast["contextEntries"]} - known
         fresh_slow = {i["sourceEntry"]["id"] for i in slow["contextEntries"]} - known
@@ -131,7 +131,7 @@ def test_preview_equals_the_full_build_after_appends_and_drafts(seed):
         if rnd.random() < 0.1:  # an edit of the real session: the cached projection is rebuilt
             target = rnd.choice([e for e in manager.get_branch() if e["type"] == "message"])
             manager.append_context_edit(target["id"], None)
-    final = session._boundary_context([], "turn_end")
+    final = session._boundaries.context([], "turn_end")
     assert _normalized(final, set()) == _normalized(_from_scratch(session, []), set())
 
 
@@ -140,7 +140,7 @@ def test_invalid_appending_draft_reports_what_the_full_build_reports():
     session.session_manager.append_message({"role": "user", "content": "q", "timestamp": 1})
     broken = [{"type": "custom_message", "content": "no custom type"}]
     with pytest.raises(ValueError) as fast:
-        session._boundary_context(broken, "turn_end")
+        session._boundaries.context(broken, "turn_end")
     with pytest.raises(ValueError) as slow:
-        session._preview_manager(broken)
+        session._boundaries.preview_manager(broken)
     assert str(fast.value) == str(slow.value)

@@ -357,7 +357,7 @@ class PromptMixin:
             self._run.abort_requested = True
         self.abort_retry()
         self._run.abort_operations()
-        self._abort_before_settle()
+        self._boundaries.abort()
         self.agent.abort()
         await self.wait_for_idle()
 
@@ -395,7 +395,7 @@ class PromptMixin:
                         break
                     await self.agent.continue_run()
                     continue
-                if self._run.abort_requested or not await self._run_before_settle_boundary():
+                if self._run.abort_requested or not await self._boundaries.before_settle():
                     break
                 if self._run.abort_requested:
                     break

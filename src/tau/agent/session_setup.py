@@ -55,7 +55,7 @@ class ModelSelection:
     warning: str | None = None
 
 
-def _session_model(branch: Sequence[dict[str, Any]]) -> tuple[Any, Any] | None:
+def session_model(branch: Sequence[dict[str, Any]]) -> tuple[Any, Any] | None:
     """The ``(provider, model id)`` the branch last used, as its file holds them."""
     for entry in reversed(branch):
         if entry.get("type") == "model_change":
@@ -90,7 +90,7 @@ def select_model(
         default = (settings.get("defaultProvider"), settings.get("defaultModel"))
         chosen = next((s for s in scoped if (s.model.provider, s.model.id) == default), scoped[0])
         return ModelSelection(chosen.model, chosen.thinking_level)
-    recorded = _session_model(session_branch)
+    recorded = session_model(session_branch)
     warning = None
     if recorded:
         model = registry.find(*recorded)

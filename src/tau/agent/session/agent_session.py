@@ -26,20 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.agent import Agent
 from tau.agent.resources import Resources
+from tau.agent.session.boundaries import Boundaries
 from tau.agent.session.bus import EventBus, SessionListener
 from tau.agent.session.compaction import Compactor, check_keep_recent_tokens
 from tau.agent.session.input_queues import InputQueues
+from tau.agent.session.navigator import Navigator
 from tau.agent.session.retry import Retrier
 from tau.agent.session.run_state import RunState
+from tau.agent.session.selection import initial_thinking_level, record_initial_selection
 from tau.agent.session.store import SessionStore
-from tau.agent.session_boundaries import BoundaryMixin
 from tau.agent.session_events import EventsMixin
 from tau.agent.session_hooks import SessionHooks
 from tau.agent.session_nested import NestedCallRunner
 from tau.agent.session_prompting import NO_MODEL_MESSAGE, PromptMixin
-from tau.agent.session_switch import SwitchMixin
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch, unique_guidelines
-from tau.agent.session_tree import TreeMixin
 from tau.agent.settings import Settings
 from tau.common.jsstr import js_trim
 from tau.llm.registry import ModelRegistry, clamp_thinking_level, supported_thinking_levels
@@ -62,7 +62,7 @@ def _queue_mode(mode: str) -> Any:
 
 
 class AgentSession(
-    PromptMixin, EventsMixin, BoundaryMixin, TreeMixin, SwitchMixin
+    PromptMixin, EventsMixin
 ):
     """An agent whose transcript is a session file, with pi's session-level behaviour.
 
@@ -125,7 +125,6 @@ class AgentSession(
         # whether the project's trust-gated files apply (the modes read their own such files: themes)
         self.project_trusted = False
         self._init_run_state()
-        self._init_boundaries()
         self.agent = self._create_agent(model, thinking_level)
         self._run = RunState(self.agent.abort)
         self._store.attach(self.agent.state, self._run.stop)
@@ -134,7 +133,25 @@ class AgentSession(
             self._store, self.agent, self._settings, self._bus, self._run, self._stream_fn, self._convert_to_llm
         )
         self.agent.stream_fn = self._compactor.recording_stream
-        self._record_initial_selection()
+        self._boundaries = Boundaries(
+            self._store, self.agent, self._bus, self._run, self._queues, self._flush_pending_custom
+        )
+        self.agent.finish_turn = self._boundaries.finish_turn
+        self._navigator = Navigator(
+            self._store,
+            self.agent,
+            self._bus,
+            self._run,
+            self._queues,
+            self._compactor,
+            self._registry,
+            self._settings,
+            self.abort,
+            self._reload_tools,
+        )
+        record_initial_selection(
+            self._store.manager, self.agent.state, bool(self._store.projection.get()["messages"])
+        )
         initial = list(active_tools) if active_tools is not None else self._settings.default_tools()
         if "*" in initial:  # an allowlist: the tools it names in its order, then every allowed one (pi)
             listed = [name for name in initial if name != "*"]
@@ -158,8 +175,7 @@ class AgentSession(
         # than a context now and the projection again at the first request.
         projection = self._store.projection.get()
         context = {**projection, "messages": list(projection["messages"])}
-        self._has_existing = bool(context["messages"])
-        level = self._initial_thinking_level(model, thinking_level, context)
+        level = initial_thinking_level(self._store.manager, self._settings, model, thinking_level, context)
         agent = Agent(
             model=model,  # type: ignore[arg-type]
             stream_fn=self._stream_fn,
@@ -169,7 +185,7 @@ class AgentSession(
             transform_context=self._transform_context,
             before_tool_call=self._before_tool_call,
             after_tool_call=self._after_tool_call,
-            finish_turn=self._finish_turn,
+            finish_turn=None,
             prepare_request=self._prepare_request,
             prepare_next_turn=self._prepare_next_turn,
             tool_context=self._tool_context,
@@ -179,31 +195,6 @@ class AgentSession(
         )
         agent.subscribe(self._on_agent_event)
         return agent
-
-    def _initial_thinking_level(
-        self, model: Model | None, explicit: str | None, context: dict[str, Any]
-    ) -> str:
-        level = explicit
-        branch = self._store.manager.get_branch()
-        recorded = any(entry.get("type") == "thinking_level_change" for entry in branch)
-        if level is None and context["messages"] and recorded:
-            level = context["thinkingLevel"]
-        if level is None and model is not None:
-            per_model = (self._settings.get("modelThinkingLevels") or {}).get(f"{model.provider}/{model.id}")
-            level = per_model if isinstance(per_model, str) else None
-        if level is None:
-            level = self._settings.get("defaultThinkingLevel", "medium")
-        return "off" if model is None else clamp_thinking_level(model, str(level))
-
-    def _record_initial_selection(self) -> None:
-        manager = self._store.manager
-        if self._has_existing:
-            if not any(entry.get("type") == "thinking_level_change" for entry in manager.get_branch()):
-                manager.append_thinking_level_change(self.agent.state.thinking_level)
-            return
-        if self.agent.state.model is not None:
-            manager.append_model_change(self.agent.state.model.provider, self.agent.state.model.id)
-        manager.append_thinking_level_change(self.agent.state.thinking_level)
 
     def _stream_options(self) -> StreamOptions:
         provider = self._settings.get("retry.provider") or {}
@@ -564,6 +555,57 @@ class AgentSession(
         transcript entry. Returns ``{"toolCall", "result", "isError", "durationMs"?}``; never raises.
         """
         return await self._nested.execute(caller_id, name, args, signal=signal, on_update=on_update)
+
+    # -- the tree and other session files ----------------------------------------------------
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        """Move the leaf to ``target_id``; returns ``{cancelled, editorText?, summaryEntry?, aborted?}``.
+
+        A user or custom message target moves the leaf to its parent and gives its text back
+        (``editorText``); any other target becomes the leaf. With ``summarize`` the branch left
+        behind is summarized into a ``branch_summary`` entry at the new position.
+        """
+        return await self._navigator.navigate_tree(
+            target_id,
+            summarize=summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+
+    async def fork(self, entry_id: str, position: str = "before") -> dict[str, Any]:
+        """Continue in a new session file holding the path up to ``entry_id`` (pi ``/fork``, ``/clone``).
+
+        ``position="before"`` needs a user message: the new leaf is its parent and its text is
+        returned (``selectedText``); ``"at"`` keeps the entry. Returns ``{cancelled, selectedText?}``.
+        """
+        return await self._navigator.fork(entry_id, position)
+
+    async def new_session(self, *, parent_session: str | None = None) -> dict[str, Any]:
+        """Start an empty session (pi ``/new``); returns ``{cancelled}``."""
+        return await self._navigator.new_session(parent_session=parent_session)
+
+    async def switch_session(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """Continue in the session file ``path`` (``/resume``); returns ``{"cancelled": bool}``.
+
+        ``session_before_switch`` handlers may cancel; then any run is aborted, extensions get
+        ``session_shutdown`` and ``session_start {reason: "resume"}``. Raises ``RuntimeError`` when
+        the file is not a session, is locked by another process, or names a working directory that
+        no longer exists (nothing is changed then).
+        """
+        return await self._navigator.switch_session(path)
+
+    def _reload_tools(self) -> None:
+        self._restore_tools_from_transcript()
+        self._apply_loadout()
 
     # -- usage -------------------------------------------------------------------------------
 

@@ -1,31 +1,79 @@
-"""Moving in the session tree: ``navigate_tree`` (with an optional branch summary), ``fork``, ``new_session``.
+"""Moving in the session tree and between session files (pi-host §2.8, pi ``AgentSessionRuntime``).
 
-pi-host §2.8. Navigation stays in the same file; a fork writes a new file holding the path to the
-chosen entry; a new session starts an empty file. Fork and new session replace the session manager
-of this :class:`~tau.agent.session.AgentSession` in place and announce it to extensions with
-``session_shutdown`` then ``session_start`` (pi tears the runtime down and builds a new one).
+``navigate_tree`` (with an optional branch summary) stays in the same file; ``fork`` writes a new
+file holding the path to the chosen entry; ``new_session`` starts an empty file; ``switch_session``
+(``/resume``) continues in another file. pi tears its runtime down and builds a new one for the
+last three; tau keeps the same session and points its store at the new file, then restores what a
+session resumed at startup gets: the recorded model (when it still has credentials), the recorded
+thinking level and the tool loadout the file's system messages declare. Extensions hear
+``session_shutdown`` then ``session_start``.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tau.agent.agent import Agent
+from tau.agent.session.bus import EventBus
+from tau.agent.session.compaction import Compactor
+from tau.agent.session.input_queues import InputQueues
+from tau.agent.session.run_state import RunState
+from tau.agent.session.selection import initial_thinking_level, record_initial_selection
+from tau.agent.session.store import SessionStore
+from tau.agent.session_setup import session_model
+from tau.agent.settings import Settings
 from tau.llm.messages import content_text
+from tau.llm.registry import ModelRegistry
 from tau.llm.stream import AbortSignal
 from tau.session.manager import SessionManager
 
-__all__ = ["TreeMixin"]
+__all__ = ["Navigator"]
 
 
-class TreeMixin:
-    """Tree operations of :class:`~tau.agent.session.AgentSession`."""
+class Navigator:
+    """Tree navigation, fork, new session and resume for one session.
 
-    # state of the session these methods set (declared with its type in AgentSession.__init__)
-    _steering_texts: list[str]
-    _follow_up_texts: list[str]
+    Args:
+        store: the session file (and the one a resume adopts).
+        agent: the agent (its model, thinking level, transcript and queues follow the file).
+        bus: events and extension hooks.
+        run: the run state (no navigation while a run or a compaction goes on).
+        queues: the held input, dropped when the file changes.
+        compactor: the branch summaries.
+        registry: the models a resumed file may name.
+        settings: the thinking-level defaults.
+        abort: aborts the session's run and waits until it is idle.
+        reload_tools: restores the tool loadout the transcript declares and applies it.
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        agent: Agent,
+        bus: EventBus,
+        run: RunState,
+        queues: InputQueues,
+        compactor: Compactor,
+        registry: ModelRegistry,
+        settings: Settings,
+        abort: Callable[[], Awaitable[None]],
+        reload_tools: Callable[[], None],
+    ) -> None:
+        self._store = store
+        self._agent = agent
+        self._bus = bus
+        self._run = run
+        self._queues = queues
+        self._compactor = compactor
+        self._registry = registry
+        self._settings = settings
+        self._abort = abort
+        self._reload_tools = reload_tools
 
     async def navigate_tree(
-        self: Any,
+        self,
         target_id: str,
         *,
         summarize: bool = False,
@@ -39,9 +87,9 @@ class TreeMixin:
         (``editorText``); any other target becomes the leaf. With ``summarize`` the branch left
         behind is summarized into a ``branch_summary`` entry at the new position.
         """
-        if self.is_streaming or self._run.prompt_preflight > 0:
+        if self._run.active or self._run.prompt_preflight > 0:
             raise RuntimeError("Wait for the current response to finish before navigating the session tree.")
-        if self.is_compacting:
+        if self._run.is_compacting:
             raise RuntimeError(
                 "Wait for the current compaction or tree navigation to finish before navigating the session tree."
             )
@@ -51,7 +99,7 @@ class TreeMixin:
         old_leaf = manager.get_leaf_id()
         if target_id == old_leaf:
             return {"cancelled": False}
-        if summarize and self.agent.state.model is None:
+        if summarize and self._agent.state.model is None:
             raise RuntimeError("No model available for summarization")
         target = manager.get_entry(target_id)
         if target is None:
@@ -89,7 +137,7 @@ class TreeMixin:
             self._run.mark_idle_if_idle()
 
     async def _before_tree(
-        self: Any,
+        self,
         target_id: str,
         old_leaf: Any,
         common: Any,
@@ -118,7 +166,7 @@ class TreeMixin:
         return answer or {}
 
     async def _move_leaf(
-        self: Any, target: dict[str, Any], old_leaf: Any, summary: Any, from_extension: bool, label: Any
+        self, target: dict[str, Any], old_leaf: Any, summary: Any, from_extension: bool, label: Any
     ) -> dict[str, Any]:
         manager = self._store.manager
         editor_text = None
@@ -147,8 +195,7 @@ class TreeMixin:
         if label and not text:
             manager.append_label_change(target["id"], label)
         self._store.refresh()
-        self._restore_tools_from_transcript()
-        self._apply_loadout()
+        self._reload_tools()
         self._run.end("branch_summary")
         await self._bus.emit_hook(
             {
@@ -166,7 +213,7 @@ class TreeMixin:
             result["summaryEntry"] = summary_entry
         return result
 
-    async def fork(self: Any, entry_id: str, position: str = "before") -> dict[str, Any]:
+    async def fork(self, entry_id: str, position: str = "before") -> dict[str, Any]:
         """Continue in a new session file holding the path up to ``entry_id`` (pi ``/fork``, ``/clone``).
 
         ``position="before"`` needs a user message: the new leaf is its parent and its text is
@@ -201,7 +248,7 @@ class TreeMixin:
             result["selectedText"] = selected_text
         return result
 
-    async def new_session(self: Any, *, parent_session: str | None = None) -> dict[str, Any]:
+    async def new_session(self, *, parent_session: str | None = None) -> dict[str, Any]:
         """Start an empty session (pi ``/new``); returns ``{cancelled}``."""
         answer = await self._bus.emit_hook({"type": "session_before_switch", "reason": "new"})
         if answer and answer.get("cancel"):
@@ -212,25 +259,79 @@ class TreeMixin:
         await self._restart("new", previous)
         return {"cancelled": False}
 
-    async def _shutdown(self: Any, reason: str, target: str | None) -> None:
-        await self.abort()
+    async def _shutdown(self, reason: str, target: str | None) -> None:
+        await self._abort()
         event: dict[str, Any] = {"type": "session_shutdown", "reason": reason}
         if target is not None:
             event["targetSessionFile"] = target
         await self._bus.emit_hook(event)
 
-    async def _restart(self: Any, reason: str, previous: str | None) -> None:
+    async def _restart(self, reason: str, previous: str | None) -> None:
         self._store.reset()
         self._queues.reset()
-        self.agent.clear_queues()
-        self.agent.stream_options.session_id = self._store.manager.get_session_id()
+        self._agent.clear_queues()
+        options = self._agent.stream_options
+        if options is not None:
+            options.session_id = self._store.manager.get_session_id()
         context = self._store.manager.build_session_context()
-        self._has_existing = bool(context["messages"])
-        self.agent.state.messages = context["messages"]
-        self._record_initial_selection()
-        self._restore_tools_from_transcript()
-        self._apply_loadout()
+        self._agent.state.messages = context["messages"]
+        record_initial_selection(self._store.manager, self._agent.state, bool(context["messages"]))
+        self._reload_tools()
         event: dict[str, Any] = {"type": "session_start", "reason": reason}
         if previous is not None:
             event["previousSessionFile"] = previous
         await self._bus.emit_hook(event)
+
+    async def switch_session(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """Continue in the session file ``path``; returns ``{"cancelled": bool}``.
+
+        ``session_before_switch {reason: "resume", targetSessionFile}`` handlers may cancel. Then,
+        as pi: any run is aborted (its turn is kept in the file being left), extensions get
+        ``session_shutdown {reason: "resume", targetSessionFile}``, the file is opened, and
+        ``session_start {reason: "resume", previousSessionFile}`` announces it. Raises
+        ``RuntimeError`` when the file is not a session, is locked by another process, or names a
+        working directory that no longer exists (nothing is changed then).
+        """
+        target = str(path)
+        answer = await self._bus.emit_hook(
+            {"type": "session_before_switch", "reason": "resume", "targetSessionFile": target}
+        )
+        if answer and answer.get("cancel"):
+            return {"cancelled": True}
+        previous_manager: SessionManager = self._store.manager
+        previous = previous_manager.get_session_file()
+        same_file = previous is not None and os.path.realpath(previous) == os.path.realpath(target)
+        if same_file:
+            previous_manager.close()  # its lock would refuse the second writer
+        manager = _open_session(target, self._store.cwd)
+        await self._shutdown("resume", manager.get_session_file())
+        if not same_file:
+            previous_manager.close()
+        self._adopt_manager(manager)
+        await self._restart("resume", previous)
+        return {"cancelled": False}
+
+    def _adopt_manager(self, manager: SessionManager) -> None:
+        self._store.adopt(manager)
+        context = manager.build_session_context()
+        recorded = session_model(manager.get_branch())
+        model = self._registry.find(*recorded) if recorded else None
+        if model is None or not self._registry.has_configured_auth(model):
+            model = self._agent.state.model  # pi falls back to the default model; tau keeps the current one
+        self._agent.state.model = model
+        self._agent.state.thinking_level = initial_thinking_level(manager, self._settings, model, None, context)
+
+
+def _open_session(path: str, fallback_cwd: str) -> SessionManager:
+    try:
+        manager = SessionManager.open(path)
+    except Exception as exc:  # the file's own error (not a session, locked) says what is wrong
+        raise RuntimeError(f"Cannot resume {path}: {exc}") from exc
+    cwd = manager.get_cwd()
+    if cwd and not os.path.isdir(cwd):
+        manager.close()
+        raise RuntimeError(
+            f"Stored session working directory does not exist: {cwd}\n"
+            f"Session file: {path}\nCurrent working directory: {fallback_cwd}"
+        )
+    return manager

@@ -13,13 +13,19 @@ in-memory copy of the branch, as pi does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from tau.agent.agent import Agent
+from tau.agent.session.bus import EventBus
+from tau.agent.session.input_queues import InputQueues
 from tau.agent.session.projection_cache import Conversion, append_to_projection
+from tau.agent.session.run_state import RunState
+from tau.agent.session.store import SessionStore
 from tau.session.errors import SessionError, SessionWriteError
 from tau.session.manager import SessionManager
 
-__all__ = ["BoundaryMixin", "apply_drafts"]
+__all__ = ["Boundaries", "apply_drafts"]
 
 # Drafts whose entries only add to the end of the projection.
 _APPENDING_DRAFTS = frozenset({"custom", "custom_message"})
@@ -68,19 +74,43 @@ def apply_drafts(manager: SessionManager, drafts: list[dict[str, Any]]) -> list[
     return appended
 
 
-class BoundaryMixin:
-    """Boundary dispatch of :class:`~tau.agent.session.AgentSession`."""
+class Boundaries:
+    """The ``turn_end`` and ``agent_before_settle`` boundaries of one session.
 
-    def _init_boundaries(self: Any) -> None:
+    Args:
+        store: the session file and its projection (drafts are committed to it).
+        agent: the agent (its queued messages can continue a run).
+        bus: the extension hooks and the ``entry_appended`` events.
+        run: the turn index and outcome, and whether a run is going on.
+        queues: the custom messages held until the turn ends.
+        flush_custom: appends those held custom messages to the session.
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        agent: Agent,
+        bus: EventBus,
+        run: RunState,
+        queues: InputQueues,
+        flush_custom: Callable[[], None],
+    ) -> None:
+        self._store = store
+        self._agent = agent
+        self._bus = bus
+        self._run = run
+        self._queues = queues
+        self._flush_custom = flush_custom
         self._before_settle = False
         self._abort_during_settle = False
-        self._boundary_conversion = Conversion()
+        self._conversion = Conversion()
 
-    def _abort_before_settle(self: Any) -> None:
+    def abort(self) -> None:
+        """An abort while the ``agent_before_settle`` handlers run: the run settles after them."""
         if self._before_settle:
             self._abort_during_settle = True
 
-    def _preview_manager(self: Any, drafts: list[dict[str, Any]]) -> SessionManager:
+    def preview_manager(self, drafts: list[dict[str, Any]]) -> SessionManager:
         header = self._store.manager.get_header()
         if not header:
             raise ValueError("Session header is missing")
@@ -88,10 +118,10 @@ class BoundaryMixin:
         apply_drafts(preview, drafts)
         return preview
 
-    def _preview_projection(self: Any, drafts: list[dict[str, Any]]) -> dict[str, Any]:
+    def preview_projection(self, drafts: list[dict[str, Any]]) -> dict[str, Any]:
         """The projection of the session with ``drafts`` applied (lists the caller may keep)."""
         if not all(isinstance(d, dict) and d.get("type") in _APPENDING_DRAFTS for d in drafts):
-            return self._preview_manager(drafts).build_session_projection()
+            return self.preview_manager(drafts).build_session_projection()
         header = self._store.manager.get_header()
         if not header:
             raise ValueError("Session header is missing")
@@ -105,12 +135,12 @@ class BoundaryMixin:
                 append_to_projection(projection, entry)
         return projection
 
-    def _boundary_context(self: Any, drafts: list[dict[str, Any]], boundary: str) -> dict[str, Any]:
-        projection = self._preview_projection(drafts)
-        llm = self._boundary_conversion.convert(projection["messages"])
+    def context(self, drafts: list[dict[str, Any]], boundary: str) -> dict[str, Any]:
+        projection = self.preview_projection(drafts)
+        llm = self._conversion.convert(projection["messages"])
         final_role = llm[-1].get("role") if llm else None
         has_context = any(message.get("role") != "system" for message in llm)
-        queued = self.agent.has_queued_messages()
+        queued = self._agent.has_queued_messages()
         can_continue = (
             (has_context and final_role != "assistant")
             or bool(self._queues.custom)
@@ -120,11 +150,11 @@ class BoundaryMixin:
             "contextEntries": projection["entries"],
             "contextMessages": projection["messages"],
             "llmMessages": llm,
-            "pendingMessages": [*self.agent.peek_queued_messages(), *self._queues.custom],
+            "pendingMessages": [*self._agent.peek_queued_messages(), *self._queues.custom],
             "canContinue": can_continue,
         }
 
-    def _commit_drafts(self: Any, drafts: list[dict[str, Any]]) -> None:
+    def _commit_drafts(self, drafts: list[dict[str, Any]]) -> None:
         try:
             appended = apply_drafts(self._store.manager, drafts)
         except SessionWriteError as exc:
@@ -135,21 +165,21 @@ class BoundaryMixin:
         for entry in appended:
             self._bus.emit({"type": "entry_appended", "entry": entry})
 
-    def _report_invalid_continuation(self: Any, event: str) -> None:
-        self._bus.hooks.emit_error(
+    def _report_invalid_continuation(self, event: str) -> None:
+        self._bus.emit_error(
             "<boundary>", event, f"{event} requested continuation without runnable model context"
         )
 
-    async def _emit_boundary(self: Any, event: dict[str, Any], boundary: str) -> dict[str, Any]:
+    async def _emit_boundary(self, event: dict[str, Any], boundary: str) -> dict[str, Any]:
         async def build(drafts: list[dict[str, Any]]) -> dict[str, Any]:
-            return self._boundary_context(drafts, boundary)
+            return self.context(drafts, boundary)
 
         result = await self._bus.hooks.emit_boundary(event, build)
         if not result.get("valid", True):
             return {"entries": [], "continue": False}
         return result
 
-    async def _finish_turn(self: Any, turn: Any, signal: Any) -> dict[str, Any] | None:
+    async def finish_turn(self, turn: Any, signal: Any) -> dict[str, Any] | None:
         continues = await self._dispatch_turn_end(turn.message, turn.tool_results)
         return {"action": "continue"} if continues and self._store.save_failure is None else None
 
@@ -164,7 +194,7 @@ class BoundaryMixin:
             return False
         entry_id = self._store.entry_id_of(message)
         if entry_id is None:
-            self._bus.hooks.emit_error(
+            self._bus.emit_error(
                 "<boundary>", "turn_end", "turn_end could not resolve the persisted assistant entry ID"
             )
             return False
@@ -180,25 +210,25 @@ class BoundaryMixin:
         }
         result = await self._emit_boundary(event, "turn_end")
         self._commit_drafts(list(result.get("entries") or []))
-        if result.get("continue") and not self._boundary_context([], "turn_end")["canContinue"]:
+        if result.get("continue") and not self.context([], "turn_end")["canContinue"]:
             self._report_invalid_continuation("turn_end")
             return False
         return bool(result.get("continue"))
 
-    async def _run_before_settle_boundary(self: Any) -> bool:
+    async def before_settle(self) -> bool:
         if not self._bus.hooks.has_handlers("agent_before_settle"):
-            return self.agent.has_queued_messages()
+            return self._agent.has_queued_messages()
         self._before_settle = True
         self._abort_during_settle = False
         try:
             event = {"type": "agent_before_settle", "outcome": self._run.last_outcome}
             result = await self._emit_boundary(event, "agent_before_settle")
             self._commit_drafts(list(result.get("entries") or []))
-            self._flush_pending_custom()
-            final = self._boundary_context([], "agent_before_settle")
+            self._flush_custom()
+            final = self.context([], "agent_before_settle")
             if self._abort_during_settle:
                 return False
-            should_continue = bool(result.get("continue")) or self.agent.has_queued_messages()
+            should_continue = bool(result.get("continue")) or self._agent.has_queued_messages()
             if should_continue and not final["canContinue"]:
                 if result.get("continue"):
                     self._report_invalid_continuation("agent_before_settle")
