@@ -87,20 +87,20 @@ async def measure(
             {"role": "user", "content": [{"type": "text", "text": "next"}], "timestamp": ms_now()}
         )
         turn_started = time.perf_counter()
-        await session._prepare_next_turn(None, None)
+        await session.agent.prepare_next_turn(None, None)
         turn_ms = (time.perf_counter() - turn_started) * 1000
         started, cpu_started = time.perf_counter(), time.process_time()
         request = RequestContext(AgentContext([], []), model, "off")
-        update = await session._prepare_request(request, None)
-        messages = await session._transform_context(update.context.messages, None)
-        llm = session._convert_to_llm(messages)
+        update = await session.agent.prepare_request(request, None)
+        messages = await session.agent.transform_context(update.context.messages, None)
+        llm = session.agent.convert_to_llm(messages)
         elapsed = time.perf_counter() - started
         cpu_elapsed = time.process_time() - cpu_started
         # The provider builds its payload (not the host's work), then the host shows it to
         # ``before_provider_request`` handlers.
         payload = chat_completions_payload(model, normalize_context({"messages": llm}))
         started, cpu_started = time.perf_counter(), time.process_time()
-        await session._on_payload(payload, model)
+        await session.agent.stream_options.on_payload(payload, model)
         elapsed = (elapsed + time.perf_counter() - started) * 1000
         cpu_elapsed = (cpu_elapsed + time.process_time() - cpu_started) * 1000
         if index:  # the first request is the warm-up

@@ -13,7 +13,6 @@ in-memory copy of the branch, as pi does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from tau.agent.agent import Agent
@@ -83,7 +82,6 @@ class Boundaries:
         bus: the extension hooks and the ``entry_appended`` events.
         run: the turn index and outcome, and whether a run is going on.
         queues: the custom messages held until the turn ends.
-        flush_custom: appends those held custom messages to the session.
     """
 
     def __init__(
@@ -93,14 +91,12 @@ class Boundaries:
         bus: EventBus,
         run: RunState,
         queues: InputQueues,
-        flush_custom: Callable[[], None],
     ) -> None:
         self._store = store
         self._agent = agent
         self._bus = bus
         self._run = run
         self._queues = queues
-        self._flush_custom = flush_custom
         self._before_settle = False
         self._abort_during_settle = False
         self._conversion = Conversion()
@@ -114,7 +110,9 @@ class Boundaries:
         header = self._store.manager.get_header()
         if not header:
             raise ValueError("Session header is missing")
-        preview = SessionManager.in_memory(self._store.cwd, entries=[header, *self._store.manager.get_branch()])
+        preview = SessionManager.in_memory(
+            self._store.cwd, entries=[header, *self._store.manager.get_branch()]
+        )
         apply_drafts(preview, drafts)
         return preview
 
@@ -198,7 +196,9 @@ class Boundaries:
                 "<boundary>", "turn_end", "turn_end could not resolve the persisted assistant entry ID"
             )
             return False
-        result_ids = [found for result in tool_results if (found := self._store.entry_id_of(result)) is not None]
+        result_ids = [
+            found for result in tool_results if (found := self._store.entry_id_of(result)) is not None
+        ]
         event = {
             "type": "turn_end",
             "turnIndex": self._run.turn_index,
@@ -224,7 +224,7 @@ class Boundaries:
             event = {"type": "agent_before_settle", "outcome": self._run.last_outcome}
             result = await self._emit_boundary(event, "agent_before_settle")
             self._commit_drafts(list(result.get("entries") or []))
-            self._flush_custom()
+            self._store.append_custom_messages(self._queues.take_custom())
             final = self.context([], "agent_before_settle")
             if self._abort_during_settle:
                 return False

@@ -70,5 +70,10 @@ class EventBus:
             return
         self.keep(loop.create_task(self.hooks.emit(event)))
 
+    def announce(self, event: dict[str, Any]) -> None:
+        """``event`` to the listeners, then to the extensions without waiting."""
+        self.emit(event)
+        self.schedule_hook(event)
+
     def emit_error(self, extension: str, event_type: str, error: str) -> None:
         self.hooks.emit_error(extension, event_type, error)

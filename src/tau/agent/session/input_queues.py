@@ -57,7 +57,9 @@ class InputQueues:
         return len(self.steering) + len(self.follow_up)
 
     def emit_update(self) -> None:
-        self._emit({"type": "queue_update", "steering": list(self.steering), "followUp": list(self.follow_up)})
+        self._emit(
+            {"type": "queue_update", "steering": list(self.steering), "followUp": list(self.follow_up)}
+        )
 
     def take_next_turn(self) -> list[dict[str, Any]]:
         taken, self.next_turn = self.next_turn, []

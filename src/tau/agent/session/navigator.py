@@ -319,7 +319,9 @@ class Navigator:
         if model is None or not self._registry.has_configured_auth(model):
             model = self._agent.state.model  # pi falls back to the default model; tau keeps the current one
         self._agent.state.model = model
-        self._agent.state.thinking_level = initial_thinking_level(manager, self._settings, model, None, context)
+        self._agent.state.thinking_level = initial_thinking_level(
+            manager, self._settings, model, None, context
+        )
 
 
 def _open_session(path: str, fallback_cwd: str) -> SessionManager:

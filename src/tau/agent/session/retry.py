@@ -13,7 +13,7 @@ both capped at ``maxAgentDelayMs``. The next non-error response emits ``auto_ret
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tau.agent.session.run_state import RunState
@@ -76,14 +76,14 @@ class Retrier:
             self._signal.abort()
             self.finish_cancelled()
 
-    def will_retry_after(self, event: dict[str, Any], model: Model | None) -> bool:
-        """Whether the run that ``agent_end`` closes will be retried (its ``willRetry``)."""
+    def will_retry_after(self, messages: Sequence[Any], model: Model | None) -> bool:
+        """Whether the run whose ``agent_end`` carries ``messages`` will be retried (its ``willRetry``)."""
         if self._run.abort_requested:
             return False
         policy = retry_policy(self._settings)
         if not policy.enabled or self.attempt >= policy.max_retries:
             return False
-        for message in reversed(event["messages"]):
+        for message in reversed(messages):
             if message.get("role") == "assistant":
                 return is_retryable(message, model)
         return False

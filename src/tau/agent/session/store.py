@@ -141,6 +141,28 @@ class SessionStore:
             self.remember_entry(message, entry_id)
         return entry_id
 
+    def append_custom_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Append extension custom messages to the transcript, each announced as it lands."""
+        for message in messages:
+            self.save(
+                self.manager.append_custom_message_entry,
+                message["customType"],
+                message["content"],
+                message["display"],
+                message.get("details"),
+            )
+            self.refresh()
+            self._emit({"type": "message_start", "message": message})
+            self._emit({"type": "message_end", "message": message})
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        """Extension state (a ``custom`` entry, never sent to the model), announced with ``entry_appended``."""
+        entry_id = self.manager.append_custom_entry(custom_type, data)
+        entry = self.manager.get_entry(entry_id)
+        if entry is not None:
+            self._emit({"type": "entry_appended", "entry": entry})
+        return entry_id
+
     # -- the transcript ----------------------------------------------------------------------
 
     @property

@@ -13,15 +13,20 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from tau.agent import events
+from tau.agent.agent import Agent
 from tau.agent.hooks import AgentContext, LoopConfig
+from tau.agent.session.bus import EventBus
+from tau.agent.session.loadout import Loadout
+from tau.agent.session.loop_hooks import LoopHooks
+from tau.agent.session.user_input import last_assistant
 from tau.agent.tool_execution import run_tool_call
 from tau.common import jsjson
 from tau.llm.messages import message_text
-from tau.llm.stream import AbortSignal
-from tau.llm.types import ToolCall
+from tau.llm.stream import AbortSignal, StreamFunction
+from tau.llm.types import AssistantMessage, ToolCall
 
 __all__ = ["NESTED_CALL_LIMITS", "NestedCallRunner", "combine_usage"]
 
@@ -109,19 +114,35 @@ class _Scope:
 
 
 class NestedCallRunner:
-    """Runs ``ctx.execute_tool`` calls for one session (pi ``NestedToolCallRunner``)."""
+    """Runs ``ctx.execute_tool`` calls for one session (pi ``NestedToolCallRunner``).
 
-    def __init__(self, session: Any) -> None:
-        self._session = session
+    Args:
+        agent: the agent (model, transcript, signal, tool execution mode).
+        bus: the ``tool_execution_*`` events and their extension handlers.
+        loop: the session's loop hooks (``tool_call`` / ``tool_result`` handlers, tool context).
+        loadout: the tools a call may reach.
+        stream_fn: the provider entry point.
+    """
+
+    def __init__(
+        self, agent: Agent, bus: EventBus, loop: LoopHooks, loadout: Loadout, stream_fn: StreamFunction
+    ) -> None:
+        self._agent = agent
+        self._bus = bus
+        self._loop = loop
+        self._loadout = loadout
+        self._stream_fn = stream_fn
         self._scopes: dict[str, _Scope] = {}
         self._exclusive = asyncio.Lock()
 
     def clear(self) -> None:
         self._scopes.clear()
 
-    def take_record(self, tool_call_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
+    def take_record(
+        self, tool_call_id: str | None
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
         """``(nestedCalls, usage)`` of the calls ``tool_call_id`` made, removed; ``None`` if it made none."""
-        scope = self._scopes.pop(tool_call_id, None)
+        scope = self._scopes.pop(tool_call_id, None) if tool_call_id is not None else None
         if scope is None:
             return None
         return scope.recorder.snapshot(), scope.recorder.usage
@@ -147,9 +168,9 @@ class NestedCallRunner:
         await self._emit(events.tool_execution_start(call["id"], name, call["arguments"], caller_id))
         # Updates the caller reported before this call reach listeners before the call's own (pi).
         await asyncio.sleep(0)
-        tool = next((t for t in self._session.get_callable_tools() if t.name == name), None)
+        tool = next((t for t in self._loadout.tools.callable_definitions() if t.name == name), None)
         exclusive = not scope.holds_queue and (
-            self._session.agent.tool_execution == "sequential"
+            self._agent.tool_execution == "sequential"
             or (tool is not None and tool.execution_mode == "sequential")
         )
         if exclusive:
@@ -176,9 +197,9 @@ class NestedCallRunner:
         return answer
 
     async def _run(self, call: ToolCall, caller_id: str, signal: Any, on_update: Any) -> Any:
-        session = self._session
-        assistant = session._find_last_assistant()
-        tools = session.get_callable_tools()
+        agent, hooks = self._agent, self._loop
+        assistant = last_assistant(agent.state.messages)
+        tools = self._loadout.tools.callable_definitions()
         if assistant is None:
             from tau.agent.hooks import ToolCallOutcome
             from tau.tools.base import ToolResult
@@ -186,19 +207,19 @@ class NestedCallRunner:
             return ToolCallOutcome(call, ToolResult.from_error("No assistant message issued this call"), True)
 
         async def before(context: Any, sig: Any) -> Any:
-            return await session._tool_call_hook(context.tool_call, context.args, caller_id)
+            return await hooks.tool_call_hook(context.tool_call, context.args, caller_id)
 
         async def after(context: Any, sig: Any) -> Any:
-            return await session._tool_result_hook(context, caller_id)
+            return await hooks.tool_result_hook(context, caller_id)
 
         config = LoopConfig(
-            model=session.agent.state.model,
-            stream_fn=session._stream_fn,
-            convert_to_llm=session._convert_to_llm,
+            model=agent.state.model,
+            stream_fn=self._stream_fn,
+            convert_to_llm=hooks.convert_to_llm,
             before_tool_call=before,
             after_tool_call=after,
-            tool_context=session._tool_context,
-            tool_execution=session.agent.tool_execution,
+            tool_context=hooks.tool_context,
+            tool_execution=agent.tool_execution,
         )
         loop = asyncio.get_running_loop()
         loop_thread = threading.get_ident()
@@ -218,22 +239,20 @@ class NestedCallRunner:
         return await run_tool_call(
             call,
             tools=tools,
-            assistant_message=assistant,
-            context=AgentContext(list(session.agent.state.messages), tools),
+            assistant_message=cast(AssistantMessage, assistant),
+            context=AgentContext(list(agent.state.messages), tools),
             config=config,
-            signal=signal or session.agent.signal,
+            signal=signal or agent.signal,
             on_update=updated,
         )
 
     def _emit_soon(self, event: events.AgentEvent) -> None:
         """Listeners now (keeping the order of updates), extension handlers as a task."""
-        session = self._session
-        session._bus.emit(event)
-        if session._bus.hooks.has_handlers(event["type"]):
-            session._bus.spawn(session._bus.hooks.emit(dict(event)))
+        self._bus.emit(cast(dict[str, Any], event))
+        if self._bus.hooks.has_handlers(event["type"]):
+            self._bus.spawn(self._bus.hooks.emit(dict(event)))
 
     async def _emit(self, event: events.AgentEvent) -> None:
-        session = self._session
-        if session._bus.hooks.has_handlers(event["type"]):
-            await session._bus.hooks.emit(dict(event))
-        session._bus.emit(event)
+        if self._bus.hooks.has_handlers(event["type"]):
+            await self._bus.hooks.emit(dict(event))
+        self._bus.emit(cast(dict[str, Any], event))
