@@ -14,11 +14,11 @@ from typing import Any
 
 from tau.agent.agent import Agent
 from tau.agent.session.bus import EventBus
+from tau.agent.session.context_usage import context_usage, entry_ms, latest_compaction
 from tau.agent.session.retry import retry_policy
 from tau.agent.session.run_state import RunState
 from tau.agent.session.store import SessionStore
 from tau.agent.settings import Settings
-from tau.common.jsstr import ms_from_iso
 from tau.llm.overflow import is_context_overflow, is_recoverable_length
 from tau.llm.stream import AbortSignal, StreamFunction
 
@@ -54,52 +54,12 @@ def _summarization_error() -> type[Exception]:
     return SummarizationError
 
 
-def _latest_compaction(projection: dict[str, Any]) -> dict[str, Any] | None:
-    """The branch's latest compaction: a projection starts with it when the branch has one."""
-    entries = projection["entries"]
-    source = entries[0]["sourceEntry"] if entries else None
-    return source if source is not None and source.get("type") == "compaction" else None
-
-
 def _rindex(entries: list[dict[str, Any]], entry_id: Any) -> int:
     """Position of the entry ``entry_id`` in ``entries``, searched from the end (the newest); -1 if absent."""
     for index in range(len(entries) - 1, -1, -1):
         if entries[index].get("id") == entry_id:
             return index
     return -1
-
-
-def _is_usable(message: dict[str, Any]) -> bool:
-    return (
-        message.get("role") == "assistant"
-        and message.get("stopReason") not in ("aborted", "error")
-        and _estimate().calculate_context_tokens(message.get("usage") or {}) > 0
-    )
-
-
-def _usage_after(projection: dict[str, Any], branch: list[dict[str, Any]], latest: dict[str, Any]) -> bool:
-    """Whether an entry after ``latest`` on the branch projects a usable assistant message.
-
-    The entries after the compaction are the projection's last items, in branch order: both are
-    walked back from the leaf until the compaction, so the cost is what came after it.
-    """
-    items = projection["entries"]
-    offset = len(items)
-    for entry in reversed(branch):
-        if entry is latest or entry.get("id") == latest.get("id"):
-            return False
-        offset -= 1
-        if offset < 0 or items[offset]["sourceEntry"] is not entry:
-            break  # not the layout a projection of this branch has: check the whole projection
-        if any(_is_usable(m) for m in items[offset]["messages"]):
-            return True
-    else:
-        return False
-    usable = {item["sourceEntry"].get("id") for item in items if any(_is_usable(m) for m in item["messages"])}
-    position = next(
-        i for i, entry in enumerate(branch) if entry is latest or entry.get("id") == latest.get("id")
-    )
-    return any(entry.get("id") in usable for entry in branch[position + 1 :])
 
 
 def _sent_prefix(ids: list[Any], branch: list[dict[str, Any]], leaf_id: Any) -> int | None:
@@ -119,13 +79,6 @@ def _sent_prefix(ids: list[Any], branch: list[dict[str, Any]], leaf_id: Any) -> 
     held = [position.get(entry_id, len(branch)) <= leaf for entry_id in ids]
     sent = held.count(True)
     return sent if all(held[:sent]) else None
-
-
-def _entry_ms(entry: dict[str, Any]) -> int:
-    try:
-        return ms_from_iso(entry.get("timestamp") or "")
-    except ValueError:
-        return 0
 
 
 def check_keep_recent_tokens(value: Any) -> None:
@@ -492,8 +445,8 @@ class Compactor:
         window = model.context_window if model is not None else 0
         branch = self._store.manager.get_branch()
         projection = self._store.projection.get()
-        latest = _latest_compaction(projection)
-        if latest is not None and (message.get("timestamp") or 0) <= _entry_ms(latest):
+        latest = latest_compaction(projection)
+        if latest is not None and (message.get("timestamp") or 0) <= entry_ms(latest):
             return False
         entry_id = self._store.entry_id_of(message)
         projected = entry_id is None or any(
@@ -568,7 +521,7 @@ class Compactor:
         index = estimate["lastUsageIndex"]
         if index is not None and latest is not None:
             used = messages[index]
-            if used.get("role") == "assistant" and (used.get("timestamp") or 0) <= _entry_ms(latest):
+            if used.get("role") == "assistant" and (used.get("timestamp") or 0) <= entry_ms(latest):
                 return None
         return estimate["tokens"]
 
@@ -611,15 +564,7 @@ class Compactor:
 
     def context_usage(self) -> dict[str, Any] | None:
         """pi's ``getContextUsage``: ``{tokens, contextWindow, percent}`` (``None`` values right after a compaction)."""
-        model = self._agent.state.model
-        if model is None or model.context_window <= 0:
-            return None
-        window = model.context_window
         # The session's cached projection: the same as building it from the branch, without the pass.
-        projection = self._store.projection.get()
-        branch = self._store.manager.get_branch()
-        latest = _latest_compaction(projection)
-        if latest is not None and not _usage_after(projection, branch, latest):
-            return {"tokens": None, "contextWindow": window, "percent": None}
-        tokens = _estimate().estimate_projected_context_tokens(projection, branch)["tokens"]
-        return {"tokens": tokens, "contextWindow": window, "percent": tokens / window * 100}
+        return context_usage(
+            self._agent.state.model, self._store.projection.get(), self._store.manager.get_branch()
+        )
