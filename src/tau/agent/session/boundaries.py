@@ -18,11 +18,12 @@ from typing import Any
 from tau.agent.agent import Agent
 from tau.agent.session.bus import EventBus
 from tau.agent.session.input_queues import InputQueues
-from tau.agent.session.projection_cache import Conversion, append_to_projection
+from tau.agent.session.projection_cache import Conversion
 from tau.agent.session.run_state import RunState
 from tau.agent.session.store import SessionStore
 from tau.session.errors import SessionError, SessionWriteError
 from tau.session.manager import SessionManager
+from tau.session.projection import append_to_projection
 
 __all__ = ["Boundaries", "apply_drafts"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from tau.session.manager import SessionManager
 from tau.session.messages import convert_to_llm
-from tau.session.projection import APPENDABLE, append_to_projection, extend_projection, unchanged_prefix
+from tau.session.projection import APPENDABLE, extend_projection, unchanged_prefix
 
-__all__ = ["Conversion", "ProjectionCache", "append_to_projection"]
+__all__ = ["Conversion", "ProjectionCache"]
 
 class ProjectionCache:
     """The session's projection, extended in place while entries are only appended to the leaf.
