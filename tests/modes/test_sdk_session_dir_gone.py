@@ -7,7 +7,9 @@ exists, is continued this way (``tau.run(session=…)``).
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import tau
 from tau.cli import main as cli_main
@@ -33,6 +35,9 @@ def test_the_sdk_continues_a_session_whose_directory_is_gone_in_its_own(tmp_path
     assert pwd.strip() == str(here.resolve())
     prompts = [m["content"] for m in result.messages if m["role"] == "user"]
     assert [p if isinstance(p, str) else p[0]["text"] for p in prompts] == ["first", "again"]
+    # continuing here is not stored: the header still names the directory it was made in (pi asks again)
+    header = json.loads(Path(path).read_text().splitlines()[0])
+    assert header["cwd"] == str((tmp_path / "scratch").resolve())
 
 
 def test_the_command_line_still_refuses_it_as_pi_does(tmp_path, monkeypatch, capsys):
@@ -40,6 +45,8 @@ def test_the_command_line_still_refuses_it_as_pi_does(tmp_path, monkeypatch, cap
     here.mkdir()
     path = _session_made_in(tmp_path / "scratch", tmp_path)
     monkeypatch.chdir(here)
+    before = Path(path).read_bytes()
     code = cli_main(["--provider", "faux", "--session", str(path), "-p", "again"])
     assert code != 0
     assert "Stored session working directory does not exist" in capsys.readouterr().err
+    assert Path(path).read_bytes() == before

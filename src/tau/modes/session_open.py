@@ -9,7 +9,9 @@ Two cases need the user, as in pi: an id that only another directory's sessions 
 whether to fork it into this directory: ``Fork this session into current directory? [y/N]``), and a
 session whose directory no longer exists (continue here, fork here, or cancel). The command line
 asks them through :class:`StartupQuestions`; without one (the SDK), the session found elsewhere
-opens in its own directory, as a path would, and a missing directory is an error.
+opens in its own directory, as a path would, and a session whose directory is gone runs in ``cwd``
+(``continue_when_gone``, as pi's ``createAgentSession``); other callers without questions get
+:class:`MissingSessionCwdError`.
 """
 
 from __future__ import annotations

@@ -58,7 +58,6 @@ class Server:
     ready: asyncio.Future[None] | None = None
     attempt: object | None = None
     registered_config: str | None = None
-    message: str | None = None
     reported_closed: bool = False
 
     @property
