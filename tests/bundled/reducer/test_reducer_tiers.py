@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from reducer_fakes import FakeCtx, FakeRegistry, FakeTau, bash_event, failure_receipt
 
 from tau.bundled.reducer.reducer import Reducer
@@ -77,6 +78,27 @@ def test_the_default_settings_reduce_a_known_log_without_a_model_call(tmp_path):
     assert decision["savingUnits"] > decision["costUnits"]
     artifact = Path(re.search(r"^source_artifact=(.*)$", text, re.M).group(1))
     assert artifact.read_text(encoding="utf-8") == log  # the full log, recallable
+
+
+@pytest.mark.parametrize(
+    "command", ["sh ci/pytest.sh", "bash -e scripts/test", "./run_tests.sh", "cd web && scripts/ci.sh --fast"]
+)
+def test_a_ci_script_s_log_gets_the_extractors_receipt(tmp_path, command):
+    """CI jobs run scripts whose names say nothing of the runner: the log decides (issue 25)."""
+    log = (CORPUS / "pytest-many.log").read_text(encoding="utf-8")
+    tau, ctx = FakeTau(), FakeCtx(str(tmp_path))
+    result = _run(Reducer(tau, SolSettings()), bash_event(command, log + EXIT_1, is_error=True), ctx)
+    assert "\nextractor=pytest\n" in _text(result)
+    assert ctx.model_registry.calls == []
+
+
+@pytest.mark.parametrize("command", ["cat ci/pytest.sh", "cat build.log", "python3 tool.py", "git log -p"])
+def test_other_commands_never_reach_the_extractors(tmp_path, command):
+    """Output that merely looks like a log (a file shown, a program's own output) stays as it is."""
+    log = (CORPUS / "pytest-many.log").read_text(encoding="utf-8")
+    tau, ctx = FakeTau(), FakeCtx(str(tmp_path))
+    assert _run(Reducer(tau, SolSettings()), bash_event(command, log, is_error=False), ctx) is None
+    assert tau.entries == []
 
 
 def test_a_small_log_is_left_alone_without_a_journal_entry(tmp_path):

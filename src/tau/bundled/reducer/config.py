@@ -25,6 +25,7 @@ __all__ = [
     "REDUCER_EVENT_TYPE",
     "REDUCER_RECEIPT_PREFIX",
     "REDUCER_RECEIPT_SCHEMA",
+    "SCRIPT_COMMAND",
     "TIMEOUT_SECONDS",
     "sha256",
     "utf8",
@@ -59,6 +60,12 @@ EXTRACTOR_COMMAND = re.compile(
     r"|npm\s+(?:run|test)|bun\s+test|deno\s+test|go\s+(?:build|vet|test)|gcc|g\+\+|clang|clang\+\+|cc|c\+\+"
     r"|cargo|make|pytest|python(?:3(?:\.\d+)?)?\s+-m\s+(?:pytest|unittest|mypy|ruff|flake8))(?:\s|$)",
     re.IGNORECASE,
+)
+# A shell script run as a command (``sh ci/pytest.sh``, ``bash -e scripts/test``, ``./run_tests.sh``):
+# CI jobs and project test runners are mostly scripts, whose names say nothing of the log they print.
+# The extractor tier takes them too; an extractor must still recognise the log.
+SCRIPT_COMMAND = re.compile(
+    r"(?:^|[;&|(])\s*(?:(?:ba|z|da|k)?sh\s+(?:-[A-Za-z]+\s+)*[^\s;&|()-][^\s;&|()]*|[^\s;&|()]*\.(?:sh|bash))(?:\s|$)"
 )
 FAILURE_SIGNAL = re.compile(
     r"error|failed|failure|fatal|exception|panic|timeout|unsolved|type mismatch|assert", re.IGNORECASE

@@ -31,6 +31,7 @@ from tau.bundled.reducer.config import (
     REDUCER_EVENT_SCHEMA,
     REDUCER_EVENT_TYPE,
     REDUCER_RECEIPT_SCHEMA,
+    SCRIPT_COMMAND,
     TIMEOUT_SECONDS,
     sha256,
     utf8,
@@ -102,7 +103,9 @@ class Reducer:
 
     def _accepts(self, command: str) -> bool:
         seed = DIAGNOSTIC_COMMAND.search(command) is not None
-        return seed if not self.extractors else seed or EXTRACTOR_COMMAND.search(command) is not None
+        if seed or not self.extractors:
+            return seed
+        return EXTRACTOR_COMMAND.search(command) is not None or SCRIPT_COMMAND.search(command) is not None
 
     # -- state -----------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from tau.modes.savings.cost_model import Prices
 from tau.session import projection
 from tau.session.messages import convert_to_llm
 
-__all__ = ["MissCounter", "TokenCache", "miss_figures"]
+__all__ = ["MissCounter", "TokenCache", "call_tokens", "message_pieces", "miss_figures", "text_tokens"]
 
 Entry = dict[str, Any]
 # How a message's text is counted (a token per 4 UTF-16 code units, as the replay counts requests).
@@ -47,7 +47,7 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(item)
 
 
-def _pieces(message: dict[str, Any]) -> list[str]:
+def message_pieces(message: dict[str, Any]) -> list[str]:
     """The texts of a model message, as the model reads them: text, thinking, tool calls (name and
     argument strings), tool results; a system message's sections and tool declarations."""
     content = message.get("content")
@@ -71,7 +71,7 @@ def _pieces(message: dict[str, Any]) -> list[str]:
     return pieces
 
 
-def _text_tokens(text: str) -> int:
+def text_tokens(text: str) -> int:
     return -(-len(text.encode("utf-16-le", "surrogatepass")) // (2 * _UNITS_PER_TOKEN))
 
 
@@ -141,9 +141,9 @@ class MissCounter:
         content = message.get("content")
         if seen is not None and seen.message is message and seen.content is content:
             return seen
-        pieces = [piece for piece in _pieces(message) if piece]
+        pieces = [piece for piece in message_pieces(message) if piece]
         tokens = frozenset().union(*(self.cache.tokens(piece) for piece in pieces)) if pieces else frozenset()
-        seen = _Seen(message, content, pieces, tokens, sum(_text_tokens(piece) for piece in pieces))
+        seen = _Seen(message, content, pieces, tokens, sum(text_tokens(piece) for piece in pieces))
         self._seen[id(message)] = seen
         return seen
 
@@ -172,7 +172,7 @@ class MissCounter:
             self._remember(work[self._scanned : index])
             self._scanned = index
         message = work[index].get("message") or {}
-        wanted = self._call_tokens(message)
+        wanted = call_tokens(message, self.cache)
         candidates = [token for token in wanted if token in self._newest]
         if not candidates:
             return
@@ -190,18 +190,18 @@ class MissCounter:
         self.refetched_tokens += refetched
         self.extra_cost += prices.cost(prompt_tokens, refetched, 0)
 
-    def _call_tokens(self, message: dict[str, Any]) -> set[str]:
-        content = message.get("content")
-        found: set[str] = set()
-        for block in content if isinstance(content, list) else ():
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "toolCall"
-                and block.get("name") != RECALL_TOOL
-            ):
-                for text in _strings(block.get("arguments")):
-                    found |= self.cache.tokens(text)
-        return found
+
+
+def call_tokens(message: dict[str, Any], cache: TokenCache) -> set[str]:
+    """The distinctive tokens of a model message's tool-call arguments (``obs_recall`` left out: a
+    recall is the refetch a miss stands for)."""
+    content = message.get("content")
+    found: set[str] = set()
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("name") != RECALL_TOOL:
+            for text in _strings(block.get("arguments")):
+                found |= cache.tokens(text)
+    return found
 
 
 def miss_figures(counter: MissCounter | None, requests: int, cost: float) -> dict[str, Any]:
