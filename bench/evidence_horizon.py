@@ -65,13 +65,16 @@ def _packable(message: dict[str, Any]) -> bool:
     )
 
 
-def held_messages(path: Path, cache: TokenCache) -> tuple[list[Held], int]:
-    """The branch's messages with their uses, and the number of requests."""
+def open_branch(path: Path) -> list[dict[str, Any]]:
     manager = SessionManager.open(path, read_only=True)
     try:
-        branch = manager.get_branch()
+        return manager.get_branch()
     finally:
         manager.close()
+
+
+def held_messages(branch: list[dict[str, Any]], cache: TokenCache) -> tuple[list[Held], int]:
+    """The branch's messages with their uses, and the number of requests."""
     held: list[Held] = []
     newest: dict[str, int] = {}
     requests = 0
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cache = TokenCache()
     for path in args.files or fixture_files():
-        held, requests = held_messages(path, cache)
+        held, requests = held_messages(open_branch(path), cache)
         print(f"{path.name}: {requests} requests")
         print(f"  {'rule':<28} {'misses/100':>10} {'tokens carried':>15}")
         for window in (*WINDOWS, None):
