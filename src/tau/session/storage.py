@@ -34,13 +34,28 @@ class FileStorage:
     """The file side of a session manager (see the module docstring)."""
 
     # state the manager sets up in its ``__init__``, where it may also be empty
+    _cwd: str
+    _persist: bool
+    _read_only: bool
     _file: Path | None
     _writer: SessionWriter | None
+    _flushed: bool
     _unsaved: list[Record]
     _write_error: OSError | None
+    _header: Entry
     _header_raw: bytes | None
+    _index: EntryIndex
+    _leaf: Any
+    _line_count: int
 
-    def _open_file(self: Any, path: Path, *, use_header_cwd: bool) -> None:
+    # the session-level operations the file side needs, defined by the manager
+    def new_session(self, *, id: str | None = None, parent_session: str | None = None) -> str | None:
+        raise NotImplementedError
+
+    def _has_conversation(self) -> bool:
+        raise NotImplementedError
+
+    def _open_file(self, path: Path, *, use_header_cwd: bool) -> None:
         self._close_writer()
         self._file = path
         _refuse_unless_regular(path)
@@ -66,7 +81,7 @@ class FileStorage:
             self._close_writer()
             raise
 
-    def _initialize_empty_file(self: Any, path: Path) -> None:
+    def _initialize_empty_file(self, path: Path) -> None:
         if self._read_only:
             raise NotASessionError(f"{str(path)!r} is empty: not a session file yet")
         self.new_session()  # (closes the writer of the empty file)
@@ -75,7 +90,7 @@ class FileStorage:
         self._rewrite_file()
         self._flushed = True
 
-    def _adopt(self: Any, loaded: Loaded, reader: LineReader) -> None:
+    def _adopt(self, loaded: Loaded, reader: LineReader) -> None:
         self._header, self._header_raw = loaded.header, loaded.header_raw
         self._index = EntryIndex(loaded.records, reader, loaded.problems)
         self._unsaved = []
@@ -92,23 +107,19 @@ class FileStorage:
             self._writer.append(b"\n")  # the next entry starts on a fresh line
             self._line_count += 1
 
-    def _migrate(self: Any) -> bool:
+    def _migrate(self) -> bool:
         if not needs_migration(self._header):
             return False
         entries = self._index.parse_all()
         changed = migrate(self._header, entries)
         self._header_raw = None
-        for position in changed:
-            record = self._index.records[position]
+        for position in changed:  # the records that failed to parse were dropped: positions agree
+            record, entry = self._index.records[position], entries[position]
             record.offset = -1  # changed: written as pi serializes it
-            record.kind, record.id, record.parent_id = (
-                record.entry.get("type"),
-                record.entry.get("id"),
-                record.entry.get("parentId"),
-            )
+            record.kind, record.id, record.parent_id = entry.get("type"), entry.get("id"), entry.get("parentId")
         return True
 
-    def _rewrite_file(self: Any) -> None:
+    def _rewrite_file(self) -> None:
         """Write header and entries to a new file that replaces the session file (migration, empty file)."""
         if not self._persist or self._file is None or self._read_only:
             return
@@ -131,13 +142,14 @@ class FileStorage:
         self._writer = writer
         self._place(lines)
 
-    def _file_bytes(self: Any) -> tuple[bytes, list[bytes]]:
+    def _file_bytes(self) -> tuple[bytes, list[bytes]]:
         """The whole file (header and entries) and its entry lines."""
         lines = self._index.line_bytes(self._index.records)
         return b"\n".join([self._header_bytes(), *lines]) + b"\n", lines
 
-    def _place(self: Any, lines: list[bytes]) -> None:
+    def _place(self, lines: list[bytes]) -> None:
         """After the file was written from ``lines``: records learn their line numbers and offsets in it."""
+        assert self._file is not None  # only a written file is placed
         self._unsaved = []  # the whole file was just written
         offset = len(self._header_bytes()) + 1
         for number, (record, line) in enumerate(zip(self._index.records, lines, strict=True), start=2):
@@ -148,17 +160,17 @@ class FileStorage:
             self._index.reader.close()
         self._index.reader = LineReader(self._file)
 
-    def _header_bytes(self: Any) -> bytes:
+    def _header_bytes(self) -> bytes:
         if self._header_raw is None:
             self._header_raw = make_line(self._header)
         return self._header_raw
 
-    def _close_writer(self: Any) -> None:
+    def _close_writer(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
 
-    def _settle_leaf(self: Any) -> None:
+    def _settle_leaf(self) -> None:
         """On load the leaf is the last entry that parses: check the last lines until one does."""
         while self._leaf is not None:
             record = self._index.by_id.get(self._leaf)
@@ -166,7 +178,7 @@ class FileStorage:
                 return
             self._leaf = self._index.last_id  # that line was dropped: the one before it is the last
 
-    def _write(self: Any, record: Record) -> None:
+    def _write(self, record: Record) -> None:
         if not self._persist or self._file is None:
             return
         if self._flushed:
@@ -175,7 +187,7 @@ class FileStorage:
         elif self._has_conversation():
             self._create_file()
 
-    def _write_unsaved(self: Any) -> None:
+    def _write_unsaved(self) -> None:
         """Append every unsaved entry, in order, in one write (the writer leaves no partial line)."""
         assert self._file is not None
         data = b"".join(jsonl.encode(record.entry) + b"\n" for record in self._unsaved)
@@ -192,7 +204,7 @@ class FileStorage:
             record.line = self._line_count
         self._unsaved = []
 
-    def _create_file(self: Any) -> None:
+    def _create_file(self) -> None:
         """The first write: header and every entry so far, in a new file (nothing is left on failure)."""
         assert self._file is not None
         try:
@@ -209,7 +221,7 @@ class FileStorage:
         self._place(lines)
 
     @property
-    def unsaved_count(self: Any) -> int:
+    def unsaved_count(self) -> int:
         """How many entries are in the session but not in its file, because writing it failed."""
         if not self._persist or self._file is None:
             return 0
@@ -217,7 +229,7 @@ class FileStorage:
             return len(self._unsaved)
         return len(self._index.records) if self._has_conversation() else 0
 
-    def save_unsaved(self: Any) -> None:
+    def save_unsaved(self) -> None:
         """Write the entries a failed write left in memory; raises :class:`SessionWriteError` if the
         file still cannot be written. Does nothing when everything is saved."""
         if self.unsaved_count == 0:
@@ -227,7 +239,7 @@ class FileStorage:
         else:
             self._create_file()
 
-    def _refuse_if_unsaved(self: Any, action: str) -> None:
+    def _refuse_if_unsaved(self, action: str) -> None:
         """Leaving a session that has unsaved entries would lose them without a word."""
         count = self.unsaved_count
         if count:
