@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tau.session.messages import content_text
@@ -93,7 +94,7 @@ def compaction_entry(
     first_kept_entry_id: str,
     tokens_before: int | float,
     details: Any = None,
-    usage: dict[str, Any] | None = None,
+    usage: Mapping[str, Any] | None = None,
     from_hook: bool | None = None,
     system_message: dict[str, Any] | None = None,
 ) -> Entry:
@@ -113,7 +114,7 @@ def branch_summary_entry(
     from_id: str,
     summary: str,
     details: Any = None,
-    usage: dict[str, Any] | None = None,
+    usage: Mapping[str, Any] | None = None,
     from_hook: bool | None = None,
 ) -> Entry:
     entry = _base("branch_summary", entry_id, parent_id, timestamp)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -324,7 +324,7 @@ class SessionManager(FileStorage):
         tokens_before: int | float,
         details: Any = None,
         from_hook: bool | None = None,
-        usage: dict[str, Any] | None = None,
+        usage: Mapping[str, Any] | None = None,
     ) -> str:
         """Append a compaction; ``first_kept_entry_id=None`` keeps nothing (it becomes the entry's own id).
 

@@ -183,7 +183,7 @@ class Boundaries:
         return {"action": "continue"} if continues and self._store.save_failure is None else None
 
     async def _dispatch_turn_end(
-        self: Any, message: dict[str, Any], tool_results: list[dict[str, Any]]
+        self, message: dict[str, Any], tool_results: list[dict[str, Any]]
     ) -> bool:
         reason = message.get("stopReason")
         self._run.last_outcome = (

@@ -151,7 +151,7 @@ class Compactor:
         return self._stream_fn(model, context, options)
 
     def cached_summaries(
-        self: Any,
+        self,
         reason: str,
         signal: AbortSignal,
         settings: Any,
@@ -234,7 +234,7 @@ class Compactor:
         )
 
     async def _summarize(
-        self: Any,
+        self,
         reason: str,
         will_retry: bool,
         signal: AbortSignal,
@@ -317,7 +317,7 @@ class Compactor:
         return result
 
     async def _compaction_failed(
-        self: Any, reason: str, error: BaseException, aborted: bool, from_extension: bool = False
+        self, reason: str, error: BaseException, aborted: bool, from_extension: bool = False
     ) -> None:
         message = str(error) or "compaction failed"
         prefix = {
@@ -348,7 +348,7 @@ class Compactor:
         )
 
     async def compact(
-        self: Any, custom_instructions: str | None = None, *, keep_recent_tokens: int | None = None
+        self, custom_instructions: str | None = None, *, keep_recent_tokens: int | None = None
     ) -> dict[str, Any]:
         """Compact now (``/compact``, the run aborted by the caller); returns the compaction result.
 
@@ -505,7 +505,7 @@ class Compactor:
         return await self.run_auto("overflow", True)
 
     def _context_tokens_after(
-        self: Any,
+        self,
         message: dict[str, Any],
         projection: dict[str, Any],
         branch: list[dict[str, Any]],
