@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.agent.agent import Agent
 from tau.agent.session.bus import EventBus
@@ -21,6 +21,9 @@ from tau.agent.session.store import SessionStore
 from tau.agent.settings import Settings
 from tau.llm.overflow import is_context_overflow, is_recoverable_length
 from tau.llm.stream import AbortSignal, StreamFunction
+
+if TYPE_CHECKING:  # imported when a request is made: the compaction package is heavy
+    from tau.agent.compaction.cached import LastRequest
 
 __all__ = ["Compactor", "check_keep_recent_tokens"]
 
@@ -122,7 +125,7 @@ class Compactor:
         self._run = run
         self._stream_fn = stream_fn
         self._convert = convert
-        self._last_request: Any = None  # tau.agent.compaction.cached.LastRequest
+        self._last_request: LastRequest | None = None
         self._started = False  # whether the automatic compaction in progress announced itself
         self.overflow_recovery_attempted = False
 
