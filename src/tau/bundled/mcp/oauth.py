@@ -225,7 +225,7 @@ class ServerAuth:
         self.name = name
 
     def connection_auth(self, connection: Any) -> Any:
-        from tau.bundled.mcp.connection import McpAuthRequiredError
+        from tau.bundled.mcp.session import McpAuthRequiredError
 
         async def on_redirect(url: str) -> None:
             connection.sign_in_required()
