@@ -64,7 +64,7 @@ def test_tools_whose_names_sanitize_alike_all_get_the_hash():
             {"name": "c", "inputSchema": {}},
         ],
     )
-    manager.register_tools(connection)
+    manager.tools.register(connection)
     names = [definition.name for definition in registered]
     assert names[2] == "mcp__s__c"
     assert names[0] != names[1] and all(len(name) == len("mcp__s__a_b_") + 8 for name in names[:2])

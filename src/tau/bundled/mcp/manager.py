@@ -6,9 +6,8 @@ extension API only:
 - ``session_start`` reads the configuration, activates ``codemode`` or ``tool_search`` for servers
   whose tools are not declared, and connects every enabled server in the background, in parallel
   (the SDK is imported only then). Problems found at startup are reported once.
-- Each connected server's tools are registered as ``mcp__<server>__<tool>`` with their exposure;
-  withdrawn tools are re-registered ``hidden`` (tools cannot be unregistered). The resource tools
-  follow the widest exposure of the servers with resources.
+- Each connected server's tools are registered as ``mcp__<server>__<tool>`` with their exposure
+  (:mod:`tau.bundled.mcp.registry`).
 - ``before_agent_start`` waits (at most 10 seconds, once) for servers with ``direct`` tools, which
   the first request must declare, and keeps the ``mcp_servers`` section current.
 - ``tool_call`` waits for the servers a call needs: its own server for a direct call, every server
@@ -21,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -29,12 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from tau.bundled.mcp.config import McpConfig, ServerEntry, load_mcp_config, update_server_config
-from tau.bundled.mcp.naming import create_tool_name, mcp_namespace, rows_before_connect
+from tau.bundled.mcp.naming import mcp_namespace, rows_before_connect
+from tau.bundled.mcp.registry import RESOURCE_TOOL_NAMES, McpToolRegistry
 from tau.bundled.mcp.section import MCP_SERVERS_SECTION, configured_exposures, render_servers_section
-from tau.extension import get_mcp_tool_exposure
-
-# The resource tools; their definitions (and the result conversion) load with the first server.
-RESOURCE_TOOL_NAMES = frozenset({"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"})
 
 __all__ = ["McpExtension", "describe_state"]
 
@@ -109,12 +104,6 @@ class McpExtension:
     project_config: str | None = None
     auto_enable_codemode: bool = True
     cwd: str = "."
-    # Tool name -> "<server>\0<tool>", so names stay unique and stable; tools offered per server;
-    # the last definition per name, to re-register withdrawn tools hidden.
-    tool_owners: dict[str, str] = field(default_factory=dict)
-    server_tools: dict[str, set[str]] = field(default_factory=dict)
-    definitions: dict[str, Any] = field(default_factory=dict)
-    resource_exposure: str | None = None
     warned_unreachable: bool = False
     waited_for_startup: bool = False
     pending: asyncio.Future[None] | None = None
@@ -122,8 +111,10 @@ class McpExtension:
     startup_wait: float = DEFAULT_STARTUP_WAIT
     _log: Any = None
     _credentials: Any = None
+    tools: McpToolRegistry = field(init=False)
 
     def __post_init__(self) -> None:
+        self.tools = McpToolRegistry(self.tau, lambda: self.servers)
         wait = os.environ.get(STARTUP_WAIT_ENV)
         with contextlib.suppress(ValueError):
             if wait:
@@ -155,132 +146,6 @@ class McpExtension:
 
     def find(self, name: str) -> Server | None:
         return next((server for server in self.servers if server.name == name), None)
-
-    # -- registration of tools -------------------------------------------------------------------
-
-    def register_tools(self, connection: Any) -> None:
-        """Register (again) the tools ``connection``'s server offers; withdraw the ones it dropped."""
-        from tau.bundled.mcp.tools import create_tool_definition
-
-        name = connection.name
-        server = self.find(name)
-        entry = server.entry if server is not None else ServerEntry(name, connection.entry_config, "")
-        description = (entry.config.get("description") or "").strip()
-        namespace: dict[str, Any] = {"name": mcp_namespace(name), "aliases": [name]}
-        if description:
-            namespace["description"] = description
-        if connection.instructions:
-            namespace["instructions"] = connection.instructions
-        previous = self.server_tools.get(name, set())
-        current: set[str] = set()
-        offered = list(dict.fromkeys(tool["name"] for tool in connection.tools))
-        plain = [create_tool_name(name, tool) for tool in offered]
-
-        def assign(tool: str) -> str:
-            owner = f"{name}\0{tool}"
-
-            def taken(candidate: str) -> bool:
-                existing = self.tool_owners.get(candidate)
-                # Tools whose names sanitize alike all get the hash suffix, whatever the list order.
-                return (
-                    (existing is not None and existing != owner)
-                    or candidate in current
-                    or plain.count(candidate) > 1
-                )
-
-            tool_name = create_tool_name(name, tool, taken)
-            self.tool_owners[tool_name] = owner
-            current.add(tool_name)
-            return tool_name
-
-        for tool in connection.tools:
-            if not isinstance(tool.get("name"), str):
-                continue
-            definition = create_tool_definition(
-                server=name,
-                tool=tool,
-                name=assign(tool["name"]),
-                exposure=get_mcp_tool_exposure(entry.config, tool["name"]),
-                namespace=namespace,
-                get_connection=self._connection_getter(name, tool["name"]),
-                readable=functools.partial(self._reads_resources, name),
-            )
-            self.definitions[definition.name] = definition
-            self.tau.register_tool(definition)
-        self.server_tools[name] = current
-        for tool_name in previous - current:
-            self._withdraw(tool_name)
-        self.sync_resource_tools()
-
-    def _withdraw(self, tool_name: str) -> None:
-        import dataclasses
-
-        definition = self.definitions.get(tool_name)
-        if definition is not None and definition.exposure != "hidden":
-            hidden = dataclasses.replace(definition, exposure="hidden")
-            self.definitions[tool_name] = hidden
-            self.tau.register_tool(hidden)
-
-    def hide_tools(self, server: str) -> None:
-        """Make a disabled or removed server's tools unreachable."""
-        for tool_name in self.server_tools.get(server, set()):
-            self._withdraw(tool_name)
-        self.server_tools[server] = set()
-        self.sync_resource_tools()
-
-    def _connection_getter(self, server: str, tool: str) -> Any:
-        async def get() -> Any:
-            # Resolved at call time: a call prepared before a disable/enable runs on the new connection.
-            current = self.find(server)
-            if current is None or not current.enabled:
-                raise RuntimeError(f'MCP server "{server}" is disabled.')
-            connection = current.connection
-            if connection is None:
-                raise RuntimeError(f'MCP server "{server}" is still starting.')
-            offered = any(item.get("name") == tool for item in connection.tools)
-            if get_mcp_tool_exposure(current.config, tool) == "hidden" or (
-                connection.state == "connected" and not offered
-            ):
-                raise RuntimeError(f'MCP tool "{server}/{tool}" is no longer available.')
-            return connection
-
-        return get
-
-    def servers_with_resources(self) -> list[Server]:
-        return [
-            server
-            for server in self.servers
-            if server.connection is not None
-            and server.connection.has_resources
-            and server.enabled
-            and server.entry.exposure != "hidden"
-        ]
-
-    def resource_connections(self) -> list[Any]:
-        return [server.connection for server in self.servers_with_resources()]
-
-    def _reads_resources(self, server_name: str) -> bool:
-        return any(c.name == server_name for c in self.resource_connections())
-
-    def sync_resource_tools(self) -> None:
-        """Register the resource tools with the widest exposure of the servers they reach."""
-        exposures = {server.entry.exposure for server in self.servers_with_resources()}
-        chosen = next(
-            (exposure for exposure in ("direct", "codemode", "deferred") if exposure in exposures), "hidden"
-        )
-        if chosen == self.resource_exposure or (self.resource_exposure is None and chosen == "hidden"):
-            return
-        from tau.bundled.mcp.resources import create_resource_tool_definitions
-
-        was_direct = self.resource_exposure == "direct"
-        self.resource_exposure = chosen
-        definitions = create_resource_tool_definitions(chosen, self.resource_connections)
-        for definition in definitions:
-            self.tau.register_tool(definition)
-        if was_direct:
-            self.tau.set_active_tools(
-                [name for name in self.tau.get_active_tools() if name not in RESOURCE_TOOL_NAMES]
-            )
 
     # -- reaching indirect tools -----------------------------------------------------------------
 
@@ -343,7 +208,7 @@ class McpExtension:
 
         def on_tools(connection: Any) -> None:
             if is_current():
-                self.register_tools(connection)
+                self.tools.register(connection)
 
         def on_change(connection: Any) -> None:
             if is_current():
@@ -547,7 +412,7 @@ class McpExtension:
                 words = list(reach or [])
                 waiting_for = [s for s in waiting_for if any(mcp_namespace(s.name) in word for word in words)]
         elif event.tool_name not in RESOURCE_TOOL_NAMES:
-            owner = self.tool_owners.get(event.tool_name, "").split("\0", 1)[0]
+            owner = self.tools.owner(event.tool_name)
             waiting_for = [s for s in waiting_for if s.name == owner]
         await self.wait_for(waiting_for, getattr(ctx, "signal", None))
 
@@ -565,7 +430,7 @@ class McpExtension:
         ]
         self.servers = [server for server in self.servers if server not in removed]
         for server in removed:
-            self.hide_tools(server.name)
+            self.tools.hide_tools(server.name)
         added = [server for server in registered if self.find(server.name) is None]
         self.servers.extend(added)
         self.ensure_discovery_active(ctx)
@@ -618,7 +483,7 @@ class McpExtension:
             return failed
         if not enabled:
             connection, server.connection, server.attempt = server.connection, None, None
-            self.hide_tools(server.name)
+            self.tools.hide_tools(server.name)
             if connection is not None:
                 await connection.close()
             return None
@@ -631,11 +496,11 @@ class McpExtension:
         if failed:
             return failed
         if server.connection is not None and server.connection.state == "connected":
-            self.register_tools(server.connection)
-        self.sync_resource_tools()
+            self.tools.register(server.connection)
+        self.tools.sync_resource_tools()
         # Tools no longer exposed directly leave the declared set; direct tools activate on registration.
         indirect = {tool["name"] for tool in self.tau.get_all_tools() if tool.get("exposure") != "direct"}
-        mine = self.server_tools.get(server.name, set())
+        mine = self.tools.server_tools.get(server.name, set())
         self.tau.set_active_tools(
             [name for name in self.tau.get_active_tools() if name not in mine or name not in indirect]
         )
