@@ -141,14 +141,14 @@ def test_long_tool_output_is_collapsed_until_expanded():
 
 
 def test_a_long_streaming_answer_is_previewed_by_its_tail():
-    from tau.modes.interactive.app import LIVE_TAIL_CHARS, _live_tail
+    from tau.modes.interactive.render import LIVE_TAIL_CHARS, live_tail
 
     text = "intro\n\n```python\n" + "x = 1\n\n" * 2000 + "```\n\nthe end"
     block = AssistantBlock(text=text)
-    tail = _live_tail(block)
+    tail = live_tail(block)
     assert len(tail.text) <= LIVE_TAIL_CHARS + 4 and tail.text.endswith("the end")
     assert tail.text.startswith("```\n")  # still a code block, as in the full answer
-    assert block.text == text and _live_tail(AssistantBlock(text="short")).text == "short"
+    assert block.text == text and live_tail(AssistantBlock(text="short")).text == "short"
 
 
 def test_thinking_streams_above_the_answer(tmp_path):

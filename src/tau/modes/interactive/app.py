@@ -32,10 +32,11 @@ from prompt_toolkit.output import Output
 from tau.modes.interactive.bindings import key_bindings
 from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list, unknown_command
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
-from tau.modes.interactive.model import AssistantBlock, ChatController, NoticeBlock, ToolBlock, content_text
+from tau.modes.interactive.model import ChatController, NoticeBlock, ToolBlock, content_text
 from tau.modes.interactive.overlay import OverlayHost
-from tau.modes.interactive.render import BlockRenderer, footer_lines
+from tau.modes.interactive.render import BlockRenderer, footer_lines, live_tail
 from tau.modes.interactive.sanitize import sanitize_text
+from tau.modes.interactive.startup_report import show_startup_report
 from tau.modes.interactive.terminal import StrayOutput, output_without_cpr
 from tau.modes.interactive.ui import InteractiveUI
 from tau.modes.themes import ThemeSet, load_themes
@@ -46,25 +47,9 @@ __all__ = ["InteractiveMode"]
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
-LIVE_TAIL_CHARS = 6000
 REPRINT_ROWS = 5  # Ctrl+O prints again at most this many collapsed rows
 ABORT_GRACE_SECONDS = 10.0
 RELOAD = "\x00reload"  # switch_to for /reload of a session not saved yet: the same command line again
-
-
-def _live_tail(block: Any) -> Any:
-    """A long streaming answer's last paragraphs: the live area shows only its end anyway.
-
-    The whole answer is rendered once, when it is printed into the scrollback.
-    """
-    if not isinstance(block, AssistantBlock) or len(block.text) <= LIVE_TAIL_CHARS:
-        return block
-    cut = block.text.find("\n\n", len(block.text) - LIVE_TAIL_CHARS)
-    cut = cut + 2 if cut >= 0 else len(block.text) - LIVE_TAIL_CHARS
-    tail = block.text[cut:]
-    if block.text[:cut].count("```") % 2:  # the cut fell inside a code block: reopen it
-        tail = "```\n" + tail
-    return dataclasses.replace(block, text=tail)
 
 
 class InteractiveMode:
@@ -136,25 +121,7 @@ class InteractiveMode:
         self.refresh_footer()
 
     def _show_start(self) -> None:
-        model = self.session.model
-        name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
-        quiet = self.session.settings.get("quietStartup")
-        if self.verbose or quiet is not True:  # pi: only quietStartup true hides the header
-            self.controller.add(NoticeBlock(f"tau · {name} · /hotkeys for keys, /quit to leave", "info"))
-        if self.verbose or quiet not in (True, "header"):
-            self._show_loaded()  # pi's default (quietStartup: false) lists what was loaded
-            scoped = getattr(self.session, "scoped_models", None) or []
-            if scoped:
-                names = ", ".join(
-                    s.model.id + (f":{s.thinking_level}" if s.thinking_level else "") for s in scoped
-                )
-                self.controller.add(NoticeBlock(f"Model scope: {names} (Ctrl+P to cycle)", "dim"))
-        for warning in self.themes.warnings:
-            self.controller.notice(warning, "warning")
-        for failure in getattr(self.runner, "load_errors", None) or []:
-            self.controller.notice(
-                f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"
-            )
+        show_startup_report(self.controller, self.session, self.runner, self.themes, verbose=self.verbose)
         self.controller.load_messages(self.session.messages)
 
     def _load_themes(self, paths: Sequence[str], no_themes: bool, use_theme: str | None) -> ThemeSet:
@@ -189,27 +156,6 @@ class InteractiveMode:
         self.controller.changed()
         self.invalidate()
         return {"success": True}
-
-    def _show_loaded(self) -> None:
-        """pi's startup details (``--verbose``, or ``quietStartup`` false, its default): context
-        files, skills, prompt templates, extensions, tools."""
-        files = list(getattr(self.session, "context_file_paths", []))
-        lines = ["[Context]", *(f"  {relative_cwd(path)}" for path in files)] if files else []
-        resources = getattr(self.session, "resources", None)
-        if resources is not None and resources.skills:
-            lines += ["[Skills]", "  " + ", ".join(skill.name for skill in resources.skills)]
-        if resources is not None and resources.prompts:
-            lines += ["[Prompts]", "  " + ", ".join(f"/{template.name}" for template in resources.prompts)]
-        if self.themes.themes:
-            lines += ["[Themes]", "  " + ", ".join(sorted(self.themes.themes))]
-        extensions = [getattr(e, "path", "?") for e in getattr(self.runner, "extensions", None) or []]
-        if extensions:
-            lines += ["[Extensions]", "  " + ", ".join(sorted(extensions))]
-        tools = list(self.session.get_active_tool_names())
-        if tools:
-            lines += ["[Tools]", "  " + ", ".join(tools)]
-        if lines:
-            self.controller.add(NoticeBlock("\n".join(lines), "dim"))
 
     # -- session data -------------------------------------------------------------------------
 
@@ -326,7 +272,7 @@ class InteractiveMode:
         budget = max(3, self._rows() - 6 - len(self._footer_lines(width)) - len(self.overlays.lines(width)))
         key = (self._version, width, budget)
         if self._live_cache is None or self._live_cache[:3] != key:
-            blocks = [_live_tail(block) for block in self.controller.live_blocks()]
+            blocks = [live_tail(block) for block in self.controller.live_blocks()]
             text = self.renderer.render(blocks, width).rstrip("\n") if blocks else ""
             lines = text.split("\n") if text else []
             if len(lines) > budget:

@@ -6,6 +6,7 @@ only escape sequences (SGR styling; hyperlinks are off). ``color=False`` gives p
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 from collections.abc import Callable, Iterable
@@ -30,7 +31,9 @@ from tau.modes.interactive.tool_rows import tool_row
 from tau.modes.themes import SYSTEM, Theme, builtin_theme
 from tau.modes.wording import counted
 
-__all__ = ["BlockRenderer", "footer_lines", "to_text"]
+__all__ = ["BlockRenderer", "footer_lines", "live_tail", "to_text"]
+
+LIVE_TAIL_CHARS = 6000
 
 _NOTICE_TOKENS = {"info": "accent", "warning": "warning", "error": "error", "dim": "dim"}
 _STATUS_MARKS = {"running": ("⋯", "warning"), "done": ("✓", "success"), "error": ("✗", "error")}
@@ -223,3 +226,18 @@ def footer_lines(footer: FooterState, width: int, *, cwd: str = "") -> list[str]
 def _clip(text: str, width: int) -> str:
     text = sanitize_text(text).replace("\n", " ")
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def live_tail(block: Any) -> Any:
+    """A long streaming answer's last paragraphs: the live area shows only its end anyway.
+
+    The whole answer is rendered once, when it is printed into the scrollback.
+    """
+    if not isinstance(block, AssistantBlock) or len(block.text) <= LIVE_TAIL_CHARS:
+        return block
+    cut = block.text.find("\n\n", len(block.text) - LIVE_TAIL_CHARS)
+    cut = cut + 2 if cut >= 0 else len(block.text) - LIVE_TAIL_CHARS
+    tail = block.text[cut:]
+    if block.text[:cut].count("```") % 2:  # the cut fell inside a code block: reopen it
+        tail = "```\n" + tail
+    return dataclasses.replace(block, text=tail)
