@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from tau.extension.tracked import ChangeLog
@@ -131,7 +131,20 @@ class Event:
 
 
 # Subclasses inherit Event's __init__, __repr__ and __eq__ (and its __hash__ = None, as @dataclass(eq=True) sets).
-_event = dataclass(kw_only=True, init=False, repr=False, eq=False)
+_event_dataclass = dataclass(kw_only=True, init=False, repr=False, eq=False)
+
+# Event name -> its dataclass, filled by ``@_event`` as the classes below are defined.
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+_E = TypeVar("_E", bound=Event)
+
+
+def _event(cls: type[_E]) -> type[_E]:
+    """Make ``cls`` an event dataclass and, when it names an event type, the one for that type."""
+    cls = _event_dataclass(cls)
+    if cls.type:
+        EVENT_TYPES[cls.type] = cls
+    return cls
 
 
 # -- startup and session -----------------------------------------------------------------------
@@ -579,54 +592,6 @@ class UIPromptEndEvent(Event):
     reason: str = "ui_prompt"
     kind: str = ""
     title: str | None = None
-
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (
-        ProjectTrustEvent,
-        ResourcesDiscoverEvent,
-        McpServersChangeEvent,
-        SessionStartEvent,
-        SessionShutdownEvent,
-        SessionInfoChangedEvent,
-        SessionBeforeSwitchEvent,
-        SessionBeforeForkEvent,
-        SessionBeforeCompactEvent,
-        SessionCompactEvent,
-        SessionCompactFailedEvent,
-        SessionBeforeTreeEvent,
-        SessionTreeEvent,
-        InputEvent,
-        BeforeAgentStartEvent,
-        AgentStartEvent,
-        AgentEndEvent,
-        AgentBeforeSettleEvent,
-        AgentSettledEvent,
-        TurnStartEvent,
-        TurnEndEvent,
-        MessageStartEvent,
-        MessageUpdateEvent,
-        MessageEndEvent,
-        ToolExecutionStartEvent,
-        ToolExecutionUpdateEvent,
-        ToolExecutionEndEvent,
-        ToolCallEvent,
-        ToolResultEvent,
-        UserBashEvent,
-        ContextEvent,
-        ContextWithSystemEvent,
-        BeforeProviderHeadersEvent,
-        BeforeProviderRequestEvent,
-        AfterProviderResponseEvent,
-        ProviderStreamEvent,
-        CacheWarmingDecisionEvent,
-        ModelSelectEvent,
-        ThinkingLevelSelectEvent,
-        UIPromptStartEvent,
-        UIPromptEndEvent,
-    )
-}
 
 
 def event_from_payload(payload: dict[str, Any]) -> Event:
