@@ -23,9 +23,8 @@ from tau.common.jsstr import js_trim
 from tau.llm.stream import AbortSignal
 from tau.tools._async import in_thread_until_aborted, raise_if_aborted
 from tau.tools.base import ToolContext, ToolDefinition, ToolError, ToolResult, UpdateCallback
-from tau.tools.grep import MAX_SAFE_INTEGER, positive_floor
 from tau.tools.paths import resolve_to_cwd
-from tau.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head, utf8_len
+from tau.tools.truncate import DEFAULT_MAX_BYTES, CappedLines, finish_output, positive_floor
 
 __all__ = ["find_tool"]
 
@@ -122,41 +121,28 @@ def _find(search_path: str, pattern: str, limit: int, signal: AbortSignal | None
         )
     # pi passes --no-require-git outside a repository: .gitignore files count there too.
     rules = IgnoreRules.for_root(search_path, require_git=_inside_git_repository(search_path))
-    stored: list[str] = []
-    count = 0
-    output_bytes = 0
+    results = CappedLines()
     limit_reached = False
     for absolute, is_dir in _walk(search_path, rules, signal):
         target = absolute if full_path else os.path.basename(absolute)
         if not matcher.match(target):
             continue
-        if count == limit:
+        if results.count == limit:
             limit_reached = True
             break
-        count += 1
-        result = _relative(js_trim(absolute), search_path) + ("/" if is_dir else "")
-        if output_bytes - 1 <= DEFAULT_MAX_BYTES:
-            stored.append(result)
-        output_bytes += utf8_len(result) + 1
-    if count == 0:
+        results.add(_relative(js_trim(absolute), search_path) + ("/" if is_dir else ""))
+    if results.count == 0:
         return ToolResult.text("No files found matching pattern")
-    truncation = truncate_head("\n".join(stored), max_lines=MAX_SAFE_INTEGER)
-    truncation["totalLines"] = count
-    truncation["totalBytes"] = output_bytes - 1
-    output = truncation["content"]
-    details: dict[str, Any] = {}
-    notices = []
-    if limit_reached:
-        notices.append(
-            f"{js_number(limit)} results limit reached. Use limit={js_number(limit * 2)} for more, or refine pattern"
+    return finish_output(
+        results.truncation(),
+        (
+            f"{js_number(limit)} results limit reached. Use limit={js_number(limit * 2)} for more, or refine pattern",
+            "resultLimitReached",
+            limit,
         )
-        details["resultLimitReached"] = limit
-    if truncation["truncated"]:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult.text(output, details or None)
+        if limit_reached
+        else None,
+    )
 
 
 def _relative(absolute: str, search_path: str) -> str:

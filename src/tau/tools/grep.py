@@ -30,16 +30,16 @@ from tau.tools.paths import resolve_to_cwd
 from tau.tools.truncate import (
     DEFAULT_MAX_BYTES,
     GREP_MAX_LINE_LENGTH,
-    format_size,
-    truncate_head,
+    MAX_SAFE_INTEGER,
+    CappedLines,
+    finish_output,
+    positive_floor,
     truncate_line,
-    utf8_len,
 )
 
 __all__ = ["grep_tool"]
 
 DEFAULT_LIMIT = 100
-MAX_SAFE_INTEGER = 2**53 - 1
 
 DESCRIPTION = (
     "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
@@ -85,15 +85,6 @@ def grep_tool() -> ToolDefinition:
         execute=execute_grep,
         prompt_snippet="Search file contents for patterns (respects .gitignore)",
     )
-
-
-def positive_floor(value: Any, default: int) -> int:
-    """pi's ``Math.max(1, Math.floor(value ?? default))`` for a count limit."""
-    if value is None:
-        return default
-    if isinstance(value, float) and not math.isfinite(value):
-        return MAX_SAFE_INTEGER if value > 0 else 1
-    return max(1, math.floor(value))
 
 
 def _context_lines(value: Any) -> int:
@@ -161,9 +152,7 @@ class _Search:
     is_directory: bool
     context: int
     limit: int
-    lines: list[str] = field(default_factory=list)
-    output_bytes: int = 0  # of every line, stored or not, each with a newline
-    line_count: int = 0
+    lines: CappedLines = field(default_factory=CappedLines)
     match_count: int = 0
     limit_hit: bool = False  # the last allowed match was seen
     match_limit_reached: bool = False  # ... and another match proves results were cut
@@ -187,11 +176,7 @@ class _Search:
         self.lines_truncated = self.lines_truncated or cut
         separator = ":" if is_match else "-"
         line = f"{self.format_path(file_path)}{separator}{js_number(line_number)}{separator} {shown}"
-        # Past the byte cap lines are only counted: truncation drops them anyway.
-        if self.output_bytes - 1 <= DEFAULT_MAX_BYTES:
-            self.lines.append(line)
-        self.output_bytes += utf8_len(line) + 1
-        self.line_count += 1
+        self.lines.add(line)
 
     def event(self, record: Any) -> None:
         """One line of ``rg --json``; sets :attr:`done` when nothing more can change the result."""
@@ -226,29 +211,24 @@ class _Search:
     def result(self) -> ToolResult:
         if self.match_count == 0:
             return ToolResult.text("No matches found")
-        truncation = truncate_head("\n".join(self.lines), max_lines=MAX_SAFE_INTEGER)
-        truncation["totalLines"] = self.line_count
-        truncation["totalBytes"] = self.output_bytes - 1
-        output = truncation["content"]
-        details: dict[str, Any] = {}
-        notices = []
-        if self.match_limit_reached:
-            notices.append(
+        return finish_output(
+            self.lines.truncation(),
+            (
                 f"{js_number(self.limit)} matches limit reached. "
-                f"Use limit={js_number(self.limit * 2)} for more, or refine pattern"
+                f"Use limit={js_number(self.limit * 2)} for more, or refine pattern",
+                "matchLimitReached",
+                self.limit,
             )
-            details["matchLimitReached"] = self.limit
-        if truncation["truncated"]:
-            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-            details["truncation"] = truncation
-        if self.lines_truncated:
-            notices.append(
-                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+            if self.match_limit_reached
+            else None,
+            (
+                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines",
+                "linesTruncated",
+                True,
             )
-            details["linesTruncated"] = True
-        if notices:
-            output += f"\n\n[{'. '.join(notices)}]"
-        return ToolResult.text(output, details or None)
+            if self.lines_truncated
+            else None,
+        )
 
 
 async def _run_rg(

@@ -17,9 +17,14 @@ from tau.tools._async import in_thread_until_aborted
 from tau.tools.base import ToolContext, ToolDefinition, ToolError, ToolResult, UpdateCallback
 from tau.tools.collation import locale_sorted
 from tau.tools.fserrors import fs_error
-from tau.tools.grep import MAX_SAFE_INTEGER, positive_floor
 from tau.tools.paths import resolve_to_cwd
-from tau.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from tau.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    MAX_SAFE_INTEGER,
+    finish_output,
+    positive_floor,
+    truncate_head,
+)
 
 __all__ = ["ls_tool"]
 
@@ -91,16 +96,13 @@ def _list(directory: str, limit: int) -> ToolResult:
         results.append(name + ("/" if stat.S_ISDIR(mode) else ""))
     if not results:
         return ToolResult.text("(empty directory)")
-    truncation = truncate_head("\n".join(results), max_lines=MAX_SAFE_INTEGER)
-    output = truncation["content"]
-    details: dict[str, Any] = {}
-    notices = []
-    if limit_reached:
-        notices.append(f"{js_number(limit)} entries limit reached. Use limit={js_number(limit * 2)} for more")
-        details["entryLimitReached"] = limit
-    if truncation["truncated"]:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult.text(output, details or None)
+    return finish_output(
+        truncate_head("\n".join(results), max_lines=MAX_SAFE_INTEGER),
+        (
+            f"{js_number(limit)} entries limit reached. Use limit={js_number(limit * 2)} for more",
+            "entryLimitReached",
+            limit,
+        )
+        if limit_reached
+        else None,
+    )

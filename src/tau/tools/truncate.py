@@ -6,14 +6,22 @@ empty piece dropped, sizes are UTF-8 bytes, and head truncation never returns a 
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+import math
+from typing import Any, Literal, TypedDict
+
+from tau.tools.base import ToolResult
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
     "GREP_MAX_LINE_LENGTH",
+    "MAX_SAFE_INTEGER",
+    "CappedLines",
+    "Notice",
     "TruncationResult",
+    "finish_output",
     "format_size",
+    "positive_floor",
     "truncate_head",
     "truncate_line",
     "truncate_tail",
@@ -23,6 +31,7 @@ __all__ = [
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
 GREP_MAX_LINE_LENGTH = 500  # characters (UTF-16 code units) of one grep line
+MAX_SAFE_INTEGER = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: "no line limit"
 
 
 class TruncationResult(TypedDict):
@@ -221,3 +230,66 @@ def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str
     ):
         head = head[:-2]  # a high surrogate whose low half lies past the cut
     return head.decode("utf-16-le", "surrogatepass") + "... [truncated]", True
+
+
+def positive_floor(value: Any, default: int) -> int:
+    """pi's ``Math.max(1, Math.floor(value ?? default))`` for a count limit."""
+    if value is None:
+        return default
+    if isinstance(value, float) and not math.isfinite(value):
+        return MAX_SAFE_INTEGER if value > 0 else 1
+    return max(1, math.floor(value))
+
+
+# -- the result lines of the search tools (find, grep, ls) -------------------------------------------
+
+
+class CappedLines:
+    """A search tool's result lines: kept until they pass the byte cap, counted after it.
+
+    Lines past :data:`DEFAULT_MAX_BYTES` would be cut anyway, so a search over a huge tree holds
+    only what it can show; :meth:`truncation` still reports the totals of every line added.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+        self.output_bytes = 0  # of every line, kept or not, each with a newline
+
+    def add(self, line: str) -> None:
+        if self.output_bytes - 1 <= DEFAULT_MAX_BYTES:
+            self.lines.append(line)
+        self.output_bytes += utf8_len(line) + 1
+        self.count += 1
+
+    def truncation(self) -> TruncationResult:
+        """pi's head truncation of all the lines (no line limit, the byte cap)."""
+        truncation = truncate_head("\n".join(self.lines), max_lines=MAX_SAFE_INTEGER)
+        truncation["totalLines"] = self.count
+        truncation["totalBytes"] = self.output_bytes - 1
+        return truncation
+
+
+# A notice at the end of a search tool's output: its text, and the ``details`` key and value it sets.
+Notice = tuple[str, str, Any]
+
+
+def finish_output(truncation: TruncationResult, limit: Notice | None, *after: Notice | None) -> ToolResult:
+    """The output of a search tool: the kept lines, then pi's notices in brackets.
+
+    ``limit`` (the tool's result limit was reached) comes first, then the byte cap's, then ``after``.
+    """
+    cap: Notice | None = None
+    if truncation["truncated"]:
+        cap = (f"{format_size(DEFAULT_MAX_BYTES)} limit reached", "truncation", truncation)
+    notices: list[str] = []
+    details: dict[str, Any] = {}
+    for notice in (limit, cap, *after):
+        if notice is not None:
+            text, key, value = notice
+            notices.append(text)
+            details[key] = value
+    output = truncation["content"]
+    if notices:
+        output += f"\n\n[{'. '.join(notices)}]"
+    return ToolResult.text(output, details or None)
