@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tau.agent.prompt_templates import PromptTemplate, load_prompt_templates
 from tau.agent.skills import Diagnostic, Skill, load_skills, skill_entries
@@ -168,36 +168,10 @@ def agents_skill_dirs(cwd: str, home: str | None = None) -> list[str]:
 
 
 def _load_skills(options: ResourceOptions) -> tuple[list[Skill], list[Diagnostic]]:
-    cwd, agent_dir = options.cwd, options.agent_dir
-    home = options.home or os.path.expanduser("~")
-    project_base = os.path.join(cwd, ".tau")
-    collected = _Collected()
-    if not options.no_skills:
-        project_entries = _strings(options.project_settings.get("skills")) if options.trusted else []
-        user_entries = _strings(options.user_settings.get("skills"))
-        if options.trusted:
-            _settings_entries(collected, project_entries, project_base, "project", skills=True)
-            overrides = _overrides(project_entries)
-            for path in skill_entries(os.path.join(project_base, "skills")):
-                collected.add(
-                    path, _metadata("auto", "project", project_base), _enabled(path, overrides, project_base)
-                )
-            for directory in agents_skill_dirs(cwd, home):
-                base = os.path.dirname(directory)
-                for path in skill_entries(directory, agents_layout=True):
-                    collected.add(path, _metadata("auto", "project", base), _enabled(path, overrides, base))
-        _settings_entries(collected, user_entries, agent_dir, "user", skills=True)
-        overrides = _overrides(user_entries)
-        for path in skill_entries(os.path.join(agent_dir, "skills")):
-            collected.add(path, _metadata("auto", "user", agent_dir), _enabled(path, overrides, agent_dir))
-        user_agents = os.path.join(home, ".agents")
-        for path in skill_entries(os.path.join(user_agents, "skills"), agents_layout=True):
-            collected.add(
-                path, _metadata("auto", "user", user_agents), _enabled(path, overrides, user_agents)
-            )
+    collected = _Collected() if options.no_skills else _discovered(options, "skills")
     for raw in options.skill_paths:
-        collected.add_explicit(_resolve(raw, cwd))
-    return load_skills(collected.enabled(), cwd=cwd)
+        collected.add_explicit(_resolve(raw, options.cwd))
+    return load_skills(collected.enabled(), cwd=options.cwd)
 
 
 # -- prompt templates ---------------------------------------------------------------------------
@@ -217,23 +191,8 @@ def _prompt_entries(directory: str) -> list[str]:
 
 
 def _load_prompts(options: ResourceOptions) -> tuple[list[PromptTemplate], list[Diagnostic]]:
-    cwd, agent_dir = options.cwd, options.agent_dir
-    project_base = os.path.join(cwd, ".tau")
-    collected = _Collected()
-    if not options.no_prompt_templates:
-        project_entries = _strings(options.project_settings.get("prompts")) if options.trusted else []
-        user_entries = _strings(options.user_settings.get("prompts"))
-        if options.trusted:
-            _settings_entries(collected, project_entries, project_base, "project", skills=False)
-            overrides = _overrides(project_entries)
-            for path in _prompt_entries(os.path.join(project_base, "prompts")):
-                collected.add(
-                    path, _metadata("auto", "project", project_base), _enabled(path, overrides, project_base)
-                )
-        _settings_entries(collected, user_entries, agent_dir, "user", skills=False)
-        overrides = _overrides(user_entries)
-        for path in _prompt_entries(os.path.join(agent_dir, "prompts")):
-            collected.add(path, _metadata("auto", "user", agent_dir), _enabled(path, overrides, agent_dir))
+    cwd = options.cwd
+    collected = _Collected() if options.no_prompt_templates else _discovered(options, "prompts")
     missing: list[Diagnostic] = []
     for raw in options.prompt_paths:
         path = _resolve(raw, cwd)
@@ -242,6 +201,51 @@ def _load_prompts(options: ResourceOptions) -> tuple[list[PromptTemplate], list[
         collected.add_explicit(path)
     templates, diagnostics = load_prompt_templates(collected.enabled(), cwd=cwd)
     return templates, diagnostics + missing
+
+
+# -- discovery ----------------------------------------------------------------------------------
+
+
+def _discovered(options: ResourceOptions, kind: Literal["skills", "prompts"]) -> _Collected:
+    """Steps 1-4 of the module docstring for one kind: the settings array's entries, then the
+    scope's folders, for the trusted project and then the user."""
+    cwd, agent_dir = options.cwd, options.agent_dir
+    home = options.home or os.path.expanduser("~")
+    skills = kind == "skills"
+    collected = _Collected()
+    if options.trusted:
+        project_base = os.path.join(cwd, ".tau")
+        folders = [(project_base, os.path.join(project_base, kind), False)]
+        if skills:
+            folders += [(os.path.dirname(d), d, True) for d in agents_skill_dirs(cwd, home)]
+        entries = _strings(options.project_settings.get(kind))
+        _add_scope(collected, "project", project_base, entries, folders, skills=skills)
+    user_agents = os.path.join(home, ".agents")
+    folders = [(agent_dir, os.path.join(agent_dir, kind), False)]
+    if skills:
+        folders.append((user_agents, os.path.join(user_agents, "skills"), True))
+    entries = _strings(options.user_settings.get(kind))
+    _add_scope(collected, "user", agent_dir, entries, folders, skills=skills)
+    return collected
+
+
+def _add_scope(
+    collected: _Collected,
+    scope: str,
+    base: str,
+    entries: list[str],
+    folders: list[tuple[str, str, bool]],
+    *,
+    skills: bool,
+) -> None:
+    """One scope's resources: its settings ``entries`` (relative to ``base``), then the files of its
+    ``folders`` (``(base, folder, agents_layout)``), each under the entries' ``!``/``+``/``-``."""
+    _settings_entries(collected, entries, base, scope, skills=skills)
+    overrides = _overrides(entries)
+    for folder_base, folder, agents_layout in folders:
+        found = skill_entries(folder, agents_layout=agents_layout) if skills else _prompt_entries(folder)
+        for path in found:
+            collected.add(path, _metadata("auto", scope, folder_base), _enabled(path, overrides, folder_base))
 
 
 # -- settings entries ---------------------------------------------------------------------------
@@ -329,9 +333,9 @@ def _matches_exact(path: str, pattern: str, base: str) -> bool:
     return wanted in candidates
 
 
-def _enabled(path: str, overrides: list[str], base: str) -> bool:
-    """An auto-discovered resource under a settings array's ``!``, ``+`` and ``-`` entries."""
-    enabled = True
+def _enabled(path: str, overrides: list[str], base: str, enabled: bool = True) -> bool:
+    """``enabled`` (an auto-discovered resource: true) under a settings array's ``!``, ``+`` and
+    ``-`` entries: ``!`` globs exclude, ``+``/``-`` paths force."""
     if any(_matches(path, entry[1:], base) for entry in overrides if entry.startswith("!")):
         enabled = False
     if any(_matches_exact(path, entry[1:], base) for entry in overrides if entry.startswith("+")):
@@ -344,14 +348,7 @@ def _enabled(path: str, overrides: list[str], base: str) -> bool:
 def _matches_patterns(path: str, patterns: list[str], base: str) -> bool:
     """A settings entry's file under the array's patterns: globs include, ``!`` excludes, ``+``/``-`` force."""
     includes = [p for p in patterns if p[:1] not in ("!", "+", "-")]
-    enabled = not includes or any(_matches(path, p, base) for p in includes)
-    if any(_matches(path, p[1:], base) for p in patterns if p.startswith("!")):
-        enabled = False
-    if any(_matches_exact(path, p[1:], base) for p in patterns if p.startswith("+")):
-        enabled = True
-    if any(_matches_exact(path, p[1:], base) for p in patterns if p.startswith("-")):
-        enabled = False
-    return enabled
+    return _enabled(path, patterns, base, not includes or any(_matches(path, p, base) for p in includes))
 
 
 # -- the same rules for other resource arrays (the ``extensions`` setting) --------------------
