@@ -11,11 +11,11 @@ import os
 import stat
 from typing import Any
 
+from tau.common.collation import locale_sorted
 from tau.common.jsjson import js_number
 from tau.llm.stream import AbortSignal
 from tau.tools._async import in_thread_until_aborted
 from tau.tools.base import ToolContext, ToolDefinition, ToolError, ToolResult, UpdateCallback
-from tau.tools.collation import locale_sorted
 from tau.tools.fserrors import fs_error
 from tau.tools.paths import resolve_to_cwd
 from tau.tools.truncate import (

@@ -23,10 +23,11 @@ from tau.bundled.mcp.config import (
     update_server_config,
 )
 from tau.bundled.mcp.log import McpServerLog, format_log_message
-from tau.bundled.mcp.naming import create_tool_name, locale_key, server_summary
+from tau.bundled.mcp.naming import create_tool_name, server_summary
 from tau.bundled.mcp.results import MCP_OUTPUT_MAX_BYTES, convert_tool_result, limit_content
 from tau.bundled.mcp.section import render_servers_section
 from tau.bundled.mcp.transport import _stdio_parameters, resolved_headers, uses_oauth
+from tau.common.collation import locale_key
 from tau.extension import McpConfigError, get_mcp_tool_exposure, validate_mcp_server_config
 from tau.llm.auth import clear_command_cache
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from tau.bundled.mcp.naming import locale_key
+from tau.common.collation import locale_key
 from tau.extension import get_mcp_tool_exposure
 
 __all__ = ["format_status", "register_command"]

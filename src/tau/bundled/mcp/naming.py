@@ -18,7 +18,6 @@ from tau.extension import mcp_namespace
 __all__ = [
     "MAX_TOOL_NAME_LENGTH",
     "create_tool_name",
-    "locale_key",
     "mcp_namespace",
     "rows_before_connect",
     "server_summary",
@@ -43,22 +42,6 @@ def server_summary(description: str | None, instructions: str | None) -> str:
     the instructions it sent in ``initialize``; empty when it has neither (pi ``mcpServerSummary``)."""
     text = js_trim(description or "") or js_trim(instructions or "")
     return js_trim(text.split("\n", 1)[0])
-
-
-def _primary(char: str) -> tuple[int, str]:
-    if char == "_":
-        return (0, "")
-    if char == "-":
-        return (1, "")
-    if char.isdigit():
-        return (2, char)
-    return (3, char.casefold())
-
-
-def locale_key(name: str) -> tuple[Any, ...]:
-    """Sort key of a server name as JavaScript's ``localeCompare`` orders them (ICU's root collation:
-    punctuation, then digits, then letters without regard to case; lower case first on a tie)."""
-    return (tuple(_primary(char) for char in name), tuple(char.isupper() for char in name))
 
 
 _MCP_TOOL = re.compile(r"^mcp__(.+?)__(.+)$")

@@ -14,10 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tau.bundled.mcp.naming import locale_key
 from tau.bundled.mcp.results import limit_content, to_model_content
 from tau.bundled.mcp.tools import to_tool_exposure
 from tau.common import jsjson
+from tau.common.collation import locale_key
 from tau.common.jsstr import js_trim
 from tau.extension import ToolDefinition, ToolResult, text_block
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tau.bundled.mcp.naming import locale_key, mcp_namespace, server_summary
+from tau.bundled.mcp.naming import mcp_namespace, server_summary
+from tau.common.collation import locale_key
 from tau.common.jsstr import js_len
 
 __all__ = ["MAX_SECTION_CHARS", "MCP_SERVERS_SECTION", "configured_exposures", "render_servers_section"]

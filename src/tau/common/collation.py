@@ -1,10 +1,11 @@
-"""Sorting names the way ``a.toLowerCase().localeCompare(b.toLowerCase())`` sorts them in Node (pi's ls).
+"""Sorting names the way JavaScript's ``localeCompare`` sorts them in Node (pi's ls, pi's MCP lists).
 
 Node compares with ICU's root collation: punctuation and symbols first (in a fixed order), then
-digits, then letters, with accents deciding only between names that are otherwise equal. tau has
-no ICU; :func:`locale_key` reproduces that order exactly for ASCII names and closely for Latin
-letters with accents (the order of the marks is CLDR's), which is what file names nearly always
-hold. Other scripts sort after Latin, by code point.
+digits, then letters, with accents deciding only between names that are otherwise equal, and case
+(lower first) only between names equal but for it. tau has no ICU; :func:`locale_key` reproduces
+that order exactly for ASCII names and closely for Latin letters with accents (the order of the
+marks is CLDR's), which is what file and server names nearly always hold. Other scripts sort after
+Latin, by code point.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ def _primary(char: str) -> int:
 
 
 @lru_cache(maxsize=4096)
-def locale_key(name: str) -> tuple[tuple[float, ...], tuple[tuple[int, ...], ...]]:
-    """A sort key: primary weights of the base letters, then the accents of each, as ICU compares them."""
+def _caseless_key(lowered: str) -> tuple[tuple[float, ...], tuple[tuple[int, ...], ...]]:
+    """Primary weights of the base letters, then the accents of each, as ICU compares them."""
     primaries: list[float] = []
     secondaries: list[tuple[int, ...]] = []
-    for char in unicodedata.normalize("NFD", name.lower()):
+    for char in unicodedata.normalize("NFD", lowered):
         if unicodedata.combining(char):
             if secondaries:
                 secondaries[-1] = (*secondaries[-1], _MARK_WEIGHT.get(ord(char), 100 + ord(char)))
@@ -54,7 +55,14 @@ def locale_key(name: str) -> tuple[tuple[float, ...], tuple[tuple[int, ...], ...
     return tuple(primaries), tuple(secondaries)
 
 
+def locale_key(name: str) -> tuple[tuple[float, ...], tuple[tuple[int, ...], ...], tuple[bool, ...]]:
+    """The sort key of ``a.localeCompare(b)``: letters, then accents, then case (lower case first)."""
+    primaries, secondaries = _caseless_key(name.lower())
+    return primaries, secondaries, tuple(char.isupper() for char in name)
+
+
 def locale_sorted(names: list[str]) -> list[str]:
-    """``names`` in the order pi's ls shows them (Node's readdir gives them in byte order first; ties keep it)."""
+    """``names`` in the order pi's ls shows them: ``a.toLowerCase().localeCompare(b.toLowerCase())``
+    (Node's readdir gives them in byte order first; names equal but for case keep it)."""
     by_bytes = sorted(names, key=lambda name: name.encode("utf-8", "surrogateescape"))
-    return sorted(by_bytes, key=locale_key)
+    return sorted(by_bytes, key=lambda name: _caseless_key(name.lower()))
