@@ -1,4 +1,4 @@
-"""Reading tau's JSON configuration files (``settings.json``, ``trust.json``) so that every problem is one
+"""Reading tau's JSON configuration files (``settings.json``, ``trust.json``, ``mcp.json``) so that every problem is one
 line naming the file.
 
 A configuration file is read as a regular file (a named pipe in its place would block ``open()``;
@@ -17,7 +17,7 @@ from typing import Any
 from tau.common import jsjson
 from tau.common.regular_files import read_regular
 
-__all__ = ["MAX_CONFIG_DEPTH", "ConfigFileError", "read_json_file"]
+__all__ = ["MAX_CONFIG_DEPTH", "ConfigFileError", "parse_config_json", "read_config_text", "read_json_file"]
 
 # Deeper than any configuration needs; shallow enough for every recursive reader of settings.
 MAX_CONFIG_DEPTH = 64
@@ -27,7 +27,12 @@ class ConfigFileError(ValueError):
     """A configuration file that cannot be used; ``str()`` is ``<path>: <what is wrong>``."""
 
 
-def _text(path: Path) -> str | None:
+def read_config_text(path: Path) -> str | None:
+    """The text of a configuration file; ``None`` when it does not exist.
+
+    Raises:
+        ConfigFileError: unreadable, not a regular file, or not UTF-8.
+    """
     try:
         data = read_regular(path, follow=True)
     except FileNotFoundError:
@@ -51,15 +56,24 @@ def read_json_file(path: Path) -> tuple[Any, bool]:
     Raises:
         ConfigFileError: unreadable, not a regular file, not UTF-8, not JSON, or nested too deeply.
     """
-    text = _text(path)
+    text = read_config_text(path)
     if text is None:
         return None, False
+    return parse_config_json(path, text), True
+
+
+def parse_config_json(path: Path, text: str) -> Any:
+    """The JSON value of ``text``, read from ``path``; ``None`` for only whitespace.
+
+    Raises:
+        ConfigFileError: not JSON, or nested too deeply.
+    """
     if not text.strip():
-        return None, True
+        return None
     if jsjson.deeper_than(text, MAX_CONFIG_DEPTH):
         raise ConfigFileError(f"{path}: JSON nested deeper than {MAX_CONFIG_DEPTH} levels")
     try:
-        return json.loads(text), True
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigFileError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"

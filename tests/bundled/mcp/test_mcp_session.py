@@ -269,20 +269,26 @@ async def test_a_crash_mid_call_is_reported_once_with_the_log_and_the_server_com
     assert "[demo] stderr: crashing on purpose" in log.read_text()
 
 
-def test_a_server_that_cannot_start_is_reported_and_the_run_goes_on(tmp_path, isolated_agent_dir):
-    missing = tmp_path / "no-such-server"
-    write_config(
-        isolated_agent_dir, {"broken": {"command": str(missing), "exposure": "direct"}, "bad": {"command": 3}}
-    )
+def _print_hello(tmp_path: Path, agent_dir: Path) -> subprocess.CompletedProcess[str]:
+    """``tau -p hello`` with the mcp extension: it answers and ends (within a generous bound)."""
     done = subprocess.run(
         tau_argv(tmp_path, "--no-session", "-p", "hello"),
         cwd=tmp_path,
-        env=tau_env(isolated_agent_dir),
+        env=tau_env(agent_dir),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0 and done.stdout == "echo: hello\n"
+    return done
+
+
+def test_a_server_that_cannot_start_is_reported_and_the_run_goes_on(tmp_path, isolated_agent_dir):
+    missing = tmp_path / "no-such-server"
+    write_config(
+        isolated_agent_dir, {"broken": {"command": str(missing), "exposure": "direct"}, "bad": {"command": 3}}
+    )
+    done = _print_hello(tmp_path, isolated_agent_dir)
     log = isolated_agent_dir / "mcp.log"
     assert done.stderr == (
         "Warning: MCP servers need attention:\n"
@@ -292,6 +298,19 @@ def test_a_server_that_cannot_start_is_reported_and_the_run_goes_on(tmp_path, is
         f"Run /mcp to fix. Server log: {log}\n"
     )
     assert f"[broken] stderr: spawn {missing} ENOENT" in log.read_text()
+
+
+def test_an_mcp_json_that_is_a_fifo_is_reported_and_the_session_starts(tmp_path, isolated_agent_dir):
+    # Opening a named pipe for reading blocks until a writer comes: session_start must not wait for one.
+    isolated_agent_dir.mkdir(parents=True, exist_ok=True)
+    fifo = isolated_agent_dir / "mcp.json"
+    os.mkfifo(fifo)
+    done = _print_hello(tmp_path, isolated_agent_dir)
+    assert done.stderr == (
+        "Warning: MCP servers need attention:\n"
+        f"  config: {fifo}: cannot be read: {fifo} is a named pipe, not a regular file; tau does not open it\n"
+        f"Run /mcp to fix. Server log: {isolated_agent_dir / 'mcp.log'}\n"
+    )
 
 
 @in_loop

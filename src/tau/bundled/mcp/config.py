@@ -12,7 +12,6 @@ they do not change.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.common import jsjson
+from tau.common.config_files import ConfigFileError, parse_config_json, read_config_text, read_json_file
 from tau.extension import (
     McpConfigError,
     is_mcp_server_override,
@@ -78,17 +78,13 @@ class McpConfig:
     project_config: str | None = None
 
 
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8-sig"))
-
-
 def _read_file(path: Path, scope: str, servers: dict[str, ServerEntry], config: McpConfig) -> None:
-    if not path.exists():
-        return
     try:
-        parsed = _read_json(path)
-    except (OSError, ValueError) as exc:
-        config.errors.append(f"{path}: {exc}")
+        parsed, found = read_json_file(path)
+    except ConfigFileError as exc:  # its message names the file
+        config.errors.append(str(exc))
+        return
+    if not found:
         return
     if not isinstance(parsed, dict) or (
         "mcpServers" in parsed and not isinstance(parsed["mcpServers"], dict)
@@ -166,8 +162,8 @@ _LEADING = re.compile(r"^((?:  )+)", re.MULTILINE)
 def _edit(path: Path, edit: Any) -> None:
     """Read ``path`` (empty when missing), let ``edit(servers, parsed)`` change it, and write it back
     with its own indentation when ``edit`` returns true."""
-    text = path.read_text(encoding="utf-8-sig") if path.exists() else None
-    parsed = json.loads(text) if text is not None else {}
+    text = read_config_text(path)
+    parsed = parse_config_json(path, text) if text is not None else {}
     if not isinstance(parsed, dict) or (
         "mcpServers" in parsed and not isinstance(parsed["mcpServers"], dict)
     ):
