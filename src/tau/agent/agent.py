@@ -23,7 +23,7 @@ from tau.agent.hooks import AgentContext, AgentMessage, LoopConfig, ToolExecutio
 from tau.agent.loop import run_loop, run_loop_continue
 from tau.agent.queues import MessageQueue, QueueMode
 from tau.common.jsstr import ms_now
-from tau.llm.messages import plain
+from tau.llm.messages import MODEL_ROLES, plain
 from tau.llm.stream import AbortSignal, StreamFunction, StreamOptions
 from tau.llm.transcript import create_initial_system_message, current_system_message, current_system_prompt
 from tau.llm.types import ImageContent, Model, empty_usage
@@ -33,8 +33,6 @@ __all__ = ["Agent", "AgentBusyError", "AgentState", "Listener", "default_convert
 
 Listener = Callable[[events.AgentEvent, AbortSignal], Awaitable[None] | None]
 
-_MODEL_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
-
 
 class AgentBusyError(RuntimeError):
     """A run was requested while another is in progress; queue with ``steer``/``follow_up`` or wait."""
@@ -42,7 +40,7 @@ class AgentBusyError(RuntimeError):
 
 def default_convert_to_llm(messages: list[AgentMessage]) -> list[AgentMessage]:
     """Keep the model messages; drop every other role (the session layer supplies a real converter)."""
-    return [message for message in messages if message.get("role") in _MODEL_ROLES]
+    return [message for message in messages if message.get("role") in MODEL_ROLES]
 
 
 @dataclass

@@ -29,9 +29,10 @@ from tau.llm.types import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.session.messages import content_text
+from tau.session.messages import MODEL_ROLES, content_text
 
 __all__ = [
+    "MODEL_ROLES",
     "AgentMessage",
     "AssistantMessage",
     "BashExecutionMessage",

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from tau.common.brief import brief, label
 from tau.common.regular_files import open_regular
 from tau.session import jsonl
+from tau.session.entries import EDITABLE_ROLES
 from tau.session.messages import js_date_ms
 
 __all__ = ["KNOWN_TYPES", "Finding", "check_entries", "read_layout"]
@@ -50,7 +51,6 @@ _AGENT_ROLES = frozenset(
         "compactionSummary",
     )
 )
-_EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult"))
 
 
 @dataclass(frozen=True, order=True)
@@ -145,7 +145,7 @@ def _message_problems(message: Any) -> list[tuple[str, str]]:
     role = message.get("role")
     if not isinstance(role, str) or role not in _AGENT_ROLES:
         return [("error", f"message role {brief(role)} is unknown; the message is not sent to the model")]
-    if role in _EDITABLE_ROLES and message.get("content") is None:
+    if role in EDITABLE_ROLES and message.get("content") is None:
         return [("note", f"{role} message has no content; projected with empty content, as pi does")]
     return []
 
@@ -286,7 +286,7 @@ def _edit_target_problems(edit: Entry, target: Entry, index: _Index) -> list[tup
         target.get("type") == "message"
         and isinstance(message, dict)
         and isinstance(message.get("role"), str)
-        and message["role"] in _EDITABLE_ROLES
+        and message["role"] in EDITABLE_ROLES
     )
     if not editable:
         return [

@@ -25,6 +25,7 @@ __all__ = [
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
     "IMAGES_DISABLED_TEXT",
+    "MODEL_ROLES",
     "bash_execution_to_text",
     "block_images",
     "content_text",
@@ -48,6 +49,8 @@ BRANCH_SUMMARY_PREFIX = (
 )
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 IMAGES_DISABLED_TEXT = "Image reading is disabled."
+# The roles of the messages a model is sent as they are; the agent-only roles are converted or dropped.
+MODEL_ROLES = frozenset({"system", "user", "assistant", "toolResult"})
 
 _MISSING: Any = object()
 
@@ -231,7 +234,7 @@ def _convert_one(message: Any) -> Message | None:
     if not isinstance(message, dict):
         return None
     role = message.get("role")
-    if role in ("system", "user", "assistant", "toolResult"):
+    if isinstance(role, str) and role in MODEL_ROLES:
         return message
     if role == "custom":
         content = message.get("content", _MISSING)
