@@ -15,7 +15,7 @@ from typing import Any
 from tau.bundled.mcp.results import convert_tool_result
 from tau.common import jsjson
 from tau.common.jsstr import js_trim
-from tau.extension import ToolDefinition, ToolResult
+from tau.extension import ToolDefinition, ToolResult, message_text
 
 __all__ = [
     "create_result_schema",
@@ -123,11 +123,7 @@ def render_mcp_call(label: str) -> Callable[..., str]:
 def render_mcp_result(result: Any, *_: Any) -> list[str]:
     """The row body: the text of the result, then where the full output went when it was cut."""
     data = result if isinstance(result, dict) else {}
-    text = "\n".join(
-        b.get("text", "")
-        for b in data.get("content") or []
-        if isinstance(b, dict) and b.get("type") == "text"
-    )
+    text = message_text(data)
     lines = text.strip().split("\n") if text.strip() else []
     details = found_details if isinstance(found_details := data.get("details"), dict) else {}
     if details.get("fullOutputPath"):
