@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from tau.agent.prompt_templates import PromptTemplate, load_prompt_templates
 from tau.agent.skills import Diagnostic, Skill, load_skills, skill_entries
+from tau.common.paths import git_root
 
 __all__ = [
     "ResourceOptions",
@@ -141,21 +142,10 @@ def load_resources(options: ResourceOptions) -> Resources:
 # -- skills -------------------------------------------------------------------------------------
 
 
-def _git_root(start: str) -> str | None:
-    current = start
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 def agents_skill_dirs(cwd: str, home: str | None = None) -> list[str]:
     """``.agents/skills`` of the cwd and each parent up to the git root (or ``/``), ``~``'s left out."""
     user_dir = os.path.join(home or os.path.expanduser("~"), ".agents", "skills")
-    root = _git_root(cwd)
+    root = git_root(cwd)
     found, current = [], cwd
     while True:
         candidate = os.path.join(current, ".agents", "skills")

@@ -19,6 +19,7 @@ from typing import Any
 
 from tau.agent.session_tools import Allowlist, name_matcher
 from tau.agent.settings import Settings, apply_tool_modifiers, tool_list_error
+from tau.common.paths import git_root
 from tau.llm.catalog import BUILTIN_PROVIDERS
 from tau.llm.messages import entry_message
 from tau.llm.registry import ModelChoice, ModelNotFoundError, ModelRegistry
@@ -237,9 +238,10 @@ def _real(path: Path) -> Path:
 
 def _shadowed_context_file(cwd: Path) -> Path | None:
     """The main checkout's context file that a nested linked worktree's own file shadows, if any."""
-    worktree = next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), None)
-    if worktree is None or not (worktree / ".git").is_file():
+    root = git_root(cwd)
+    if root is None or not Path(root, ".git").is_file():
         return None  # not a linked worktree (an ordinary repository has a .git directory)
+    worktree = Path(root)
     try:
         line = (worktree / ".git").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["agent_dir", "make_private_dirs", "project_config_dir", "resolve_path"]
+__all__ = ["agent_dir", "git_root", "make_private_dirs", "project_config_dir", "resolve_path"]
 
 
 def resolve_path(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None) -> Path:
@@ -27,6 +27,19 @@ def agent_dir() -> Path:
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:
     """``<cwd>/.tau``: project settings, extensions and kill switches (pi's ``.pi``)."""
     return Path(cwd) / ".tau"
+
+
+def git_root(start: str | os.PathLike[str]) -> str | None:
+    """The nearest folder from ``start`` up that holds a ``.git`` (a repository's folder, or the file of
+    a linked worktree or submodule), or ``None`` outside any repository."""
+    current = os.fspath(start)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 def make_private_dirs(path: str | os.PathLike[str]) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from tau.common.jsjson import js_number
 from tau.common.jsstr import js_trim
+from tau.common.paths import git_root
 from tau.llm.stream import AbortSignal
 from tau.tools._async import in_thread_until_aborted, raise_if_aborted
 from tau.tools.base import ToolContext, ToolDefinition, ToolError, ToolResult, UpdateCallback
@@ -100,17 +101,6 @@ def _matcher(search_path: str, pattern: str) -> tuple[re.Pattern[str], bool]:
         raise ToolError(f"[fd error]: {exc}") from None
 
 
-def _inside_git_repository(path: str) -> bool:
-    current = path
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return True
-        parent = os.path.dirname(current)
-        if parent == current:
-            return False
-        current = parent
-
-
 def _find(search_path: str, pattern: str, limit: int, signal: AbortSignal | None) -> ToolResult:
     from tau.tools.ignore_rules import IgnoreRules
 
@@ -120,7 +110,7 @@ def _find(search_path: str, pattern: str, limit: int, signal: AbortSignal | None
             f"[fd error]: Search path '{search_path}' is not a directory.\n[fd error]: No valid search paths given."
         )
     # pi passes --no-require-git outside a repository: .gitignore files count there too.
-    rules = IgnoreRules.for_root(search_path, require_git=_inside_git_repository(search_path))
+    rules = IgnoreRules.for_root(search_path, require_git=git_root(search_path) is not None)
     results = CappedLines()
     limit_reached = False
     for absolute, is_dir in _walk(search_path, rules, signal):
