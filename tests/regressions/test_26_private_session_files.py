@@ -37,7 +37,8 @@ def _umask(value: int):
 
 def test_a_run_under_the_usual_umask_writes_a_private_session(tmp_path):
     script = tmp_path / "script.json"
-    script.write_text('[{"bash": "env"}, {"text": "done"}]')
+    # 30,000 lines: ObservationPack archives the output beside the session, under sol/.
+    script.write_text('[{"bash": "env; seq 1 30000"}, {"text": "done"}]')
     project = tmp_path / "proj"
     project.mkdir()
     env = tau_env(agent_dir=tmp_path / "agent")
@@ -50,7 +51,9 @@ def test_a_run_under_the_usual_umask_writes_a_private_session(tmp_path):
     assert _mode(session) == 0o600
     for folder in (session.parent, session.parent.parent, tmp_path / "agent"):
         assert _mode(folder) == 0o700, folder
-    for path in (session.parent / "sol").rglob("*"):  # the archives beside it, when something was archived
+    archived = sorted((session.parent / "sol").rglob("*"))
+    assert any(path.is_file() for path in archived), "the run archived nothing: the check below is vacuous"
+    for path in [session.parent / "sol", *archived]:
         assert _mode(path) == (0o700 if path.is_dir() else 0o600), path
 
 
