@@ -90,10 +90,24 @@ def test_a_theme_file_that_is_not_a_theme_says_what_is_wrong_in_pis_words(tmp_pa
 
 
 def test_the_builtin_themes():
+    from rich.color import Color
+
+    import tau.modes.themes
+
     for name in ("dark", "light"):
         theme = builtin_theme(name)
         assert theme is not None and theme.appearance == name
         assert set(theme.colors) == set(TOKENS)
+        document = json.loads((Path(tau.modes.themes.__file__).parent / f"{name}.json").read_text())
+        for token in TOKENS:
+            given = document["colors"].get(token)
+            if given is None:  # left out: the colour of the token it falls back to
+                assert theme.colors[token] == theme.colors[FALLBACKS[token]], (name, token)
+                continue
+            while isinstance(given, str) and given in document["vars"]:
+                given = document["vars"][given]
+            assert theme.colors[token] == to_terminal(given), (name, token)
+            Color.parse(theme.colors[token])  # a colour the terminal can draw (raises otherwise)
     system = builtin_theme(SYSTEM)
     assert system is not None and system.bg("userMessageBg") == "on grey15"  # the terminal's palette
     assert builtin_theme("nope") is None
