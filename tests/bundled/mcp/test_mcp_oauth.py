@@ -190,7 +190,10 @@ def test_auth_server_metadata_url_replaces_discovery(misadvertised, tmp_path):
 def test_an_unreadable_auth_server_metadata_url_is_named(misadvertised, tmp_path):
     metadata_url, _, httpd = _serve_document({})
     store = McpCredentialStore(tmp_path / "mcp-auth.json")
-    config = {"url": misadvertised, "oauth": {"authServerMetadataUrl": metadata_url.replace("metadata", "gone")}}
+    config = {
+        "url": misadvertised,
+        "oauth": {"authServerMetadataUrl": metadata_url.replace("metadata", "gone")},
+    }
     try:
         with pytest.raises(Exception) as caught:
             asyncio.run(sign_in(store, "sso", config, str(tmp_path), show_url=_browser, timeout=120))
@@ -200,3 +203,45 @@ def test_an_unreadable_auth_server_metadata_url_is_named(misadvertised, tmp_path
     assert "HTTP 404 loading authorization server metadata from" in repr(caught.value) + str(
         caught.value.__cause__ or caught.value.__context__
     )
+
+
+def test_a_sign_in_done_elsewhere_is_picked_up_at_the_next_turn(
+    secured, tmp_path, isolated_agent_dir, monkeypatch
+):
+    """As pi: a server waiting for a sign-in reconnects at the next turn once another process (here
+    the test, as ``tau mcp login`` would) stored its tokens; no ``/mcp reconnect`` is needed."""
+    from mcp_harness import FACTORY, call
+
+    import tau
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TAU_MCP_STARTUP_WAIT", "120")
+    write_config(isolated_agent_dir, {"sso": {"url": secured, "exposure": "direct", "timeout": 60}})
+    store = McpCredentialStore(isolated_agent_dir / "mcp-auth.json")
+
+    async def main() -> tuple[list[str], list[dict]]:
+        async with await tau.create_agent_session(
+            model="faux/faux-1",
+            faux_script=[{"factory": FACTORY}],
+            extensions=["builtin:mcp"],
+            no_extensions=True,
+        ) as session:
+            await session.prompt("hello")  # the server answers 401: it waits for a sign-in
+            before = [m for m in session.messages if m["role"] == "toolResult"]
+            assert before == []
+            count = await sign_in(
+                store, "sso", {"url": secured}, str(tmp_path), show_url=_browser, timeout=120
+            )
+            assert count == 1
+            await session.prompt(call("mcp__sso__whoami"))
+            declared = [
+                added["name"]
+                for m in session.messages
+                if m["role"] == "system"
+                for added in m.get("toolsAdded") or []
+            ]
+            return declared, [m for m in session.messages if m["role"] == "toolResult"]
+
+    declared, results = asyncio.run(main())
+    assert "mcp__sso__whoami" in declared
+    assert [r["content"] for r in results] == [[{"type": "text", "text": "signed in"}]]

@@ -112,6 +112,9 @@ class McpExtension:
     _log: Any = None
     _credentials: Any = None
     tools: McpToolRegistry = field(init=False)
+    # The stored tokens of each server waiting for a sign-in, as they were when it began waiting:
+    # ``tau mcp login`` in another process (the agent may run it) changes them.
+    tokens_at_sign_in: dict[Any, str] = field(default_factory=dict)  # by connection
 
     def __post_init__(self) -> None:
         self.tools = McpToolRegistry(self.tau, lambda: self.servers)
@@ -211,8 +214,14 @@ class McpExtension:
                 self.tools.register(connection)
 
         def on_change(connection: Any) -> None:
-            if is_current():
-                self._connection_changed(server, connection, ctx)
+            if not is_current():
+                self.tokens_at_sign_in.pop(connection, None)
+                return
+            if connection.state != "needs-auth":
+                self.tokens_at_sign_in.pop(connection, None)
+            elif connection not in self.tokens_at_sign_in:
+                self.tokens_at_sign_in[connection] = self._stored_tokens(connection)
+            self._connection_changed(server, connection, ctx)
 
         connection = McpServerConnection(
             server.name,
@@ -227,6 +236,32 @@ class McpExtension:
         )
         server.connection = connection
         return connection
+
+    def _stored_tokens(self, connection: Any) -> str:
+        url = connection.oauth_url
+        try:
+            tokens = self.credentials().tokens(connection.name, url) if url else None
+        except (OSError, ValueError):  # an unreadable store: no sign-in to pick up
+            tokens = None
+        return json.dumps(tokens, sort_keys=True)
+
+    async def on_turn_start(self, event: Any, ctx: Any) -> None:
+        """Reconnect the servers waiting for a sign-in whose tokens were stored since (a ``tau mcp
+        login`` in another process), so the turn's request declares their tools."""
+        if not self.tokens_at_sign_in:
+            return
+        signed_in = [
+            connection
+            for connection, tokens in list(self.tokens_at_sign_in.items())
+            if self._stored_tokens(connection) != tokens
+        ]
+        if not signed_in:
+            return
+        for connection in signed_in:
+            self.tokens_at_sign_in.pop(connection, None)
+        servers = [server for server in self.servers if server.connection in signed_in]
+        await asyncio.gather(*(self.reconnect(server) for server in servers))
+        self.ensure_discovery_active(ctx)
 
     def _connection_changed(self, server: Server, connection: Any, ctx: Any) -> None:
         """A server that dies after connecting is reported once, with its name and the log."""
@@ -534,6 +569,7 @@ class McpExtension:
         self.tau.on("session_start", self.on_session_start)
         self.tau.on("before_agent_start", self.on_before_agent_start)
         self.tau.on("tool_call", self.on_tool_call)
+        self.tau.on("turn_start", self.on_turn_start)
         self.tau.on("mcp_servers_change", self.on_mcp_servers_change)
         self.tau.on("session_shutdown", self.on_session_shutdown)
         # A resumed session draws its MCP calls before (or without) their server connecting.
