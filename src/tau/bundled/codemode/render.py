@@ -5,7 +5,8 @@ result lists the nested tool calls with their status while they run and after (t
 when collapsed, arguments cut at 80 characters; an expanded row adds each failed call's error),
 the cost of the script's model calls when more than one was priced, then the script's output
 without the ``Script completed`` / ``Wall time`` / ``Output:`` header (5 lines when collapsed, and
-where the full output went when it was cut). Nested calls get no rows of their own: they never
+where the full output went when it was cut), and how long the script has been running (``Elapsed
+4.2s``) or took (``Took 4.2s``), as the bash row shows it. Nested calls get no rows of their own: they never
 reach the model as tool calls.
 
 The renderers fold their sections themselves (``renders_collapsed``), as pi's do, so the host does
@@ -92,7 +93,7 @@ def _output_text(content: Any) -> str:
 
 
 def render_codemode_result(result: Any, options: Any = None) -> list[str]:
-    """The nested calls, the model-call cost, then the output without the script header."""
+    """The nested calls, the model-call cost, the output without the script header, the timer."""
     data = result if isinstance(result, dict) else {}
     options = options if isinstance(options, dict) else {}
     expanded, partial = bool(options.get("expanded")), bool(options.get("isPartial"))
@@ -118,4 +119,6 @@ def render_codemode_result(result: Any, options: Any = None) -> list[str]:
         lines.extend(_preview(output.split("\n"), OUTPUT_PREVIEW_LINES, expanded))
         if not expanded and details.get("fullOutputPath"):
             lines.append(f"Full output: {details['fullOutputPath']}")
+    if timer := options.get("timer"):  # the host's Elapsed/Took line, last as in pi's row
+        lines.extend(["", str(timer)])
     return lines

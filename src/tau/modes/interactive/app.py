@@ -38,6 +38,7 @@ from tau.modes.interactive.render import BlockRenderer, footer_lines, live_tail
 from tau.modes.interactive.sanitize import sanitize_text
 from tau.modes.interactive.startup_report import show_startup_report
 from tau.modes.interactive.terminal import StrayOutput, output_without_cpr
+from tau.modes.interactive.tool_timer import timer_tick
 from tau.modes.interactive.ui import InteractiveUI
 from tau.modes.themes import ThemeSet, load_themes
 from tau.modes.wording import counted
@@ -100,12 +101,13 @@ class InteractiveMode:
             self._message_renderer,
             lambda: self.session.settings.get("hideThinkingBlock") is True,
             lambda: self.themes.active,
+            clock=self.controller.clock,
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flushing = False
         self.last_ctrl_c = 0.0
         self.clock = time.monotonic  # the double Ctrl+C window; tests give a fixed clock
-        self._live_cache: tuple[int, int, int, str] | None = None
+        self._live_cache: tuple[int, int, int, tuple[int, ...], str] | None = None
         self._version = 0
         self._pending_prompts: list[str] = []
         self.user_bash_count = 0
@@ -270,15 +272,17 @@ class InteractiveMode:
     def _live_text(self) -> ANSI:
         width = self._width()
         budget = max(3, self._rows() - 6 - len(self._footer_lines(width)) - len(self.overlays.lines(width)))
-        key = (self._version, width, budget)
-        if self._live_cache is None or self._live_cache[:3] != key:
+        # A running tool row's timer changes each second without an event: redraw it then.
+        tick = timer_tick(self.controller.live_blocks(), self.controller.clock())
+        key = (self._version, width, budget, tick)
+        if self._live_cache is None or self._live_cache[:4] != key:
             blocks = [live_tail(block) for block in self.controller.live_blocks()]
             text = self.renderer.render(blocks, width).rstrip("\n") if blocks else ""
             lines = text.split("\n") if text else []
             if len(lines) > budget:
                 lines = ["\x1b[2m… (earlier lines print when finished)\x1b[0m", *lines[-(budget - 1) :]]
             self._live_cache = (*key, "\n".join(lines))
-        return ANSI(self._live_cache[3])
+        return ANSI(self._live_cache[4])
 
     def _working_height(self) -> int:
         return 1 if self.controller.footer.working or self.controller.footer.working_message else 0

@@ -10,6 +10,7 @@ terminal, so tests assert on it directly.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -80,6 +81,11 @@ class ToolBlock:
     result: Any = None
     expanded: bool = False
     previous_details: Any = None  # details of the last successful call of the same tool (a diff base)
+    # The row's clock (the controller's, in seconds): set from the call's tool_execution_start, so
+    # rows of a loaded history have none; ``duration_ms`` is the duration the tool loop recorded.
+    started_at: float | None = None
+    ended_at: float | None = None
+    duration_ms: float | None = None
 
     @property
     def done(self) -> bool:
@@ -130,9 +136,13 @@ class ChatController:
 
     Args:
         on_change: Called after every change (the view schedules a redraw).
+        clock: Seconds of a monotonic clock, for the tool rows' timers (tests give a fake one).
     """
 
-    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, on_change: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.clock = clock
         self.blocks: list[Block] = []
         self.footer = FooterState()
         self.committed = 0
@@ -228,7 +238,8 @@ class ChatController:
                             "toolCallId": part.get("id"),
                             "toolName": part.get("name"),
                             "args": part.get("arguments"),
-                        }
+                        },
+                        live=False,
                     )
         elif role == "toolResult":
             self._tool_end(
@@ -236,6 +247,7 @@ class ChatController:
                     "toolCallId": message.get("toolCallId"),
                     "result": message,
                     "isError": message.get("isError"),
+                    "durationMs": message.get("durationMs"),
                 }
             )
         elif (
@@ -273,6 +285,7 @@ class ChatController:
             if block.status == "running":
                 block.status = "error"
                 block.output = block.output or "(aborted)"
+                block.ended_at = self.clock()
         self._tools.clear()
 
     def _message_start(self, event_or_message: dict[str, Any]) -> None:
@@ -323,13 +336,15 @@ class ChatController:
         if block.stop_reason in ("error", "aborted"):
             block.error = sanitize_text(str(message.get("errorMessage") or block.stop_reason))
 
-    def _tool_start(self, event: dict[str, Any]) -> None:
+    def _tool_start(self, event: dict[str, Any], *, live: bool = True) -> None:
         if event.get("parentToolCallId"):
             return  # nested calls are part of their parent's row
         call_id = str(event.get("toolCallId"))
         name = str(event.get("toolName"))
         block = ToolBlock(call_id, name, event.get("args"), expanded=self.tools_expanded)
         block.previous_details = self._last_details.get(name)
+        if live:  # pi's timer starts when execution starts; a loaded history's calls have no clock
+            block.started_at = self.clock()
         self._tools[call_id] = block
         self.blocks.append(block)
 
@@ -353,6 +368,10 @@ class ChatController:
         block.output = sanitize_text(content_text(result.get("content")))
         block.details = result.get("details")
         block.status = "error" if event.get("isError") else "done"
+        block.ended_at = self.clock()
+        duration = event.get("durationMs")
+        if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
+            block.duration_ms = float(duration)
         if block.status == "done" and block.details is not None:
             self._last_details[block.name] = block.details
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,6 +29,7 @@ from tau.modes.interactive.model import (
 )
 from tau.modes.interactive.sanitize import sanitize_styled_line, sanitize_text
 from tau.modes.interactive.tool_rows import tool_row
+from tau.modes.interactive.tool_timer import timer_text
 from tau.modes.themes import SYSTEM, Theme, builtin_theme
 from tau.modes.wording import counted
 
@@ -76,6 +78,7 @@ class BlockRenderer:
         message_renderer: custom type → renderer ``(message, {"expanded"}) -> str | list[str]``, or ``None``.
         hide_thinking: Whether thinking is shown as one ``Thinking...`` line (pi's ``hideThinkingBlock``).
         theme: The theme in use (read at each render, so a change shows at once); ``system`` if ``None``.
+        clock: The clock the tool rows' timers read (the controller's; tests give a fake one).
     """
 
     def __init__(
@@ -84,8 +87,10 @@ class BlockRenderer:
         message_renderer: Callable[[str], Any] | None = None,
         hide_thinking: Callable[[], bool] | None = None,
         theme: Callable[[], Theme] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._theme = theme or (lambda: _SYSTEM_THEME)
+        self._clock = clock
         self._tool_definition = tool_definition or (lambda name: None)
         self._message_renderer = message_renderer or (lambda custom_type: None)
         self._hide_thinking = hide_thinking or (lambda: False)
@@ -143,7 +148,7 @@ class BlockRenderer:
 
     def _tool(self, block: ToolBlock) -> RenderableType:
         theme = self.theme
-        row = tool_row(block, self._tool_definition(block.name))
+        row = tool_row(block, self._tool_definition(block.name), timer=timer_text(block, self._clock()))
         mark, token = _STATUS_MARKS[block.status]
         title = _Indented(
             Text(f"{mark} ", theme.fg(token)), Text(row.title, _style("bold", theme.fg("toolTitle")))
@@ -159,6 +164,7 @@ class BlockRenderer:
         )
         if row.hidden and not row.hidden_at_start:
             lines.append(hint)
+        lines.extend(_Indented(Text("  "), Text(line, style=theme.fg("muted"))) for line in row.footer)
         return Group(*lines)
 
     def _custom(self, block: CustomBlock) -> RenderableType:

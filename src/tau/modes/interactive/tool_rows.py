@@ -33,7 +33,7 @@ COLLAPSED_LINES = 8
 @dataclass
 class ToolRow:
     """What a tool row shows: ``title``, then ``body`` lines (``hidden`` lines left out, and where;
-    ``highlighted``: indices of body lines to pick out)."""
+    ``highlighted``: indices of body lines to pick out), then ``footer`` lines (dim)."""
 
     title: str
     body: list[str]
@@ -41,6 +41,7 @@ class ToolRow:
     hidden_at_start: bool = False
     highlighted: set[int] = field(default_factory=set)
     expandable: bool = False  # a renderer folded it (``renders_collapsed``): Ctrl+O shows more
+    footer: list[str] = field(default_factory=list)  # below the body, never cut: the timing line
 
 
 def _arg(args: Any, *names: str) -> str:
@@ -169,8 +170,12 @@ def _todo_row(block: ToolBlock) -> ToolRow | None:
     return ToolRow(title, listed.lines, highlighted=listed.changed) if listed is not None else None
 
 
-def tool_row(block: ToolBlock, definition: Any = None) -> ToolRow:
-    """The row of ``block``; ``definition`` (its ``ToolDefinition``) may carry extension renderers."""
+def tool_row(block: ToolBlock, definition: Any = None, *, timer: str | None = None) -> ToolRow:
+    """The row of ``block``; ``definition`` (its ``ToolDefinition``) may carry extension renderers.
+
+    ``timer`` is the row's timing line (``Elapsed 4.2s``, ``Took 4.2s``): the bash row ends with it, as
+    pi's does, and result renderers get it as ``options["timer"]`` (codemode's shows it).
+    """
     has_own = any(getattr(definition, name, None) for name in ("render_call", "render_result"))
     if block.name == "todo" and not has_own:
         row = _todo_row(block)
@@ -183,20 +188,25 @@ def tool_row(block: ToolBlock, definition: Any = None) -> ToolRow:
         if call_lines
         else (title_of(block.args) if title_of else _default_title(block.name, block.args))
     )
-    options = {"expanded": block.expanded, "isPartial": block.status == "running"}
+    options = {"expanded": block.expanded, "isPartial": block.status == "running", "timer": timer}
     body = None
     if block.result is not None:
         body = _custom(getattr(definition, "render_result", None), block.result, options)
+    # As pi's bash row, below the output; like any result, only once there is one (bash sends an
+    # empty one as it starts).
+    footer = (
+        ["", timer] if body is None and block.name == "bash" and timer and block.result is not None else []
+    )
     if body is None:
         text = _body_text(block).rstrip("\n")
         body = text.split("\n") if text else []
     if call_lines and len(call_lines) > 1:
         body = [*call_lines[1:], *body]
     if block.expanded:
-        return ToolRow(title, body)
+        return ToolRow(title, body, footer=footer)
     if getattr(definition, "renders_collapsed", False):
-        full = tool_row(dataclasses.replace(block, expanded=True), definition)
+        full = tool_row(dataclasses.replace(block, expanded=True), definition, timer=timer)
         return ToolRow(title, body, expandable=(full.title, full.body) != (title, body))
     keep_end = block.name == "bash"
     shown, hidden = _collapse(body, keep_end=keep_end)
-    return ToolRow(title, shown, hidden, keep_end)
+    return ToolRow(title, shown, hidden, keep_end, footer=footer)
