@@ -101,7 +101,7 @@ class InteractiveMode:
             self._message_renderer,
             lambda: self.session.settings.get("hideThinkingBlock") is True,
             lambda: self.themes.active,
-            clock=self.controller.clock,
+            clock=lambda: self.controller.clock(),  # tests swap the controller's clock
         )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flushing = False
