@@ -176,24 +176,32 @@ async def _new(mode: InteractiveMode, args: str) -> None:
 
 
 async def _resume(mode: InteractiveMode, args: str) -> None:
-    await pick_session(mode)
+    await pick_session(mode, rename=True)
 
 
-async def pick_session(mode: InteractiveMode) -> bool:
+async def pick_session(mode: InteractiveMode, *, rename: bool = False) -> bool:
     """Pick a session and switch to it (``/resume``, ``tau -r``); False when none was picked.
 
     The picker opens on this directory's sessions; Tab shows every directory's, as in pi 1.6. A
-    session of another directory resumes in its own directory.
+    session of another directory resumes in its own directory. Ctrl+D deletes a listed session
+    (never the open one); Ctrl+R renames one when ``rename`` (``/resume``: pi's ``-r`` has no rename).
     """
     from tau.modes.interactive.session_picker import SessionPicker
+    from tau.session.file_actions import delete_session_file, rename_session_file
     from tau.session.manager import SessionManager
+    from tau.session.paths import sessions_root
 
     manager = mode.session.session_manager
     every_dir = manager.get_session_dir() if not manager.uses_default_session_dir() else None
+    open_file = manager.get_session_file()
+    listed = [manager.get_session_dir(), every_dir if every_dir is not None else sessions_root()]
+    folders = [folder for folder in listed if folder]  # "" (no session dir) must never mean "here"
     picker = SessionPicker(
         lambda: SessionManager.list(mode.session.cwd, manager.get_session_dir()),
         lambda: SessionManager.list_all(every_dir),
-        exclude=manager.get_session_file(),
+        exclude=open_file,
+        delete=lambda path: delete_session_file(path, folders=folders, open_file=open_file),
+        rename=rename_session_file if rename else None,
     )
     path = await mode.ui.custom(picker)
     if path is None:

@@ -1,17 +1,23 @@
-"""The session picker of ``/resume`` and ``tau -r``, with pi 1.6's scopes.
+"""The session picker of ``/resume`` and ``tau -r``, with pi 1.6's scopes, sorts and keys.
 
 It opens on this directory's sessions ("Current Folder"); Tab switches to every directory's ("All")
 and back, as in pi. Typing searches with pi's syntax: every word must appear in the session's
 name, id, messages or directory (or its letters, in order, in the name or directory), ``"two words"``
-is a phrase, ``re:<pattern>`` a regular expression; sessions whose name matches come first. Ctrl+N shows only named sessions, Ctrl+P shows each session's file path, ↑↓ move, Enter
-opens, Esc cancels. A session of another directory resumes in its own directory
-(:mod:`tau.modes.session_open`).
+is a phrase, ``re:<pattern>`` a regular expression. Ctrl+S cycles pi's sorts: Threaded (forks under
+the session they came from, each thread by its latest activity; a search ranks by relevance), Recent
+(newest first, a search only filters) and Fuzzy (relevance: sessions whose name matches first).
+Ctrl+N shows only named sessions, Ctrl+P each session's file path. Ctrl+D (or Ctrl+Backspace on an
+empty search) asks ``Delete session?``; Enter deletes (to the trash when a ``trash`` command exists,
+as pi), Esc keeps it. Ctrl+R renames (``/resume`` only, as pi: not at ``tau -r``): pi's
+``session_info`` entry appended to that session's file. ↑↓ move, Enter opens, Esc cancels. A
+session of another directory resumes in its own directory (:mod:`tau.modes.session_open`).
 
 The component follows the overlay contract of :mod:`tau.modes.interactive.dialogs`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +30,13 @@ from tau.modes.interactive.sanitize import sanitize_text
 __all__ = ["SessionPicker"]
 
 _BOLD, _DIM, _INVERSE, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[7m", "\x1b[0m"
+_RED, _YELLOW = "\x1b[31m", "\x1b[33m"
 CURRENT, ALL = "current", "all"
+THREADED, RECENT, RELEVANCE = "threaded", "recent", "relevance"
+_SORTS = (THREADED, RECENT, RELEVANCE)
+_SORT_LABELS = {THREADED: "Threaded", RECENT: "Recent", RELEVANCE: "Fuzzy"}
+_SEARCH_HINT = 'tab scope · re:<pattern> regex · "phrase" exact'
+_CTRL_BACKSPACE = ("\x1b[127;5u", "\x1b[27;5;127~")  # kitty, xterm's modifyOtherKeys
 
 
 def _clip(text: str, width: int) -> str:
@@ -42,6 +54,64 @@ def _age(modified: Any, now: float) -> str:
     return "now"
 
 
+def _stamp(info: Any) -> float:
+    try:
+        return float(info.modified.timestamp())
+    except (AttributeError, OverflowError, OSError, ValueError):
+        return 0.0
+
+
+def _path_key(path: Any) -> str:
+    return os.path.normcase(os.path.realpath(str(path)))
+
+
+def threaded(sessions: Sequence[Any]) -> list[tuple[Any, str]]:
+    """pi's thread view: each session under the one it was forked from (``parent_session_path``),
+    siblings and threads by the latest activity in them, newest first; with the tree's prefix."""
+    keys = [_path_key(info.path) for info in sessions]
+    by_key = dict(zip(keys, sessions, strict=True))
+    children: dict[str, list[str]] = {key: [] for key in keys}
+    roots: list[str] = []
+    for key, info in zip(keys, sessions, strict=True):
+        parent = _path_key(info.parent_session_path) if info.parent_session_path else None
+        if parent is not None and parent in by_key and parent != key:
+            children[parent].append(key)
+        else:
+            roots.append(key)
+    latest: dict[str, float] = {}
+
+    def activity(key: str, seen: frozenset[str]) -> float:
+        if key not in latest:
+            latest[key] = max(
+                [_stamp(by_key[key])]
+                + [activity(child, seen | {key}) for child in children[key] if child not in seen]
+            )
+        return latest[key]
+
+    rows: list[tuple[Any, str]] = []
+    placed: set[str] = set()
+
+    def walk(key: str, depth: int, ancestors: list[bool], last: bool) -> None:
+        placed.add(key)
+        prefix = (
+            ""
+            if depth == 0
+            else "".join("│  " if more else "   " for more in ancestors) + ("└─ " if last else "├─ ")
+        )
+        rows.append((by_key[key], prefix))
+        kids = sorted((k for k in children[key] if k not in placed), key=lambda k: -activity(k, frozenset()))
+        for index, child in enumerate(kids):
+            walk(child, depth + 1, [*ancestors, depth > 0 and not last], index == len(kids) - 1)
+
+    ordered = sorted(roots, key=lambda k: -activity(k, frozenset()))
+    for index, key in enumerate(ordered):
+        walk(key, 0, [], index == len(ordered) - 1)
+    for key in keys:  # a loop of parents has no root: its sessions become threads of their own, never lost
+        if key not in placed:
+            walk(key, 0, [], True)
+    return rows
+
+
 class SessionPicker(Component):
     """Pick a session; ``done`` gets its path, or ``None``.
 
@@ -50,6 +120,9 @@ class SessionPicker(Component):
         list_all: Every directory's sessions; called the first time Tab shows them.
         exclude: A session file left out (the one already open).
         visible: How many sessions are shown at once.
+        delete: Deletes a session file (Ctrl+D, confirmed) and says how: ``"trash"`` or ``"unlink"``;
+            raises with the reason it did not. ``None``: no delete key.
+        rename: Names a session file (Ctrl+R); raises with the reason it did not. ``None``: no rename key.
     """
 
     def __init__(
@@ -59,16 +132,25 @@ class SessionPicker(Component):
         *,
         exclude: str | None = None,
         visible: int = 10,
+        delete: Callable[[str], str] | None = None,
+        rename: Callable[[str, str], object] | None = None,
     ) -> None:
         self._loaders = {CURRENT: list_current, ALL: list_all}
         self._loaded: dict[str, list[Any]] = {}
         self.exclude = exclude
         self.scope = CURRENT
+        self.sort = THREADED
         self.query = ""
         self.named_only = False
         self.show_path = False
         self.index = 0
         self.visible = visible
+        self._delete = delete
+        self._rename = rename
+        self.confirming: str | None = None  # the file Enter would delete
+        self.renaming: str | None = None  # the file the name is for
+        self.new_name = ""
+        self.status: tuple[str, str] | None = None  # ("info" | "error", text) until the next key
 
     def sessions(self, scope: str | None = None) -> list[Any]:
         """The sessions of ``scope`` (default: the current one), loaded once."""
@@ -77,29 +159,36 @@ class SessionPicker(Component):
             self._loaded[scope] = [s for s in self._loaders[scope]() if str(s.path) != self.exclude]
         return self._loaded[scope]
 
-    def matches(self) -> list[Any]:
-        """The sessions the search keeps, best match first (pi's tiers: name, then text, then letters)."""
+    def rows(self) -> list[tuple[Any, str]]:
+        """The sessions shown, in order, each with its tree prefix (pi's sorts and search)."""
+        pool = [info for info in self.sessions() if not self.named_only or (info.name or "").strip()]
+        if not self.query.strip():
+            return threaded(pool) if self.sort == THREADED else [(info, "") for info in pool]
         search = parse_search(self.query)
         ranked = []
-        for order, info in enumerate(self.sessions()):
-            if self.named_only and not (info.name or "").strip():
-                continue
+        for order, info in enumerate(pool):
             tier = search.tier(info)
             if tier is not None:
-                ranked.append((tier, order, info))
-        ranked.sort(key=lambda item: item[:2])
-        return [info for _, _, info in ranked]
+                ranked.append((tier if self.sort != RECENT else 0, order, info))
+        ranked.sort(key=lambda item: item[:2])  # Recent only filters: newest first stays
+        return [(info, "") for _, _, info in ranked]
+
+    def matches(self) -> list[Any]:
+        """The sessions shown, in order."""
+        return [info for info, _ in self.rows()]
 
     def render(self, width: int) -> list[str]:
-        title = "Resume Session (Current Folder)" if self.scope == CURRENT else "Resume Session (All)"
-        scopes = "◉ Current Folder | ○ All" if self.scope == CURRENT else "○ Current Folder | ◉ All"
-        name = "Named" if self.named_only else "All"
-        header = _clip(f"{title}  {scopes}  Name: {name}", width)
-        if header.startswith(title):
-            header = f"{_BOLD}{title}{_RESET}{header[len(title) :]}"
-        lines = [header]
+        if self.renaming is not None:
+            return [
+                f"{_BOLD}Rename Session{_RESET}",
+                "",
+                _clip(f"> {self.new_name}█", width),
+                "",
+                f"{_DIM}{_clip('enter to save · escape/ctrl+c to cancel', width)}{_RESET}",
+            ]
+        lines = [self._header(width), *self._hints(width)]
         lines.append(_clip(f"search: {self.query}█", width))
-        shown = self.matches()
+        shown = self.rows()
         self.index = min(self.index, max(0, len(shown) - 1))
         error = parse_search(self.query).error
         if error:
@@ -109,17 +198,46 @@ class SessionPicker(Component):
         start = max(0, min(self.index - self.visible // 2, len(shown) - self.visible))
         now = time.time()
         for position in range(start, min(start + self.visible, len(shown))):
-            text = _clip(self._label(shown[position], now), width - 2)
-            lines.append(f"{_INVERSE}› {text}{_RESET}" if position == self.index else f"  {text}")
-        lines.append(
-            f"{_DIM}"
-            + _clip(
-                'tab scope · re:<pattern> regex · "phrase" exact · ctrl+n named · ctrl+p path · enter · esc',
-                width,
-            )
-            + _RESET
-        )
+            info, prefix = shown[position]
+            text = _clip(prefix + self._label(info, now), width - 2)
+            if position == self.index:
+                colour = _RED if str(info.path) == self.confirming else ""
+                lines.append(f"{_INVERSE}{colour}› {text}{_RESET}")
+            elif info.name:
+                lines.append(f"  {_YELLOW}{text}{_RESET}")
+            else:
+                lines.append(f"  {text}")
+        if start > 0 or start + self.visible < len(shown):
+            lines.append(f"{_DIM}{_clip(f'  ({self.index + 1}/{len(shown)})', width)}{_RESET}")
         return lines
+
+    def _header(self, width: int) -> str:
+        title = "Resume Session (Current Folder)" if self.scope == CURRENT else "Resume Session (All)"
+        scopes = "◉ Current Folder | ○ All" if self.scope == CURRENT else "○ Current Folder | ◉ All"
+        name = "Named" if self.named_only else "All"
+        right = _clip(f"{scopes}  Name: {name}  Sort: {_SORT_LABELS[self.sort]}", width)
+        left = title[: max(0, width - len(right) - 1)]
+        return f"{_BOLD}{left}{_RESET}{' ' * max(1, width - len(left) - len(right))}{right}"
+
+    def _hints(self, width: int) -> list[str]:
+        if self.confirming is not None:
+            return [
+                f"{_RED}{_clip('Delete session? enter confirm · escape/ctrl+c cancel', width)}{_RESET}",
+                "",
+            ]
+        if self.status is not None:
+            kind, text = self.status
+            return [f"{_RED if kind == 'error' else _BOLD}{_clip(text, width)}{_RESET}", ""]
+        keys = ["ctrl+s sort", "ctrl+n named"]
+        if self._delete is not None:
+            keys.append("ctrl+d delete")
+        keys.append(f"ctrl+p path ({'on' if self.show_path else 'off'})")
+        if self._rename is not None:
+            keys.append("ctrl+r rename")
+        return [
+            f"{_DIM}{_clip(_SEARCH_HINT, width)}{_RESET}",
+            f"{_DIM}{_clip(' · '.join(keys), width)}{_RESET}",
+        ]
 
     def _empty_message(self) -> str:
         if self.named_only:
@@ -141,9 +259,59 @@ class SessionPicker(Component):
             where = f"  [{info.cwd}]"
         return f"{text}  ({details}){where}"
 
+    def _selected(self) -> Any | None:
+        shown = self.matches()
+        return shown[min(self.index, len(shown) - 1)] if shown else None
+
+    def _reload(self) -> None:
+        self._loaded.clear()  # both scopes: a file changed or went, read the folders again
+
+    def _confirm_delete(self, key: str) -> None:
+        path, self.confirming = self.confirming, None
+        if key != "enter" or path is None or self._delete is None:
+            return
+        try:
+            how = self._delete(path)
+        except (OSError, ValueError) as exc:
+            self.status = ("error", f"Failed to delete: {exc}")
+            return
+        self.status = ("info", "Session moved to trash" if how == "trash" else "Session deleted")
+        self._reload()
+
+    def _rename_input(self, key: str, data: str) -> None:
+        if key in ("escape", "ctrl+c"):
+            self.renaming = None
+        elif key == "enter":
+            if not self.new_name.strip():
+                return  # as pi: an empty name saves nothing and leaves the box open
+            path, self.renaming = self.renaming, None
+            try:
+                if path is not None and self._rename is not None:
+                    self._rename(path, self.new_name)
+            except (OSError, ValueError) as exc:
+                self.status = ("error", f"Failed to rename: {exc}")
+            self._reload()
+        elif key == "backspace":
+            self.new_name = self.new_name[:-1]
+        elif key == "ctrl+u":
+            self.new_name = ""
+        elif not data.startswith("\x1b") and data.isprintable():
+            self.new_name += sanitize_text(data).replace("\n", " ")
+
     def handle_input(self, data: str) -> None:
         key = parse_key(data)
+        if self.renaming is not None:
+            self._rename_input(key, data)
+            self.request_render()
+            return
+        if self.confirming is not None:
+            if key in ("enter", "escape", "ctrl+c"):  # every other key is ignored while asking, as pi
+                self._confirm_delete(key)
+                self.request_render()
+            return
+        self.status = None
         shown = self.matches()
+        ctrl_backspace = data in _CTRL_BACKSPACE or key == "ctrl+backspace"
         if key in ("escape", "ctrl+c"):
             self.done(None)
             return
@@ -154,11 +322,22 @@ class SessionPicker(Component):
         if key == "tab":
             self.scope = ALL if self.scope == CURRENT else CURRENT
             self.index = 0
+        elif key == "ctrl+s":
+            self.sort = _SORTS[(_SORTS.index(self.sort) + 1) % len(_SORTS)]
         elif key == "ctrl+n":
             self.named_only = not self.named_only
             self.index = 0
         elif key == "ctrl+p":
             self.show_path = not self.show_path
+        elif key == "ctrl+d" or (ctrl_backspace and not self.query):
+            if self._delete is not None and (selected := self._selected()) is not None:
+                self.confirming = str(selected.path)
+        elif key == "ctrl+r":
+            if self._rename is not None and (selected := self._selected()) is not None:
+                self.renaming, self.new_name = str(selected.path), selected.name or ""
+        elif ctrl_backspace:  # with a search: the word before the cursor goes, as in pi's input
+            self.query = re.sub(r"\S*\s*$", "", self.query, count=1)
+            self.index = 0
         elif key in ("up", "down") and shown:
             self.index = (self.index + (1 if key == "down" else -1)) % len(shown)
         elif key in ("pageup", "pagedown") and shown:
@@ -176,8 +355,12 @@ class SessionPicker(Component):
         self.request_render()
 
     def handle_paste(self, text: str) -> None:
-        self.query += sanitize_text(text).replace("\n", " ")
-        self.index = 0
+        target = "new_name" if self.renaming is not None else "query"
+        if self.confirming is not None:
+            return
+        setattr(self, target, getattr(self, target) + sanitize_text(text).replace("\n", " "))
+        if target == "query":
+            self.index = 0
         self.request_render()
 
 
