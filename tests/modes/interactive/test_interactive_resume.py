@@ -29,7 +29,10 @@ def test_resume_switches_to_the_chosen_session_in_place(tmp_path):
         await screen.wait_for(lambda: session.is_idle() and "second answer" in screen.text())
         screen.send("/resume" + ENTER)
         await screen.wait_text("Resume Session")
-        screen.send(ENTER)  # the only other session
+        # the open session is listed first (the newest), as pi lists it, and cannot be deleted
+        screen.send("\x04")
+        await screen.wait_text("Cannot delete the currently active session")
+        screen.send("\x1b[B" + ENTER)  # the other session
         await screen.wait_for(lambda: session.session_file == first_file)
         # the view shows the resumed branch again, below what was on the screen
         await screen.wait_for(lambda: screen.text().rsplit("second answer", 1)[-1].count("first answer") == 1)

@@ -205,3 +205,31 @@ def test_the_picker_against_real_pi(tmp_path):
         )
     finally:
         named.close()
+
+
+def test_renaming_the_open_session_names_it_in_place(tmp_path):
+    """The open session is listed (pi's picker lists it); Ctrl+R names it through the running
+    session, whose file this process holds, and ``/name`` says the new name at once."""
+    tau = start(tmp_path, [{"text": "an answer"}])
+    try:
+        tau.wait_text(FOOTER)
+        tau.send("hello" + ENTER)
+        tau.wait_text("an answer")
+        tau.send("/resume" + ENTER)
+        tau.wait_text("Sort: Threaded")
+        tau.send(CTRL_D)
+        tau.wait_text("Cannot delete the currently active session")
+        tau.send(CTRL_R)
+        tau.wait_text("Rename Session")
+        tau.send("my work" + ENTER)
+        tau.wait_text("my work  (")
+        assert "Failed to rename" not in tau.text()
+        tau.send(ESC)
+        tau.wait(lambda: "Resume Session" not in tau.text(), "the picker to close")
+        tau.send("/name" + ENTER)
+        tau.wait_text("Session name: my work")
+        quit_tau(tau)
+    finally:
+        tau.close()
+    [path] = session_files()
+    assert records(path)[-1]["type"] == "session_info" and records(path)[-1]["name"] == "my work"

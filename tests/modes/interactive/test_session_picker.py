@@ -238,3 +238,16 @@ def test_ctrl_r_does_nothing_without_rename():
     picker = picker_of(THREADS)
     picker.handle_input(CTRL_R)
     assert picker.renaming is None and picker.query == ""
+
+
+def test_the_open_session_is_listed_and_never_offered_for_deletion():
+    deleted: list[str] = []
+    picker = picker_of(THREADS, current="/s/solo.jsonl", delete=lambda path: deleted.append(path) or "unlink")
+    picker.handle_input(CTRL_S)  # Recent: fork2, reply, solo, ...
+    picker.handle_input("\x1b[B")
+    picker.handle_input("\x1b[B")
+    assert picker.matches()[picker.index].id == "solo"
+    picker.handle_input(CTRL_D)
+    assert picker.confirming is None and "Cannot delete the currently active session" in picker.render(120)[1]
+    picker.handle_input(ENTER)  # no question was asked: Enter resumes it, as pi
+    assert deleted == []

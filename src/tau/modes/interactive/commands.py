@@ -8,6 +8,7 @@ sends any other ``/word`` to the model as a prompt, tau answers an unknown comma
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -187,7 +188,7 @@ async def pick_session(mode: InteractiveMode, *, rename: bool = False) -> bool:
     (never the open one); Ctrl+R renames one when ``rename`` (``/resume``: pi's ``-r`` has no rename).
     """
     from tau.modes.interactive.session_picker import SessionPicker
-    from tau.session.file_actions import delete_session_file, rename_session_file
+    from tau.session.file_actions import delete_session_file
     from tau.session.manager import SessionManager
     from tau.session.paths import sessions_root
 
@@ -199,9 +200,9 @@ async def pick_session(mode: InteractiveMode, *, rename: bool = False) -> bool:
     picker = SessionPicker(
         lambda: SessionManager.list(mode.session.cwd, manager.get_session_dir()),
         lambda: SessionManager.list_all(every_dir),
-        exclude=open_file,
+        current=open_file,
         delete=lambda path: delete_session_file(path, folders=folders, open_file=open_file),
-        rename=rename_session_file if rename else None,
+        rename=(lambda path, name: _rename(mode, path, name)) if rename else None,
     )
     path = await mode.ui.custom(picker)
     if path is None:
@@ -219,6 +220,18 @@ async def pick_session(mode: InteractiveMode, *, rename: bool = False) -> bool:
     else:
         mode.controller.notice(f"Resume with: tau --session {path}", "warning")
     return True
+
+
+def _rename(mode: InteractiveMode, path: str, name: str) -> None:
+    """Name the session in ``path``: the open one through the running session (this process holds its
+    file's lock, and the footer shows the name at once), another by appending to its file."""
+    from tau.session.file_actions import rename_session_file
+
+    current = mode.session.session_manager.get_session_file()
+    if current and os.path.realpath(current) == os.path.realpath(path):
+        mode.session.set_session_name(name)
+    else:
+        rename_session_file(path, name)
 
 
 async def _quit(mode: InteractiveMode, args: str) -> None:

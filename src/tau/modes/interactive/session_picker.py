@@ -10,7 +10,8 @@ Ctrl+N shows only named sessions, Ctrl+P each session's file path. Ctrl+D (or Ct
 empty search) asks ``Delete session?``; Enter deletes (to the trash when a ``trash`` command exists,
 as pi), Esc keeps it. Ctrl+R renames (``/resume`` only, as pi: not at ``tau -r``): pi's
 ``session_info`` entry appended to that session's file. ↑↓ move, Enter opens, Esc cancels. A
-session of another directory resumes in its own directory (:mod:`tau.modes.session_open`).
+session of another directory resumes in its own directory (:mod:`tau.modes.session_open`). The
+session open now is listed too, marked, and cannot be deleted (as pi).
 
 The component follows the overlay contract of :mod:`tau.modes.interactive.dialogs`.
 """
@@ -30,7 +31,7 @@ from tau.modes.interactive.sanitize import sanitize_text
 __all__ = ["SessionPicker"]
 
 _BOLD, _DIM, _INVERSE, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[7m", "\x1b[0m"
-_RED, _YELLOW = "\x1b[31m", "\x1b[33m"
+_RED, _YELLOW, _CYAN = "\x1b[31m", "\x1b[33m", "\x1b[36m"
 CURRENT, ALL = "current", "all"
 THREADED, RECENT, RELEVANCE = "threaded", "recent", "relevance"
 _SORTS = (THREADED, RECENT, RELEVANCE)
@@ -118,7 +119,7 @@ class SessionPicker(Component):
     Args:
         list_current: This directory's sessions (:class:`~tau.session.listing.SessionInfo`, newest first).
         list_all: Every directory's sessions; called the first time Tab shows them.
-        exclude: A session file left out (the one already open).
+        current: The session file open now: listed and marked, as pi; never offered for deletion.
         visible: How many sessions are shown at once.
         delete: Deletes a session file (Ctrl+D, confirmed) and says how: ``"trash"`` or ``"unlink"``;
             raises with the reason it did not. ``None``: no delete key.
@@ -130,14 +131,14 @@ class SessionPicker(Component):
         list_current: Callable[[], Sequence[Any]],
         list_all: Callable[[], Sequence[Any]],
         *,
-        exclude: str | None = None,
+        current: str | None = None,
         visible: int = 10,
         delete: Callable[[str], str] | None = None,
         rename: Callable[[str, str], object] | None = None,
     ) -> None:
         self._loaders = {CURRENT: list_current, ALL: list_all}
         self._loaded: dict[str, list[Any]] = {}
-        self.exclude = exclude
+        self.current = _path_key(current) if current else None
         self.scope = CURRENT
         self.sort = THREADED
         self.query = ""
@@ -156,7 +157,7 @@ class SessionPicker(Component):
         """The sessions of ``scope`` (default: the current one), loaded once."""
         scope = scope or self.scope
         if scope not in self._loaded:
-            self._loaded[scope] = [s for s in self._loaders[scope]() if str(s.path) != self.exclude]
+            self._loaded[scope] = list(self._loaders[scope]())
         return self._loaded[scope]
 
     def rows(self) -> list[tuple[Any, str]]:
@@ -203,6 +204,8 @@ class SessionPicker(Component):
             if position == self.index:
                 colour = _RED if str(info.path) == self.confirming else ""
                 lines.append(f"{_INVERSE}{colour}› {text}{_RESET}")
+            elif self._is_current(info):
+                lines.append(f"  {_CYAN}{text}{_RESET}")
             elif info.name:
                 lines.append(f"  {_YELLOW}{text}{_RESET}")
             else:
@@ -258,6 +261,9 @@ class SessionPicker(Component):
         elif self.scope == ALL and info.cwd:
             where = f"  [{info.cwd}]"
         return f"{text}  ({details}){where}"
+
+    def _is_current(self, info: Any) -> bool:
+        return self.current is not None and _path_key(info.path) == self.current
 
     def _selected(self) -> Any | None:
         shown = self.matches()
@@ -331,7 +337,10 @@ class SessionPicker(Component):
             self.show_path = not self.show_path
         elif key == "ctrl+d" or (ctrl_backspace and not self.query):
             if self._delete is not None and (selected := self._selected()) is not None:
-                self.confirming = str(selected.path)
+                if self._is_current(selected):
+                    self.status = ("error", "Cannot delete the currently active session")
+                else:
+                    self.confirming = str(selected.path)
         elif key == "ctrl+r":
             if self._rename is not None and (selected := self._selected()) is not None:
                 self.renaming, self.new_name = str(selected.path), selected.name or ""
