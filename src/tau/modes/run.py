@@ -374,8 +374,26 @@ def _stdin_is_terminal() -> bool:
         return False
 
 
-# The collector's thresholds once the session is loaded (CPython's default: 700, 10, 10).
+# The collector's thresholds once the session is loaded (CPython's default: 700, 10, 10); the young
+# generation's grows with the loaded heap (see run_thresholds).
 _RUN_THRESHOLDS = (10_000, 10, 100)
+# Young objects allowed per object of the loaded (frozen) heap before a young collection.
+_YOUNG_PER_LOADED = 2
+
+
+def run_thresholds(loaded: int) -> tuple[int, int, int]:
+    """The collector's thresholds for a run whose loaded heap (frozen) holds ``loaded`` objects.
+
+    The first request of a resumed session builds about as many objects as were loaded, and they
+    last as long (the context's copies, what the provider and the bundled extensions keep per
+    message): a young collection every 10,000 of them would walk each one once or twice and find
+    nothing (a tenth of a 50,000-entry resume). So the young generation may hold twice the loaded
+    heap before a pass. Per object allocated the collector's work is the same as with a fixed
+    threshold (each pass walks what survived since the last one); what changes is that a short run
+    ends before the first pass, as most of the objects it would walk are still in use.
+    """
+    young, middle, old = _RUN_THRESHOLDS
+    return max(young, _YOUNG_PER_LOADED * loaded), middle, old
 
 
 @contextmanager
@@ -390,8 +408,8 @@ def _loading_heap() -> Iterator[None]:
     The first requests then build what lasts as long (the context's copies and what the bundled
     extensions keep per message), and every request makes lists as long as the context: with the
     default thresholds a 50,000-entry resume spent a quarter of its time in passes that found
-    nothing. Young collections stay (cycles die young: tasks, exceptions), 14 times rarer; a full
-    one comes after about ten million allocations.
+    nothing. Young collections stay (cycles die young: tasks, exceptions), after as many new objects
+    as twice the loaded heap (:func:`run_thresholds`); a full one is a thousand of those away.
     """
     if not _own_process:
         yield
@@ -402,7 +420,7 @@ def _loading_heap() -> Iterator[None]:
     try:
         yield
         gc.freeze()
-        gc.set_threshold(*_RUN_THRESHOLDS)
+        gc.set_threshold(*run_thresholds(gc.get_freeze_count()))
     finally:
         gc.enable()
 
