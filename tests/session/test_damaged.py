@@ -159,3 +159,46 @@ def test_a_second_header_is_not_an_entry_and_a_directory_is_refused(tmp_path):
     assert manager.problems == [(3, "line 3: a second session header; ignored (not an entry)")]
     with pytest.raises(SessionError, match="is a directory"):
         SessionManager.open(tmp_path, read_only=True)
+
+
+DAMAGED = {
+    "cut last line": (
+        (line("aaaaaaaa", None), line("bbbbbbbb", "aaaaaaaa"), line("cccccccc", "bbbbbbbb")[:40]),
+        b"",
+    ),
+    "cut, looks like an entry": (
+        (line("aaaaaaaa", None), line("bbbbbbbb", "aaaaaaaa")[:60] + b"}", line("cccccccc", "bbbbbbbb")),
+        b"\n",
+    ),
+    "malformed middle lines": (
+        (line("aaaaaaaa", None), b"{not json", b"[1,2,3]", b"", b"   ", b"nan", line("bbbbbbbb", "aaaaaaaa")),
+        b"\n",
+    ),
+    "cycle, repeated id, second header": (
+        (line("aaaaaaaa", "bbbbbbbb"), line("bbbbbbbb", "aaaaaaaa"), HEADER, line("cccccccc", None)),
+        b"\n",
+    ),
+    "repeated keys": (
+        (
+            b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"},"id":"zzzzzzzz"}',
+        ),
+        b"\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DAMAGED))
+def test_a_run_s_session_parsed_at_open_reads_as_the_lazily_parsed_one(tmp_path, name):
+    # A writable open (a run's) parses every line at once; a read-only one parses entries when asked.
+    lines, end = DAMAGED[name]
+    lazy = SessionManager.open(write(tmp_path / "lazy.jsonl", HEADER, *lines, end=end), read_only=True)
+    eager = SessionManager.open(write(tmp_path / "eager.jsonl", HEADER, *lines, end=end))
+    assert all(record.entry is not None for record in eager._index.records)  # parsed at open
+    assert eager.get_entries() == lazy.get_entries()
+    # pi's leaf: the last entry (with repeated keys, its last id, as JSON.parse reads it)
+    assert eager.get_leaf_id() == eager.get_entries()[-1]["id"]
+    assert eager.get_branch() == lazy.get_branch(eager.get_leaf_id())
+    assert eager.build_session_context() == lazy.build_session_context()
+    if name != "repeated keys":  # (only the prefix check of a lazy read notices those)
+        assert eager.problems == lazy.problems
+    eager.close()

@@ -69,7 +69,9 @@ class FileStorage:
             self._writer = _open_writer(path)  # lock before reading: nobody else appends meanwhile
         try:
             reader = LineReader(path)
-            loaded = load(reader.fd, path)
+            # A writable session is a run's: its branch is built at once (for a linear session, every
+            # entry), so every line is parsed now; read-only uses may need only a few entries.
+            loaded = load(reader.fd, path, parse_all=not self._read_only)
             if loaded is None:
                 reader.close()
                 self._initialize_empty_file(path)
