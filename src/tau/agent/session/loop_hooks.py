@@ -20,6 +20,7 @@ from tau.agent.hooks import (
     TurnUpdate,
 )
 from tau.agent.session.bus import EventBus
+from tau.agent.session.hidden_declarations import HiddenDeclarations
 from tau.agent.session.loadout import Loadout
 from tau.agent.session.store import SessionStore
 from tau.agent.settings import Settings
@@ -50,6 +51,7 @@ class LoopHooks:
         self._settings = settings
         self._bus = bus
         self._loadout = loadout
+        self._declarations = HiddenDeclarations()
 
     def install(self) -> None:
         """Make these the agent's hooks and provider options."""
@@ -83,7 +85,7 @@ class LoopHooks:
             messages = await hooks.emit_context(messages)
         hidden = self._loadout.tools.hidden
         if hidden:
-            messages = _without_declarations(messages, hidden)
+            messages = self._declarations.apply(messages, hidden)
         if self._loadout.forced_prompt is None:
             return messages
         from tau.llm.transcript import current_system_message
@@ -155,23 +157,3 @@ class LoopHooks:
 
     async def on_response(self, status: int, headers: dict[str, str]) -> None:
         await self._bus.emit_hook({"type": "after_provider_response", "status": status, "headers": headers})
-
-
-def _without_declarations(messages: list[dict[str, Any]], hidden: set[str]) -> list[dict[str, Any]]:
-    """The transcript as requests see it when ``prepare_loadout`` hides declarations (pi): every
-    system message loses the hidden tools from ``toolsAdded``/``toolsRemoved``; the stored
-    transcript keeps them."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if message.get("role") != "system" or not (message.get("toolsAdded") or message.get("toolsRemoved")):
-            out.append(message)
-            continue
-        copy = {key: value for key, value in message.items() if key not in ("toolsAdded", "toolsRemoved")}
-        added = [tool for tool in message.get("toolsAdded") or [] if tool.get("name") not in hidden]
-        removed = [tool for tool in message.get("toolsRemoved") or [] if tool.get("name") not in hidden]
-        if added:
-            copy["toolsAdded"] = added
-        if removed:
-            copy["toolsRemoved"] = removed
-        out.append(copy)
-    return out
