@@ -192,3 +192,23 @@ def test_a_cached_summary_after_a_compaction_holds_each_kept_message_once(tmp_pa
     assert len(sent) == len(set(sent))  # each kept message once
     kept = [m for m in cached["messages"] if m["role"] == "toolResult"]
     assert [m["content"][0]["text"][:3] for m in kept] == ["222"]
+
+
+def test_between_turns_a_disabled_compaction_never_estimates_the_context(tmp_path, monkeypatch):
+    from tau.agent.compaction import estimate
+
+    estimated: list[int] = []
+    real = estimate.estimate_projected_context_tokens
+
+    def counting(projection, branch):
+        estimated.append(len(projection["messages"]))
+        return real(projection, branch)
+
+    monkeypatch.setattr(estimate, "estimate_projected_context_tokens", counting)
+    steps = [{"bash": "echo one"}, {"bash": "echo two"}, {"text": "done"}]
+    for enabled in (False, True):
+        estimated.clear()
+        h = Harness(tmp_path / str(enabled), steps, settings={"compaction": {"enabled": enabled}})
+        asyncio.run(h.session.prompt("go"))
+        assert h.session.messages[-1]["content"][0]["text"] == "done"
+        assert bool(estimated) is enabled  # enabled: checked at each turn boundary

@@ -180,7 +180,7 @@ class Compactor:
             or last.options.session_id != self._store.manager.get_session_id()
         ):
             return None
-        entries = self._store.manager.build_session_projection()["entries"]
+        entries = self._store.projection.get()["entries"]  # the store's, kept up to date
         ids = [item["sourceEntry"].get("id") for item in entries]
         if first_id not in ids or (turn_start_id is not None and turn_start_id not in ids):
             return None
@@ -427,8 +427,11 @@ class Compactor:
         model = self._agent.state.model
         if model is None or model.context_window <= 0:
             return projection["messages"]
+        settings = self.settings()
+        if not settings.enabled:  # (before the estimate: it may read the whole context)
+            return projection["messages"]
         tokens = _estimate().estimate_projected_context_tokens(projection, manager.get_branch())["tokens"]
-        if not _settings_module().should_compact(tokens, model.context_window, self.settings()):
+        if not _settings_module().should_compact(tokens, model.context_window, settings):
             return projection["messages"]
         await self.run_auto("threshold", False)
         return self._store.projection.get()["messages"]
