@@ -189,3 +189,23 @@ def test_tracked_copies_are_plain_dicts_to_their_readers():
         duplicate["content"] = []  # a duplicate is not tracked
     assert copies.changes.dirty == []
     assert type(copy.deepcopy(copied)["content"]) is list
+
+
+def test_copies_made_in_one_pass_report_each_edit_to_its_own_message():
+    from tau.extension.tracked import ChangeLog, tracked_copies
+
+    log = ChangeLog()
+    sources = [
+        {"role": "user", "content": "plain text", "timestamp": 1},
+        result("one", "c1"),
+        {"role": "assistant", "content": [{"type": "text", "text": "a"}, "not a block"], "timestamp": 2},
+        "not a message",
+    ]
+    stored = copy.deepcopy(sources)
+    copies = tracked_copies(sources, log)
+    assert copies == sources and copies[3] is sources[3]
+    assert [c is s for c, s in zip(copies, sources, strict=True)] == [False, False, False, True]
+    copies[2]["content"][0]["text"] = "edited"
+    copies[1]["content"].append({"type": "text", "text": "more"})
+    assert log.dirty == [copies[2], copies[1]]
+    assert sources == stored  # the session's messages never see an edit

@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
-from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore_all, tracked_copy
+from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore_all, tracked_copies
 from tau.session.projection import unchanged_prefix
 
 __all__ = ["ContextCopies", "unchanged_prefix"]
@@ -97,10 +97,7 @@ class ContextCopies:
         changes = self.changes
         dirty, changes.dirty = changes.dirty, []
         self.restored += restore_all(dirty, changes)
-        copies.extend(
-            tracked_copy(message, changes) if isinstance(message, dict) else message
-            for message in messages[same:]
-        )
+        copies += tracked_copies(messages[same:], changes)
         self._sources, self._copies = list(messages), copies
         changes.trim(max(_FEED_FLOOR, _FEED_PER_COPY * len(copies)))
         try:

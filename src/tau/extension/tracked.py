@@ -32,6 +32,7 @@ __all__ = [
     "detach",
     "restore",
     "restore_all",
+    "tracked_copies",
     "tracked_copy",
 ]
 
@@ -258,16 +259,16 @@ for _name in _LIST_EDITS:
     setattr(WatchedList, _name, _watching(_name))
 
 
-def _block(block: Any, owner: TrackedMessage) -> Any:
-    if not isinstance(block, dict):
-        return block
-    copied = TrackedBlock(block)
-    copied._owner = owner
-    return copied
-
-
 def _content(blocks: Iterable[Any], owner: TrackedMessage) -> TrackedContent:
-    content = TrackedContent([_block(block, owner) for block in blocks])
+    # One frame per message, no call per block: a resumed session's first request copies every block.
+    copied: list[Any] = []
+    add = copied.append
+    for block in blocks:
+        if isinstance(block, dict):
+            block = TrackedBlock(block)
+            block._owner = owner
+        add(block)
+    content = TrackedContent(copied)
     content._owner = owner
     return content
 
@@ -280,6 +281,24 @@ def tracked_copy(message: dict[str, Any], log: ChangeLog | None) -> TrackedMessa
     if isinstance(content, list):
         dict.__setitem__(copied, "content", _content(content, copied))
     return copied
+
+
+def tracked_copies(messages: Iterable[Any], log: ChangeLog | None) -> list[Any]:
+    """:func:`tracked_copy` of each of ``messages`` that is a dict (the others as they are), in one frame."""
+    copies: list[Any] = []
+    add = copies.append
+    set_content = dict.__setitem__
+    for message in messages:
+        if not isinstance(message, dict):
+            add(message)
+            continue
+        copied = TrackedMessage(message)
+        copied._log, copied._source, copied._state, copied._undo = log, message, CLEAN, None
+        content = message.get("content")
+        if isinstance(content, list):
+            set_content(copied, "content", _content(content, copied))
+        add(copied)
+    return copies
 
 
 def restore(copy: TrackedMessage) -> None:
