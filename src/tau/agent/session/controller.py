@@ -28,6 +28,7 @@ from tau.agent.session_tools import options_from_json, options_to_json
 from tau.agent.settings import Settings
 from tau.llm.registry import clamp_thinking_level
 from tau.llm.stream import AbortSignal
+from tau.session.branch_scans import last_of_type
 
 __all__ = ["RunController"]
 
@@ -133,7 +134,7 @@ class RunController:
         """Record the live level when the branch implies another one (tree navigation can leave the
         latest ``thinking_level_change`` on another branch), so a resume restores it (pi #11451)."""
         branch = self._store.manager.get_branch()
-        recorded = next((e for e in reversed(branch) if e.get("type") == "thinking_level_change"), None)
+        recorded = last_of_type(branch, "thinking_level_change")
         if recorded is None:
             return
         model = self._agent.state.model

@@ -17,6 +17,7 @@ from tau.agent.session.bus import EventBus
 from tau.agent.session.store import SessionStore
 from tau.agent.session_tools import PromptSettings, ToolSet, rendered_prompt, system_patch, unique_guidelines
 from tau.agent.system_prompt import PromptOptions
+from tau.session.branch_scans import messages_with_role
 from tau.tools.base import ToolDefinition
 
 __all__ = ["Loadout"]
@@ -90,11 +91,7 @@ class Loadout:
 
     def restore(self, modifiers: Sequence[str] = ()) -> None:
         """Activate the loadout the branch's system messages declare (``+name``/``-name`` modifiers)."""
-        systems = [
-            entry["message"]
-            for entry in self._store.manager.get_branch()
-            if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "system"
-        ]
+        systems = messages_with_role(self._store.manager.get_branch(), "system")
         self.tools.restore_from_transcript(systems, modifiers)
 
     def reload(self) -> None:
