@@ -232,6 +232,54 @@ def test_payload_hook_sees_a_chat_completions_request():
     }
 
 
+def test_payload_hook_sees_assistant_turns_as_chat_completions_messages():
+    seen = []
+    assistant = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "hmm"},
+            {"type": "text", "text": "Two "},
+            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls", "n": 1.5}},
+            {"type": "text", "text": "calls"},
+            {"type": "toolCall", "id": "c2", "name": "read", "arguments": {}},
+        ],
+    }
+    calls_only = {
+        "role": "assistant",
+        "content": [{"type": "toolCall", "id": "c3", "name": "x", "arguments": None}],
+    }
+    result = {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": "a"}],
+    }
+    provider = FauxProvider([{"text": "ok"}])
+    messages = [SYSTEM, user("hi"), assistant, result, calls_only]
+    run(call(provider, messages, StreamOptions(on_payload=lambda payload, model: seen.append(payload))))
+    (payload,) = seen
+    assert payload["messages"][2:] == [
+        {
+            "role": "assistant",
+            "content": "Two \ncalls",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": '{"command":"ls","n":1.5}'},
+                },
+                {"id": "c2", "type": "function", "function": {"name": "read", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "a"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "x", "arguments": "{}"}}],
+        },
+    ]
+
+
 # -- scripts and factories -------------------------------------------------------------------
 
 

@@ -87,8 +87,22 @@ def render_prompt(messages: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _prompt_part(message: Mapping[str, Any]) -> tuple[str, int]:
-    part = f"{message.get('role')}:{_message_text(message)}"
-    return part, js_len(part)
+    # An assistant message's text inlined (half of a resumed session's messages; one frame each).
+    if message.get("role") == "assistant":
+        parts: list[str] = []
+        add = parts.append
+        for block in message["content"]:
+            kind = block["type"]
+            if kind == "text":
+                add(block["text"])
+            elif kind == "thinking":
+                add(block["thinking"])
+            else:
+                add(f"{block['name']}:{jsjson.dumps_str(block.get('arguments'))}")
+        part = "assistant:" + "\n".join(parts)
+    else:
+        part = f"{message.get('role')}:{_message_text(message)}"
+    return part, len(part) if part.isascii() else js_len(part)
 
 
 def message_memo() -> MessageMemo:
@@ -278,16 +292,12 @@ def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         ]
         return [{"role": "user", "content": parts}]
     if role == "assistant":
-        text = content_text(message["content"])
-        calls = [
-            {
-                "id": b["id"],
-                "type": "function",
-                "function": {"name": b["name"], "arguments": jsjson.dumps_str(b.get("arguments") or {})},
-            }
-            for b in message["content"]
-            if b["type"] == "toolCall"
-        ]
+        content = message["content"]
+        if isinstance(content, list):
+            text, calls = _assistant_parts(content)
+        else:
+            text = content_text(content)
+            calls = [_chat_call(b) for b in content if b["type"] == "toolCall"]
         out: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             out["tool_calls"] = calls
@@ -299,3 +309,25 @@ def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
             "content": content_text(message.get("content") or []),
         }
     ]
+
+
+def _chat_call(block: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": block["id"],
+        "type": "function",
+        "function": {"name": block["name"], "arguments": jsjson.dumps_str(block.get("arguments") or {})},
+    }
+
+
+def _assistant_parts(content: list[Any]) -> tuple[str, list[dict[str, Any]]]:
+    """``content_text(content)`` and the Chat Completions calls of its ``toolCall`` blocks, in one
+    pass (each block is looked at as the two passes would, in the same order)."""
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            texts.append(text if isinstance(text, str) else "")
+        if block["type"] == "toolCall":
+            calls.append(_chat_call(block))
+    return "\n".join(texts), calls
