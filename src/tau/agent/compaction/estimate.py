@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
-from tau.common.jsjson import dumps_str
+from tau.common.jsjson import dumps
 from tau.common.jsstr import js_len
 from tau.llm.transcript import current_system_message
 
@@ -53,15 +53,18 @@ def _content_chars(content: Any) -> int:
     for block in content:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "text" and block.get("text"):
-            chars += js_len(block["text"])
-        elif block.get("type") == "image":
+        kind = block.get("type")
+        if kind == "text" and block.get("text"):
+            text = block["text"]
+            chars += len(text) if text.isascii() else js_len(text)
+        elif kind == "image":
             chars += ESTIMATED_IMAGE_CHARS
     return chars
 
 
 def _json_len(value: Any) -> int:
-    return js_len(dumps_str(value))
+    raw = dumps(value)
+    return len(raw) if raw.isascii() else js_len(raw.decode("utf-8", "surrogatepass"))
 
 
 def _system_chars(message: Mapping[str, Any]) -> int:
@@ -75,16 +78,22 @@ def _system_chars(message: Mapping[str, Any]) -> int:
 
 
 def _assistant_chars(message: Mapping[str, Any]) -> int:
+    # Every message of a resumed session's first request is estimated: js_len inlined for ASCII.
     content = message.get("content")
     chars = 0
     for block in content if isinstance(content, list) else []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
-            chars += js_len(block.get("text") or "")
+            text = block.get("text") or ""
         elif kind == "thinking":
-            chars += js_len(block.get("thinking") or "")
+            text = block.get("thinking") or ""
         elif kind == "toolCall":
-            chars += js_len(block.get("name") or "") + _json_len(block.get("arguments"))
+            name = block.get("name") or ""
+            chars += (len(name) if name.isascii() else js_len(name)) + _json_len(block.get("arguments"))
+            continue
+        else:
+            continue
+        chars += len(text) if text.isascii() else js_len(text)
     return chars
 
 
