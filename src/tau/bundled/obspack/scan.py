@@ -122,7 +122,8 @@ class ContextScan:
         custom = self._custom[: bisect_left(self._custom, shared)]
         known = shared - len(custom)
         tail = messages[shared:]
-        hidden = _custom_positions(tail)
+        roles = _roles(tail)
+        hidden = list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom"))))
         custom += (shared + index for index in hidden)
         self._all, self._custom = list(messages), custom
         given = self._given[:known]
@@ -134,7 +135,11 @@ class ContextScan:
             self.fresh = True
         self.new_calls = []
         start = len(self._given)
-        credit_from = 0 if not self.fresh else max(0, _turns(given) - USE_TURNS)
+        if not self.fresh:
+            credit_from = 0
+        else:  # (the roles of the tail are those of every message when nothing was kept)
+            turns = roles.count("assistant") if shared == 0 else _turns(given)
+            credit_from = max(0, turns - USE_TURNS)
         self._read_from(given, start, credit_from)
         self._given = given
         return self
@@ -239,10 +244,9 @@ def _turns(messages: list[dict[str, Any]]) -> int:
         return sum(1 for message in messages if message.get("role") == "assistant")
 
 
-def _custom_positions(messages: list[Any]) -> list[int]:
-    """The positions of the ``custom`` messages (one C-level pass for dicts)."""
+def _roles(messages: list[Any]) -> list[Any]:
+    """The role of each message (one C-level pass for dicts)."""
     try:
-        roles = list(map(dict.get, messages, repeat("role")))
+        return list(map(dict.get, messages, repeat("role")))
     except TypeError:  # a message that is not a dict: as the straightforward pass would fail
-        roles = [message.get("role") for message in messages]
-    return list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom"))))
+        return [message.get("role") for message in messages]

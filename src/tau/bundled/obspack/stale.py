@@ -55,10 +55,12 @@ def _text_chars(value: Any) -> int:
         for block in value:
             if not isinstance(block, dict):
                 continue
-            for field in ("text", "thinking"):
-                text = block.get(field)
-                if isinstance(text, str):
-                    total += len(text)
+            text = block.get("text")
+            if isinstance(text, str):
+                total += len(text)
+            text = block.get("thinking")
+            if isinstance(text, str):
+                total += len(text)
             if block.get("type") == "toolCall":
                 total += 64 + _argument_chars(block.get("arguments"))
         return total
