@@ -48,9 +48,9 @@ from tau.bundled.occ.state import (
 from tau.bundled.occ.tool import MECHANISM, plan_tool
 from tau.bundled.occ.wire import CONTINUE_TYPE, SKIPPED_TYPE
 from tau.bundled.sol_common import SolSettings, format_savings_count, show_savings
-from tau.bundled.sol_common.refetch import CallHistory, named_calls
+from tau.bundled.sol_common.refetch import CallHistory
 from tau.common.jsstr import js_len
-from tau.extension import ToolError, ToolResult, entry_message
+from tau.extension import ToolError, ToolResult
 
 __all__ = [
     "CONTINUE_TYPE",
@@ -456,14 +456,23 @@ def _command_failed(content: Any) -> bool:
 def _call_history(branch: list[dict[str, Any]]) -> CallHistory:
     """The calls of ``branch`` in order, each compaction a new epoch (on a start or a branch switch)."""
     history = CallHistory()
+    record = history.record
+    # entry_message(entry, "assistant") and named_calls(message) inlined: a resume reads every entry.
     for entry in branch:
-        if entry.get("type") == "compaction":
+        kind = entry.get("type")
+        if kind == "compaction":
             history.epoch += 1
             continue
-        message = entry_message(entry, "assistant")
-        if message is not None:
-            for name, arguments in named_calls(message):
-                history.record(name, arguments)
+        if kind != "message" or not isinstance(entry, dict):
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "toolCall":
+                    record(str(block.get("name")), block.get("arguments"))
     return history
 
 

@@ -41,7 +41,7 @@ def call_identity(name: str, arguments: Any) -> str | None:
         return "bash\0" + arguments["command"]
     if name == "read" and (path := _path(arguments)) is not None:
         window = {key: arguments.get(key) for key in ("offset", "limit") if arguments.get(key) is not None}
-        return "read\0" + path + "\0" + json.dumps(window, sort_keys=True)
+        return "read\0" + path + "\0" + (json.dumps(window, sort_keys=True) if window else "{}")
     return None
 
 
