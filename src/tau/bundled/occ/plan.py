@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import regex
-
 from tau.common import jsjson
 
 __all__ = [
@@ -32,11 +30,16 @@ MAX_PLAN_STRING_LENGTH = 16_384
 _PROGRESS_LIMITS = {"files_changed": 128, "verification": 64, "decisions": 64}
 _PROGRESS_STRING_LENGTH = 1000
 _STATUSES = ("pending", "in_progress", "completed")
-_GRAPHEME = regex.compile(r"\X")
+_GRAPHEME: Any = None  # regex.compile(r"\X"), compiled when first needed (the module costs ~10 ms)
 
 
 def grapheme_length(text: str) -> int:
     """User-perceived characters: ``"a\\u0301"`` and ``"😀"`` are one each."""
+    global _GRAPHEME
+    if _GRAPHEME is None:
+        import regex
+
+        _GRAPHEME = regex.compile(r"\X")
     return sum(1 for _ in _GRAPHEME.finditer(text))
 
 

@@ -27,9 +27,18 @@ def extension(tau: Any) -> None:
     def install(settings: Any, ctx: Any) -> None:
         if not (settings.evidence_preserving_reducer or settings.evidence_extractors):
             return
-        from tau.bundled.reducer.reducer import Reducer
+        made: list[Any] = []
 
-        Reducer(tau, settings).install()
+        async def on_tool_result(event: Any, ctx: Any) -> Any:
+            # The reducer's modules (extractors, secret scan, receipts) load with the first tool
+            # result: a run that calls no tool never needs them.
+            if not made:
+                from tau.bundled.reducer.reducer import Reducer
+
+                made.append(Reducer(tau, settings))
+            return await made[0].on_tool_result(event, ctx)
+
+        tau.on("tool_result", on_tool_result)
         if settings.evidence_preserving_reducer:  # the opt-in tier warns when it cannot be reached
             from tau.bundled.sol_common.reachability import watch_reachability
 
