@@ -18,7 +18,9 @@ saw (:attr:`ContextCopies.changes`).
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
+from itertools import compress, count, repeat
 from typing import Any
 
 from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore_all, tracked_copies
@@ -37,6 +39,16 @@ _FEED_FLOOR = 8192
 
 def _split_system(messages: list[Any], start: int, system: list[int], visible: list[Any]) -> None:
     """Append the positions of ``messages[start:]``'s system messages to ``system``, the others to ``visible``."""
+    tail = messages[start:]
+    try:
+        roles = list(map(dict.get, tail, repeat("role")))  # one C-level pass for dicts
+    except TypeError:  # a message that is not a dict: item by item, as below
+        pass
+    else:
+        flags = list(map(operator.eq, roles, repeat("system")))
+        system.extend(compress(count(start), flags))
+        visible.extend(compress(tail, map(operator.not_, flags)))
+        return
     for index in range(start, len(messages)):
         message = messages[index]
         if message.get("role") == "system":

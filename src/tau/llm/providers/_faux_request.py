@@ -100,6 +100,16 @@ def _prompt_part(message: Mapping[str, Any]) -> tuple[str, int]:
             else:
                 add(f"{block['name']}:{jsjson.dumps_str(block.get('arguments'))}")
         part = "assistant:" + "\n".join(parts)
+    elif message.get("role") == "toolResult":  # _message_text's last case, inlined as well
+        parts = [str(message.get("toolName"))]
+        add = parts.append
+        for block in message.get("content") or []:
+            if block.get("type") == "text":
+                text = block["text"]
+                add(text if text.__class__ is str else "\n".join([text]))  # (a non-string fails as there)
+            else:
+                add(f"[image:{block.get('mimeType')}:{js_len(block.get('data') or '')}]")
+        part = "toolResult:" + "\n".join(parts)
     else:
         part = f"{message.get('role')}:{_message_text(message)}"
     return part, len(part) if part.isascii() else js_len(part)

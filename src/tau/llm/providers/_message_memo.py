@@ -100,6 +100,10 @@ class MessageMemo:
         """
         column = self._columns[name]
         messages, derive = self._seen, column.derive
+        if not self._keeping and len(column.stale) == len(messages):
+            # A first request: every value derived, in order, nothing kept to check (one C-level loop).
+            column.values, column.copies, column.stale = list(map(derive, messages)), [], set()
+            return list(column.values)
         values, copies = list(column.values), list(column.copies)
         stale = set(column.stale)
         if column.handed_out and self._keeping:
