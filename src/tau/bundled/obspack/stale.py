@@ -69,7 +69,12 @@ def _text_chars(value: Any) -> int:
 
 def _argument_chars(arguments: Any) -> int:
     if isinstance(arguments, dict):
-        return sum(len(str(k)) + _argument_chars(v) + 4 for k, v in arguments.items())
+        # (a loop, string keys and values measured in place: every call of a context is sized)
+        total = 0
+        for k, v in arguments.items():
+            total += len(k if k.__class__ is str else str(k)) + 4
+            total += len(v) if v.__class__ is str else _argument_chars(v)
+        return total
     if isinstance(arguments, list):
         return sum(_argument_chars(item) + 1 for item in arguments)
     return len(arguments) if isinstance(arguments, str) else 8
