@@ -32,7 +32,9 @@ def test_binary_bash_output_through_json_mode_and_the_session_file(tmp_path):
         text=False,
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
-    events = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
+    # JSON lines end at "\n" only: the random bytes may decode to U+0085 or U+2028, which JSON (as
+    # JavaScript's JSON.stringify) leaves unescaped and str.splitlines() would split on.
+    events = [json.loads(line) for line in done.stdout.decode("utf-8").split("\n") if line]
     ends = [e for e in events if e.get("type") == "tool_execution_end"]
     assert len(ends) == 1 and ends[0]["isError"] is False
     text = "".join(block.get("text", "") for block in ends[0]["result"]["content"])
