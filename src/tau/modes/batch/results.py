@@ -66,7 +66,9 @@ class ResultStore:
         except FileNotFoundError:
             return {}
         found: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(text.splitlines(), 1):
+        # JSON lines end at "\n" only: a result's text may hold U+2028 or U+0085 unescaped, which
+        # str.splitlines() would split on (and the task would run again).
+        for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
