@@ -32,6 +32,7 @@ from prompt_toolkit.output import Output
 from tau.modes.interactive.bindings import key_bindings
 from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list, unknown_command
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
+from tau.modes.interactive.keybindings import Keybindings, install, load_keybindings
 from tau.modes.interactive.model import ChatController, NoticeBlock, ToolBlock, content_text
 from tau.modes.interactive.overlay import OverlayHost
 from tau.modes.interactive.render import BlockRenderer, footer_lines, live_tail
@@ -78,6 +79,7 @@ class InteractiveMode:
     ) -> None:
         self.session = session
         self.themes = self._load_themes(theme_paths, no_themes, use_theme)
+        self.keybindings = self._load_keybindings()
         self.resume_at_start = resume_at_start
         self.verbose = verbose
         self.runner = runner
@@ -124,7 +126,17 @@ class InteractiveMode:
 
     def _show_start(self) -> None:
         show_startup_report(self.controller, self.session, self.runner, self.themes, verbose=self.verbose)
+        for warning in self.keybindings.warnings:
+            self.controller.notice(warning, "warning")
         self.controller.load_messages(self.session.messages)
+
+    def _load_keybindings(self) -> Keybindings:
+        """The user's ``keybindings.json`` (agent dir), installed for the bindings, overlays and hints."""
+        from tau.common.paths import agent_dir
+
+        bindings = load_keybindings(agent_dir())
+        install(bindings)
+        return bindings
 
     def _load_themes(self, paths: Sequence[str], no_themes: bool, use_theme: str | None) -> ThemeSet:
         """The run's themes (``tau.modes.themes``): ``--use-theme`` for this run, else the ``theme`` setting."""
@@ -293,7 +305,9 @@ class InteractiveMode:
             return ANSI("")
         frame = _SPINNER[int(time.monotonic() * 8) % len(_SPINNER)]
         message = sanitize_text(footer.working_message or "Working…").replace("\n", " ")
-        return ANSI(f"\x1b[36m{frame}\x1b[0m {message} \x1b[2m(esc to interrupt)\x1b[0m")
+        interrupt = self.keybindings.text("app.interrupt")
+        hint = f" \x1b[2m({interrupt} to interrupt)\x1b[0m" if interrupt else ""
+        return ANSI(f"\x1b[36m{frame}\x1b[0m {message}{hint}")
 
     def _overlay_text(self) -> ANSI:
         return ANSI("\n".join(self.overlays.lines(self._width())))
@@ -480,7 +494,8 @@ class InteractiveMode:
         shown = collapsed[-REPRINT_ROWS:]
         self._reprinted.update(id(block) for block in collapsed)
         earlier = len(collapsed) - len(shown)
-        note = f"ctrl+o: {counted(len(shown), 'row')} printed above, in full"
+        expand = self.keybindings.text("app.tools.expand") or "expand"
+        note = f"{expand}: {counted(len(shown), 'row')} printed above, in full"
         if earlier:
             note += f" ({earlier} earlier: /export shows everything)"
         self.controller.add(NoticeBlock(note, "dim"))

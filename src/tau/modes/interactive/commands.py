@@ -248,13 +248,31 @@ async def _help(mode: InteractiveMode, args: str) -> None:
     mode.controller.notice("\n".join(lines))
 
 
+_HOTKEYS = (
+    ("tui.input.submit", "send (steer while running)"),
+    ("app.message.followUp", "follow-up"),
+    ("tui.input.newLine", "new line"),
+    ("app.interrupt", "abort (queued messages return to the editor)"),
+    ("app.tools.expand", "expand tool output"),
+    ("app.model.cycleForward", "next model (--models)"),
+    ("app.model.cycleBackward", "previous model"),
+    ("app.model.select", "select model"),
+    ("app.clear", "clear, twice to quit"),
+    ("app.exit", "quit on an empty editor"),
+    ("app.session.new", "new session"),
+    ("app.session.tree", "session tree"),
+    ("app.session.fork", "fork"),
+    ("app.session.resume", "resume"),
+)
+
+
 async def _hotkeys(mode: InteractiveMode, args: str) -> None:
-    mode.controller.notice(
-        "Enter send (steer while running) · Alt+Enter follow-up (newline when idle: Ctrl+J) · "
-        "Esc abort (queued messages return to the editor) · Ctrl+O expand tool output · "
-        "Ctrl+P / Alt+P next / previous model (--models) · "
-        "Ctrl+C clear, twice to quit · Ctrl+D quit on an empty editor · Tab complete"
-    )
+    """The keys in use (the user's keybindings.json over the defaults); unbound actions are left out."""
+    from tau.modes.interactive.keybindings import active
+
+    keys = active()
+    parts = [f"{keys.text(a, capitalize=True)} {what}" for a, what in _HOTKEYS if keys.keys(a)]
+    mode.controller.notice(" · ".join([*parts, "Tab complete"]))
 
 
 BUILTIN_COMMANDS: dict[str, Command] = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau.modes.interactive.keybindings import select_key
 from tau.modes.interactive.keys import parse_key
 from tau.modes.interactive.sanitize import sanitize_text
 
@@ -70,7 +71,7 @@ class SelectDialog(Component):
         return lines
 
     def handle_input(self, data: str) -> None:
-        key = parse_key(data)
+        key = select_key(parse_key(data))
         matches = self.matches()
         if key in ("escape", "ctrl+c"):
             self.done(None)

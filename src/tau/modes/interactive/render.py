@@ -18,6 +18,7 @@ from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.text import Text
 
+from tau.modes.interactive.keybindings import active as active_keys
 from tau.modes.interactive.model import (
     AssistantBlock,
     Block,
@@ -154,7 +155,9 @@ class BlockRenderer:
             Text(f"{mark} ", theme.fg(token)), Text(row.title, _style("bold", theme.fg("toolTitle")))
         )
         lines: list[RenderableType] = [title]
-        hint = Text(f"  … {counted(row.hidden, 'more line')} (ctrl+o to expand)", style=theme.fg("dim"))
+        expand = active_keys().text("app.tools.expand")
+        more = f"  … {counted(row.hidden, 'more line')}" + (f" ({expand} to expand)" if expand else "")
+        hint = Text(more, style=theme.fg("dim"))
         if row.hidden and row.hidden_at_start:
             lines.append(hint)
         body_style = theme.fg("error" if block.status == "error" else "toolOutput")

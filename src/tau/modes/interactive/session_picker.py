@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tau.modes.interactive.dialogs import Component
+from tau.modes.interactive.keybindings import active, select_key
 from tau.modes.interactive.keys import parse_key
 from tau.modes.interactive.sanitize import sanitize_text
 
@@ -38,6 +39,14 @@ _SORTS = (THREADED, RECENT, RELEVANCE)
 _SORT_LABELS = {THREADED: "Threaded", RECENT: "Recent", RELEVANCE: "Fuzzy"}
 _SEARCH_HINT = 'tab scope · re:<pattern> regex · "phrase" exact'
 _CTRL_BACKSPACE = ("\x1b[127;5u", "\x1b[27;5;127~")  # kitty, xterm's modifyOtherKeys
+# The picker's own actions (keybindings.json); they come before the list's keys, as in pi.
+_PICKER_ACTIONS = (
+    "app.session.toggleSort",
+    "app.session.toggleNamedFilter",
+    "app.session.togglePath",
+    "app.session.delete",
+    "app.session.rename",
+)
 
 
 def _clip(text: str, width: int) -> str:
@@ -231,12 +240,18 @@ class SessionPicker(Component):
         if self.status is not None:
             kind, text = self.status
             return [f"{_RED if kind == 'error' else _BOLD}{_clip(text, width)}{_RESET}", ""]
-        keys = ["ctrl+s sort", "ctrl+n named"]
+        bound = active()
+
+        def hint(action: str, what: str) -> list[str]:
+            text = bound.text(action)
+            return [f"{text} {what}"] if text else []
+
+        keys = [*hint("app.session.toggleSort", "sort"), *hint("app.session.toggleNamedFilter", "named")]
         if self._delete is not None:
-            keys.append("ctrl+d delete")
-        keys.append(f"ctrl+p path ({'on' if self.show_path else 'off'})")
+            keys += hint("app.session.delete", "delete")
+        keys += hint("app.session.togglePath", f"path ({'on' if self.show_path else 'off'})")
         if self._rename is not None:
-            keys.append("ctrl+r rename")
+            keys += hint("app.session.rename", "rename")
         return [
             f"{_DIM}{_clip(_SEARCH_HINT, width)}{_RESET}",
             f"{_DIM}{_clip(' · '.join(keys), width)}{_RESET}",
@@ -317,8 +332,14 @@ class SessionPicker(Component):
             return
         self.status = None
         shown = self.matches()
-        ctrl_backspace = data in _CTRL_BACKSPACE or key == "ctrl+backspace"
-        if key in ("escape", "ctrl+c"):
+        keys = active()
+        if data in _CTRL_BACKSPACE:
+            key = "ctrl+backspace"
+        delete_empty = keys.matches(key, "app.session.deleteNoninvasive")
+        action = next((a for a in _PICKER_ACTIONS if keys.matches(key, a)), None)
+        if action is None:
+            key = select_key(key)
+        if key == "escape":
             self.done(None)
             return
         if key == "enter":
@@ -328,23 +349,23 @@ class SessionPicker(Component):
         if key == "tab":
             self.scope = ALL if self.scope == CURRENT else CURRENT
             self.index = 0
-        elif key == "ctrl+s":
+        elif action == "app.session.toggleSort":
             self.sort = _SORTS[(_SORTS.index(self.sort) + 1) % len(_SORTS)]
-        elif key == "ctrl+n":
+        elif action == "app.session.toggleNamedFilter":
             self.named_only = not self.named_only
             self.index = 0
-        elif key == "ctrl+p":
+        elif action == "app.session.togglePath":
             self.show_path = not self.show_path
-        elif key == "ctrl+d" or (ctrl_backspace and not self.query):
+        elif action == "app.session.delete" or (delete_empty and not self.query):
             if self._delete is not None and (selected := self._selected()) is not None:
                 if self._is_current(selected):
                     self.status = ("error", "Cannot delete the currently active session")
                 else:
                     self.confirming = str(selected.path)
-        elif key == "ctrl+r":
+        elif action == "app.session.rename":
             if self._rename is not None and (selected := self._selected()) is not None:
                 self.renaming, self.new_name = str(selected.path), selected.name or ""
-        elif ctrl_backspace:  # with a search: the word before the cursor goes, as in pi's input
+        elif key == "ctrl+backspace":  # with a search: the word before the cursor goes, as in pi's input
             self.query = re.sub(r"\S*\s*$", "", self.query, count=1)
             self.index = 0
         elif key in ("up", "down") and shown:

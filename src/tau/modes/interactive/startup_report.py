@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau.modes.interactive.editor import relative_cwd
+from tau.modes.interactive.keybindings import active
 from tau.modes.interactive.model import ChatController, NoticeBlock
 from tau.modes.themes import ThemeSet
 
@@ -34,7 +35,9 @@ def show_startup_report(
             names = ", ".join(
                 s.model.id + (f":{s.thinking_level}" if s.thinking_level else "") for s in scoped
             )
-            controller.add(NoticeBlock(f"Model scope: {names} (Ctrl+P to cycle)", "dim"))
+            cycle = active().text("app.model.cycleForward", capitalize=True)
+            hint = f" ({cycle} to cycle)" if cycle else ""
+            controller.add(NoticeBlock(f"Model scope: {names}{hint}", "dim"))
     for warning in themes.warnings:
         controller.notice(warning, "warning")
     for failure in getattr(runner, "load_errors", None) or []:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau.modes.interactive.dialogs import _DIM, _INVERSE, _RESET, Component, _clip
+from tau.modes.interactive.keybindings import select_key
 from tau.modes.interactive.keys import parse_key
 from tau.modes.interactive.model import content_text
 from tau.modes.interactive.sanitize import sanitize_text
@@ -94,8 +95,8 @@ class TreeSelector(Component):
         return lines
 
     def handle_input(self, data: str) -> None:
-        key = parse_key(data)
-        if key in ("escape", "ctrl+c"):
+        key = select_key(parse_key(data))
+        if key == "escape":
             self.done(None)
         elif key == "enter" and self.rows:
             self.done(self.selected_id())
