@@ -265,3 +265,25 @@ def test_the_picker_reads_its_keys_from_the_file(isolated_agent_dir):
     assert picker.index == 1
     hints = "\n".join(picker.render(120))
     assert "ctrl+t sort" in hints and "path (" not in hints
+
+
+def test_the_selectors_confirm_cancel_and_move_on_the_users_keys(isolated_agent_dir):
+    from tau.modes.interactive.dialogs import SelectDialog
+
+    write_keys(
+        isolated_agent_dir,
+        {"tui.select.cancel": "ctrl+g", "tui.select.confirm": ["enter", "tab"], "tui.select.up": "ctrl+k"},
+    )
+    install(load_keybindings(isolated_agent_dir))
+    results: list[Any] = []
+    dialog = SelectDialog("Pick", ["alpha", "beta", "gamma"])
+    dialog.request_render = lambda: None
+    dialog.done = results.append  # type: ignore[method-assign]
+    for data in ("\x1b", "\x03", "\x1b[A"):  # Esc, Ctrl+C and Up: not list keys any more
+        dialog.handle_input(data)
+    assert results == [] and dialog.index == 0
+    dialog.handle_input("\x0b")  # Ctrl+K: up (wraps to the last)
+    dialog.handle_input("\t")
+    assert results == ["gamma"]
+    dialog.handle_input("\x07")  # Ctrl+G
+    assert results == ["gamma", None]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.modes.interactive.dialogs import Component
+from tau.modes.interactive.keybindings import select_key
 from tau.modes.interactive.keys import parse_key
 from tau.modes.interactive.sanitize import sanitize_text
 
@@ -123,7 +124,7 @@ class SettingsPanel(Component):
         self.request_render()
 
     def _list_input(self, data: str) -> None:
-        key = parse_key(data)
+        key = select_key(parse_key(data))
         shown = self.shown()
         if key in ("escape", "ctrl+c"):
             self.done(self.changed)
@@ -184,7 +185,7 @@ class SettingsPanel(Component):
         return lines
 
     def _models_input(self, data: str) -> None:
-        key = parse_key(data)
+        key = select_key(parse_key(data))
         rows = self._matching_models()
         if key in ("escape", "ctrl+c"):
             self.step = "list"
@@ -221,7 +222,7 @@ class SettingsPanel(Component):
         return lines
 
     def _levels_input(self, data: str) -> None:
-        key = parse_key(data)
+        key = select_key(parse_key(data))
         levels = self._levels()
         if key in ("escape", "ctrl+c"):
             self.step = "models"
