@@ -219,7 +219,7 @@ def test_bad_entries_are_reported_at_start_and_the_good_ones_apply(tmp_path, iso
     run(scenario())
 
 
-def test_a_session_action_bound_by_the_user_opens_its_selector(tmp_path, isolated_agent_dir):
+def test_a_session_action_bound_by_the_user_and_ctrl_l_open_their_selectors(tmp_path, isolated_agent_dir):
     write_keys(isolated_agent_dir, {"app.session.resume": "ctrl+t"})
     session = faux_session(tmp_path, [])
 
@@ -228,6 +228,11 @@ def test_a_session_action_bound_by_the_user_opens_its_selector(tmp_path, isolate
         await screen.start()
         screen.send("\x14")  # Ctrl+T
         await screen.wait_for(lambda: screen.mode.overlays.active is not None)
+        screen.send("\x1b")
+        await screen.wait_for(lambda: screen.mode.overlays.active is None)
+        screen.send("\x0c")  # Ctrl+L: pi's default key of app.model.select
+        await screen.wait_for(lambda: screen.mode.overlays.active is not None)
+        assert "faux-1" in screen.text()
         screen.send("\x1b")
         await screen.wait_for(lambda: screen.mode.overlays.active is None)
         await screen.quit()

@@ -45,7 +45,7 @@ ACTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "app.interrupt": (("escape",), "Abort the run (queued messages return to the editor)"),
     "app.clear": (("ctrl+c",), "Clear the editor (twice on an empty editor: quit)"),
     "app.exit": (("ctrl+d",), "Quit when the editor is empty"),
-    "app.model.select": ((), "Open the model selector (/model)"),
+    "app.model.select": (("ctrl+l",), "Open the model selector (/model)"),
     "app.model.cycleForward": (("ctrl+p",), "Next model"),
     "app.model.cycleBackward": (("alt+p",), "Previous model"),
     "app.tools.expand": (("ctrl+o",), "Expand or collapse tool output"),
