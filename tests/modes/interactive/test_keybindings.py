@@ -120,6 +120,23 @@ def test_a_broken_file_is_named_and_ignored(isolated_agent_dir, text):
     assert keys.warnings[0].endswith("using the default keys")
 
 
+def test_a_folder_or_a_pipe_in_the_files_place_is_named_and_never_waited_on(isolated_agent_dir):
+    import os
+
+    (isolated_agent_dir / "keybindings.json").mkdir(parents=True)
+    keys = load_keybindings(isolated_agent_dir)
+    assert keys.warnings == [
+        f"Keybindings {isolated_agent_dir / 'keybindings.json'}: not a regular file; using the default keys"
+    ]
+    (isolated_agent_dir / "keybindings.json").rmdir()
+    os.mkfifo(isolated_agent_dir / "keybindings.json")
+    assert (
+        load_keybindings(isolated_agent_dir)
+        .warnings[0]
+        .endswith("not a regular file; using the default keys")
+    )
+
+
 def test_every_default_key_reaches_prompt_toolkit_and_pi_syntax_maps_to_terminal_keys():
     for action, (defaults, _) in ACTIONS.items():
         if action.startswith("app.session.") and action not in (

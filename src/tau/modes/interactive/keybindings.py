@@ -276,6 +276,11 @@ def load_keybindings(agent_dir: str | Path) -> Keybindings:
     """
     path = Path(agent_dir) / "keybindings.json"
     result = Keybindings(path=str(path))
+    if not path.exists():
+        return result
+    if not path.is_file():  # a folder, or a named pipe that would block the start
+        result.warnings.append(f"Keybindings {path}: not a regular file; using the default keys")
+        return result
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -287,6 +292,9 @@ def load_keybindings(agent_dir: str | Path) -> Keybindings:
         return result
     try:
         raw = json.loads(text)
+    except RecursionError:
+        result.warnings.append(f"Keybindings {path}: JSON nested too deeply; using the default keys")
+        return result
     except json.JSONDecodeError as exc:
         result.warnings.append(f"Keybindings {path}: not valid JSON ({exc}); using the default keys")
         return result
