@@ -102,7 +102,9 @@ def test_bad_entries_are_named_once_each_and_the_rest_applies(isolated_agent_dir
     assert keys.user == {"app.message.followUp": ("ctrl+f",)}
     assert keys.keys("app.clear") == ("ctrl+c",) and keys.keys("app.exit") == ("ctrl+d",)
     assert keys.warnings[0] == f'Keybindings {path}: unknown action "app.tools.expnd"; ignored'
-    assert keys.warnings[1].startswith(f'Keybindings {path}: app.clear: "Ctrl+X" is not a key (')
+    assert keys.warnings[1] == (
+        f'Keybindings {path}: app.clear: "Ctrl+X" is not a key (write "ctrl+x"); using the default'
+    )
     assert keys.warnings[2].startswith(f'Keybindings {path}: app.exit: "ctrl+shift+ctrl+q" is not a key')
     assert keys.warnings[3].startswith(f"Keybindings {path}: app.interrupt: 5 is not a key")
     assert keys.warnings[4] == (
@@ -309,3 +311,49 @@ def test_the_selectors_confirm_cancel_and_move_on_the_users_keys(isolated_agent_
     assert results == ["gamma"]
     dialog.handle_input("\x07")  # Ctrl+G
     assert results == ["gamma", None]
+
+
+# -- against real pi 1.6 ---------------------------------------------------------------------------
+
+MIXED = {
+    "app.tools.expand": "ctrl+e",
+    "expandTools": "ctrl+y",  # the old name: the new id's entry wins
+    "interrupt": "ctrl+g",  # the old name alone applies
+    "app.clear": "Ctrl+X",
+    "app.exit": ["ctrl+q", "ctrl+shift+ctrl+q"],
+    "tui.input.newLine": ["ctrl+j", "alt+n", "ctrl+j"],
+    "app.model.cycleForward": [],
+    "app.model.cycleBackward": 5,
+    "app.session.new": "esc",
+    "app.session.tree": "pageup",
+    "app.session.fork": "ctrl++",
+    "app.session.resume": "shift+ctrl+alt+super+f12",
+    "tui.select.cancel": ["escape", ""],
+    "tui.select.up": "ctrl+[",
+}
+
+
+def test_the_entries_tau_applies_are_the_ones_real_pi_applies(isolated_agent_dir):
+    import os
+    import shutil
+    import subprocess
+
+    pi_bin = os.environ.get("PI_BIN")
+    if not pi_bin:
+        pytest.skip("set PI_BIN to real pi 1.6 (tests/regressions/data/pi22/README.md)")
+    node = os.path.join(os.path.dirname(pi_bin), "node")
+    node = node if os.path.exists(node) else shutil.which("node") or "node"
+    module = Path(os.path.realpath(pi_bin)).parents[1] / "core" / "keybindings.js"
+    path = write_keys(isolated_agent_dir, MIXED)
+    script = (
+        f"import({json.dumps(module.as_uri())}).then(m => "
+        "console.log(JSON.stringify(m.KeybindingsManager.loadFromFile(process.argv[1]))))"
+    )
+    done = subprocess.run([node, "-e", script, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    pi = json.loads(done.stdout)
+    pi_applied = {
+        action: tuple(dict.fromkeys(value if isinstance(value, list) else [value]))
+        for action, value in pi.items()
+    }
+    assert load_keybindings(isolated_agent_dir).user == pi_applied

@@ -248,6 +248,14 @@ class Keybindings:
         return "/".join("+".join(p[:1].upper() + p[1:] for p in k.split("+")) for k in keys)
 
 
+def _spelled_as_pi(key: str) -> str | None:
+    """``key`` in pi's spelling when only its case is wrong (``Ctrl+X``, ``pageup``), else ``None``."""
+    names = {name.lower(): name for name in _SPECIAL}
+    *modifiers, base = key.split("+") if not key.endswith("++") else [*key[:-2].split("+"), "+"]
+    candidate = "+".join([*(m.lower() for m in modifiers), names.get(base.lower(), base.lower())])
+    return candidate if candidate != key and _split(candidate) is not None else None
+
+
 def _validate(action: str, value: Any, where: str) -> tuple[tuple[str, ...] | None, str | None]:
     values = value if isinstance(value, list) else [value]
     keys: list[str] = []
@@ -258,9 +266,11 @@ def _validate(action: str, value: Any, where: str) -> tuple[tuple[str, ...] | No
                 f"Keybindings {where}: {action}: {json.dumps(key)} is not a key ({_KEY_SYNTAX}); using the default",
             )
         if _split(key) is None:
+            spelled = _spelled_as_pi(key)
+            hint = f"write {json.dumps(spelled)}" if spelled else _KEY_SYNTAX
             return (
                 None,
-                f"Keybindings {where}: {action}: {json.dumps(key)} is not a key ({_KEY_SYNTAX}); using the default",
+                f"Keybindings {where}: {action}: {json.dumps(key)} is not a key ({hint}); using the default",
             )
         if key not in keys:
             keys.append(key)
