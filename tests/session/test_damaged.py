@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tau.session import SessionError, SessionManager
+from tau.session import SessionError, SessionManager, records
 
 HEADER = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
 
@@ -187,9 +187,12 @@ DAMAGED = {
 }
 
 
+@pytest.mark.parametrize("chunk", [1 << 20, 7, 1], ids=["one read", "lines across reads", "a byte a read"])
 @pytest.mark.parametrize("name", sorted(DAMAGED))
-def test_a_run_s_session_parsed_at_open_reads_as_the_lazily_parsed_one(tmp_path, name):
-    # A writable open (a run's) parses every line at once; a read-only one parses entries when asked.
+def test_a_run_s_session_parsed_at_open_reads_as_the_lazily_parsed_one(tmp_path, monkeypatch, name, chunk):
+    # A writable open (a run's) parses every line at once, reading the file a chunk at a time (its
+    # bytes are never all held beside its entries); a read-only one parses entries when asked.
+    monkeypatch.setattr(records, "_CHUNK", chunk)
     lines, end = DAMAGED[name]
     lazy = SessionManager.open(write(tmp_path / "lazy.jsonl", HEADER, *lines, end=end), read_only=True)
     eager = SessionManager.open(write(tmp_path / "eager.jsonl", HEADER, *lines, end=end))
@@ -202,3 +205,14 @@ def test_a_run_s_session_parsed_at_open_reads_as_the_lazily_parsed_one(tmp_path,
     if name != "repeated keys":  # (only the prefix check of a lazy read notices those)
         assert eager.problems == lazy.problems
     eager.close()
+    source = tmp_path / "lazy.jsonl"  # as written (the writable open ended a cut last line)
+    data = source.read_bytes()
+    with source.open("rb") as file:
+        whole, lazily = (
+            records.load(file.fileno(), source, parse_all=True),
+            records.load(file.fileno(), source),
+        )
+    assert (whole.line_count, whole.unterminated) == (lazily.line_count, lazily.unterminated)
+    for record in whole.records:  # each entry is where its record says: read back by offset
+        assert json.loads(data[record.offset : record.offset + record.size]) == record.entry
+        assert data.count(b"\n", 0, record.offset) == record.line - 1

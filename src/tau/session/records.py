@@ -11,7 +11,8 @@ entries that were asked for.
 
 A run's session (a writable open) is parsed whole at load instead (``load(parse_all=True)``): its
 branch is built at once, which for a linear session is every entry, and one pass of the JSON parser
-over each line costs about half the prefix match plus the later reading back.
+over each line costs about half the prefix match plus the later reading back. It reads the file a
+megabyte at a time, so the file's bytes are never all held beside its parsed entries.
 """
 
 from __future__ import annotations
@@ -156,20 +157,45 @@ def _records(data: bytes, start: int, number: int, problems: list[Problem]) -> l
     return records
 
 
-def _parsed_records(data: bytes, start: int, number: int, problems: list[Problem]) -> list[Record]:
-    """:func:`_records` with every line parsed now (what a run needs: its whole branch, at once)."""
+# How much of a file a parsed load reads at a time: the file's bytes are never all in memory beside
+# its parsed entries (an open session stays within 4x its file, bench/session_open.py).
+_CHUNK = 1 << 20
+
+
+def _file_lines(fd: int, size: int) -> Iterator[tuple[int, bytes, bool]]:
+    """``(offset, line, cut)`` for each line of the file open on ``fd``, read a chunk at a time
+    (``cut``: the last line, with no LF after it)."""
+    offset = read = 0  # the file offset of ``pending[0]``, and how much was read
+    pending = b""
+    while read < size:
+        more = os.pread(fd, min(_CHUNK, size - read), read)
+        if not more:  # the file shrank under us: what was read is all there is
+            break
+        read += len(more)
+        chunk = pending + more if pending else more
+        find = chunk.find
+        start = 0
+        while (newline := find(b"\n", start)) >= 0:
+            yield offset + start, chunk[start:newline], False
+            start = newline + 1
+        offset += start
+        pending = chunk[start:]
+    if pending:
+        yield offset, pending, True
+
+
+def _parsed_records(
+    lines: Iterator[tuple[int, bytes, bool]], number: int, problems: list[Problem]
+) -> tuple[list[Record], int, bool]:
+    """:func:`_records` with every line parsed now (what a run needs: its whole branch, at once);
+    also the number of the last line and whether it was cut short."""
     records: list[Record] = []
     append = records.append
-    find = data.find
     loads = orjson.loads
-    size = len(data)
-    position = start
-    while position < size:
-        newline = find(b"\n", position)
-        cut = newline < 0
-        end = size if cut else newline
+    cut = False
+    for position, raw, cut in lines:
+        end = position + len(raw)
         number += 1
-        raw = data[position:end]
         try:
             entry = loads(raw)
         except orjson.JSONDecodeError:
@@ -184,8 +210,7 @@ def _parsed_records(data: bytes, start: int, number: int, problems: list[Problem
             append(Record(number, position, end - position, get("type"), get("id"), get("parentId"), entry))
         elif entry is not None:
             problems.append((number, f"line {number}: not a JSON object; skipped"))
-        position = end + 1
-    return records
+    return records, number, cut
 
 
 def load(fd: int, path: Path, *, parse_all: bool = False) -> Loaded | None:
@@ -198,6 +223,8 @@ def load(fd: int, path: Path, *, parse_all: bool = False) -> Loaded | None:
     prefix match, no reading back).
     """
     size = os.fstat(fd).st_size
+    if parse_all:
+        return _load_parsed(fd, path, size)
     data = os.pread(fd, size, 0) if size else b""
     while len(data) < size:  # pread may return less than asked on some filesystems
         more = os.pread(fd, size - len(data), len(data))
@@ -224,13 +251,41 @@ def load(fd: int, path: Path, *, parse_all: bool = False) -> Loaded | None:
         if header.get("type") != "session" or not isinstance(header.get("id"), str):
             break
         with no_gc():
-            records = (_parsed_records if parse_all else _records)(data, position, number, problems)
+            records = _records(data, position, number, problems)
         lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         return Loaded(header, raw, records, problems, not data.endswith(b"\n"), lines)
-    raise NotASessionError(
+    raise _not_a_session(path)
+
+
+def _not_a_session(path: Path) -> NotASessionError:
+    return NotASessionError(
         f"{str(path)!r} is not a session file: its first JSON line is not a session header "
         '({"type":"session","id":...}); pass the path of a .jsonl session file'
     )
+
+
+def _load_parsed(fd: int, path: Path, size: int) -> Loaded | None:
+    """:func:`load` with every line parsed now, the file read a chunk at a time."""
+    lines = _file_lines(fd, size)
+    problems: list[Problem] = []
+    number = 0
+    for _, raw, cut in lines:
+        number += 1
+        if not raw.strip():
+            continue
+        header, error = _parse_object(raw)
+        if header is None:
+            problems.append((number, f"line {number}: {error}; skipped"))
+            continue
+        if header.get("type") != "session" or not isinstance(header.get("id"), str):
+            break
+        with no_gc():
+            records, last, last_cut = _parsed_records(lines, number, problems)
+        unterminated = last_cut if last > number else cut
+        return Loaded(header, raw, records, problems, unterminated, last)
+    if number == 0:
+        return None
+    raise _not_a_session(path)
 
 
 class LineReader:
