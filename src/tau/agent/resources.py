@@ -41,12 +41,14 @@ __all__ = [
 
 @dataclass
 class Resources:
-    """The skills and templates a session offers, and what loading them found wrong."""
+    """The skills and templates a session offers, and what loading them found wrong (and the theme
+    paths extensions named, which the interactive mode loads)."""
 
     skills: list[Skill] = field(default_factory=list)
     skill_diagnostics: list[Diagnostic] = field(default_factory=list)
     prompts: list[PromptTemplate] = field(default_factory=list)
     prompt_diagnostics: list[Diagnostic] = field(default_factory=list)
+    theme_paths: list[str] = field(default_factory=list)  # extensions' (resources_discover), for the terminal
 
     def warnings(self) -> list[str]:
         """One line per problem, for stderr or a notice: ``Skill …: <path>: <message>``."""

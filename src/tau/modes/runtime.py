@@ -337,7 +337,7 @@ def _resources(options: RuntimeOptions, cwd: str, settings: Any, trusted: bool) 
 
 
 async def _discover_resources(session: Any, extensions: Any) -> list[str]:
-    """pi's ``resources_discover`` after ``session_start``: extensions add skill and template paths."""
+    """pi's ``resources_discover`` after ``session_start``: extensions add skill, template and theme paths."""
     if extensions is None or not extensions.has_handlers("resources_discover"):
         return []
     from tau.agent.resources import extend_resources
@@ -347,6 +347,8 @@ async def _discover_resources(session: Any, extensions: Any) -> list[str]:
     )
     skills = [item["path"] for item in found.get("skillPaths") or ()]
     prompts = [item["path"] for item in found.get("promptPaths") or ()]
+    # Themes belong to the terminal: the interactive mode loads these (``InteractiveMode.add_theme_paths``).
+    session.resources.theme_paths = [item["path"] for item in found.get("themePaths") or ()]
     warnings = extend_resources(session.resources, skills, prompts, cwd=session.cwd)
     session.set_skills(session.resources.skills)
     return warnings

@@ -44,7 +44,13 @@ class Screen:
     """
 
     def __init__(
-        self, session: AgentSession, runner: Any = None, *, rows: int = 30, columns: int = 100
+        self,
+        session: AgentSession,
+        runner: Any = None,
+        *,
+        rows: int = 30,
+        columns: int = 100,
+        **mode_options: Any,
     ) -> None:
         import io
 
@@ -64,7 +70,7 @@ class Screen:
         self.stream = pyte.Stream(self.screen)
         self._fed = 0
         self.session = session
-        self.mode = InteractiveMode(session, runner, input=self.pipe, output=self.output)
+        self.mode = InteractiveMode(session, runner, input=self.pipe, output=self.output, **mode_options)
         self.task: Any = None
 
     async def start(self, initial: str | None = None, messages: tuple[str, ...] = ()) -> None:

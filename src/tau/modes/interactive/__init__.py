@@ -132,6 +132,7 @@ async def _run_once(
     mode = holder.get("mode") or InteractiveMode(
         runtime.session, runtime.extensions, can_switch=True, **options
     )
+    mode.add_theme_paths(getattr(runtime.session.resources, "theme_paths", None) or [])
     try:
         code = await mode.run(initial, messages, images)
     finally:

@@ -46,10 +46,17 @@ from tau.modes.wording import counted
 
 __all__ = ["InteractiveMode"]
 
+
+def _handles(runner: Any, event: str) -> bool:
+    has_handlers = getattr(runner, "has_handlers", None)
+    return bool(has_handlers(event)) if callable(has_handlers) else False
+
+
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 REPRINT_ROWS = 5  # Ctrl+O prints again at most this many collapsed rows
+THEME_POLL_SECONDS = 1.0  # how often the active theme's file is looked at (one stat)
 ABORT_GRACE_SECONDS = 10.0
 RELOAD = "\x00reload"  # switch_to for /reload of a session not saved yet: the same command line again
 
@@ -80,6 +87,8 @@ class InteractiveMode:
         self.session = session
         self.themes = self._load_themes(theme_paths, no_themes, use_theme)
         self.keybindings = self._load_keybindings()
+        # Extensions may add themes in resources_discover, after this: an unknown theme name waits for them.
+        self._themes_pending = bool(runner is not None and _handles(runner, "resources_discover"))
         self.resume_at_start = resume_at_start
         self.verbose = verbose
         self.runner = runner
@@ -125,7 +134,14 @@ class InteractiveMode:
         self.refresh_footer()
 
     def _show_start(self) -> None:
-        show_startup_report(self.controller, self.session, self.runner, self.themes, verbose=self.verbose)
+        show_startup_report(
+            self.controller,
+            self.session,
+            self.runner,
+            self.themes,
+            verbose=self.verbose,
+            hold_back=[self.themes.unresolved] if self._themes_pending else [],
+        )
         for warning in self.keybindings.warnings:
             self.controller.notice(warning, "warning")
         self.controller.load_messages(self.session.messages)
@@ -154,6 +170,33 @@ class InteractiveMode:
             no_themes=no_themes,
             setting=use_theme if use_theme is not None else settings.get("theme"),
         )
+
+    def add_theme_paths(self, paths: Sequence[str]) -> None:
+        """The theme paths extensions gave in ``resources_discover`` (after the others, as pi): their
+        themes are listed and usable, and a ``theme`` setting naming one of them applies now."""
+        warnings = self.themes.add_paths(paths, cwd=str(self.session.cwd))
+        if self._themes_pending and self.themes.unresolved:
+            warnings.append(self.themes.unresolved)
+        self._themes_pending = False
+        for warning in warnings:
+            self.controller.notice(warning, "warning")
+        self.controller.changed()
+
+    def check_theme_file(self) -> None:
+        """Redraw in the active theme's new colours if its file changed; a broken edit keeps the
+        colours in use and says why (``ThemeSet.reload_changed``). Rows already printed keep theirs."""
+        change = self.themes.reload_changed()
+        if change is None:
+            return
+        if change.warning:
+            self.controller.notice(change.warning, "warning")
+        self.controller.changed()
+
+    async def _watch_theme_file(self) -> None:
+        # Polled (one stat a second) rather than an OS watcher: no thread, no dependency, any filesystem.
+        while True:
+            await asyncio.sleep(THEME_POLL_SECONDS)
+            self.check_theme_file()
 
     def set_theme(self, name: str, *, save: bool = True) -> dict[str, Any]:
         """Use theme ``name`` for what is drawn from now on (rows already in the terminal's scrollback
@@ -531,6 +574,7 @@ class InteractiveMode:
 
         def started() -> None:
             self.invalidate()
+            self.spawn(self._watch_theme_file())
             if self.resume_at_start:
                 self.spawn(self._resume_first(first, images))
             elif first is not None:

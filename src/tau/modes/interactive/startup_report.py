@@ -7,6 +7,7 @@ extensions that failed to load are shown in every case.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tau.modes.interactive.editor import relative_cwd
@@ -18,9 +19,16 @@ __all__ = ["loaded_report", "show_startup_report"]
 
 
 def show_startup_report(
-    controller: ChatController, session: Any, runner: Any, themes: ThemeSet, *, verbose: bool
+    controller: ChatController,
+    session: Any,
+    runner: Any,
+    themes: ThemeSet,
+    *,
+    verbose: bool,
+    hold_back: Sequence[str | None] = (),
 ) -> None:
-    """Add the header, what was loaded, the model scope and the startup problems to ``controller``."""
+    """Add the header, what was loaded, the model scope and the startup problems to ``controller``
+    (``hold_back``: theme warnings shown later, once extensions' themes are known)."""
     model = session.model
     name = f"{model.provider}/{model.id}" if model is not None else "no model (use /model)"
     quiet = session.settings.get("quietStartup")
@@ -39,7 +47,8 @@ def show_startup_report(
             hint = f" ({cycle} to cycle)" if cycle else ""
             controller.add(NoticeBlock(f"Model scope: {names}{hint}", "dim"))
     for warning in themes.warnings:
-        controller.notice(warning, "warning")
+        if warning not in hold_back:
+            controller.notice(warning, "warning")
     for failure in getattr(runner, "load_errors", None) or []:
         controller.notice(
             f"Extension failed to load ({failure.get('path')}): {failure.get('error')}", "error"

@@ -9,9 +9,14 @@ pi's order, the first of a name winning:
 2. the user's ``themes`` settings entries (paths from the agent dir) and the agent dir's ``themes/``;
 3. ``--theme`` paths (files or folders; kept with ``--no-themes``, which drops 1 and 2).
 
-The ``theme`` setting (or ``--use-theme`` for one run) names the theme; ``"light/dark"`` picks by the
-terminal's background (``COLORFGBG``, else dark). A theme file that cannot be used is reported at
-startup and left out; a name that names no theme falls back to ``system`` with a warning.
+Extensions add theme paths in ``resources_discover`` (:meth:`ThemeSet.add_paths`: after the others,
+kept with ``--no-themes``, as pi). The ``theme`` setting (or ``--use-theme`` for one run) names the
+theme; ``"light/dark"`` picks by the terminal's background (``COLORFGBG``, else dark). A theme file that
+cannot be used is reported at startup and left out; a name that names no theme falls back to
+``system`` with a warning.
+
+The active theme's file is watched (:meth:`ThemeSet.reload_changed`, polled by the interactive mode):
+an edit is drawn in the new colours, a broken edit keeps the colours in use and says why.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ __all__ = [
     "SYSTEM",
     "Theme",
     "ThemeError",
+    "ThemeReload",
     "ThemeSet",
     "builtin_theme",
     "load_theme_file",
@@ -91,12 +97,15 @@ class Theme:
         path: The file it came from (``None`` for ``system``).
         appearance: ``"dark"`` or ``"light"`` (the background it is made for), ``None`` for ``system``.
         colors: Token to colour; a token left out has no colour of its own.
+        stamp: The file's identity, size and times when it was read (``None`` for the
+            built-in themes): what tells an edit of the file.
     """
 
     name: str
     path: str | None = None
     appearance: str | None = None
     colors: dict[str, str] = field(default_factory=dict)
+    stamp: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def fg(self, token: str, text: str | None = None) -> str:
         """The token as a foreground ``rich`` style (``""``: the terminal's own); with ``text``, the
@@ -153,8 +162,20 @@ def builtin_theme(name: str) -> Theme | None:
         return Theme(SYSTEM, None, None, dict(_SYSTEM_COLORS))
     path = _HERE / f"{name}.json"
     if name in ("dark", "light") and path.is_file():
-        return load_theme_file(path)
+        theme = load_theme_file(path)
+        theme.stamp = None  # tau's own file: not watched
+        return theme
     return None
+
+
+def file_stamp(path: str | Path) -> tuple[int, ...] | None:
+    """The file's inode, size, modification and change times (ns); ``None`` when it cannot be read.
+    A save in place changes the times, an editor's save by rename the inode or the change time."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
 def load_theme_file(path: str | Path) -> Theme:
@@ -164,6 +185,7 @@ def load_theme_file(path: str | Path) -> Theme:
         ThemeError: it cannot be read, is not JSON, or is not a theme (pi 1.6's messages).
     """
     label = str(path)
+    stamp = file_stamp(path)  # before reading: an edit during the read is seen by the next check
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except OSError as exc:
@@ -172,7 +194,9 @@ def load_theme_file(path: str | Path) -> Theme:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ThemeError(f"Failed to parse theme {label}: {exc}") from exc
-    return theme_from_json(label, document, str(path))
+    theme = theme_from_json(label, document, str(path))
+    theme.stamp = stamp
+    return theme
 
 
 def theme_from_json(label: str, document: Any, path: str | None = None) -> Theme:
@@ -280,6 +304,15 @@ def terminal_appearance(env: Mapping[str, str] | None = None) -> str:
 
 
 @dataclass
+class ThemeReload:
+    """What an edit of the active theme's file did: the new ``theme`` in use, or the ``warning`` why
+    the file cannot be used (the colours in use stay)."""
+
+    theme: Theme | None = None
+    warning: str | None = None
+
+
+@dataclass
 class ThemeSet:
     """The themes a run offers, the one in use, and what loading them found wrong.
 
@@ -287,11 +320,17 @@ class ThemeSet:
         themes: Loaded theme files by name (the first of a name wins).
         active: The theme in use.
         warnings: One line per problem (a file that cannot be used, a name collision, an unknown name).
+        unresolved: The warning for a ``theme`` setting that names no theme (also in ``warnings``);
+            ``None`` once it names one. An extension's theme may still resolve it (:meth:`add_paths`).
     """
 
     themes: dict[str, Theme] = field(default_factory=dict)
     active: Theme = field(default_factory=lambda: Theme(SYSTEM, None, None, dict(_SYSTEM_COLORS)))
     warnings: list[str] = field(default_factory=list)
+    unresolved: str | None = None
+    _wanted: str | None = None
+    _seen_files: set[str] = field(default_factory=set)
+    _checked: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         """Every theme name, ``system`` first, then alphabetical (as pi's selector lists them)."""
@@ -322,7 +361,84 @@ class ThemeSet:
         if theme is None:
             raise ThemeError(f"Theme not found: {wanted}")
         self.active = theme
+        self._drop_unresolved()
         return theme
+
+    def use_setting(self, setting: Any) -> None:
+        """Use the ``theme`` setting's theme; one that names no theme leaves ``system`` and a warning."""
+        try:
+            self.use(str(setting))
+        except ThemeError as exc:
+            self._wanted = str(setting)
+            self.unresolved = f"{exc}; using {SYSTEM}"
+            self.warnings.append(self.unresolved)
+
+    def add_paths(self, paths: Sequence[str], *, cwd: str) -> list[str]:
+        """Load the theme files (or folders of them) ``paths`` name, after the themes already loaded
+        (the first of a name still wins), as pi adds the paths of extensions' ``resources_discover``.
+        A ``theme`` setting that named no theme is used once one of them has its name.
+
+        Returns:
+            The warnings these paths gave (also added to ``warnings``).
+        """
+        before = len(self.warnings)
+        self._add_files([(os.path.normpath(os.path.join(cwd, os.path.expanduser(p))), True) for p in paths])
+        added = self.warnings[before:]
+        if self._wanted is not None and self.get(resolve_theme_setting(self._wanted)) is not None:
+            self.use(self._wanted)
+        return added
+
+    def reload_changed(self) -> ThemeReload | None:
+        """Read the active theme's file again if it changed since it was read (pi watches it too).
+
+        ``None`` when nothing changed (or the theme has no file of its own, or the file is missing for
+        a moment, as while an editor replaces it); else the new theme, now active under the same name,
+        or why the edit cannot be used: the colours in use stay, and the same edit is not reported twice.
+        """
+        theme = self.active
+        if theme.path is None or theme.stamp is None:
+            return None
+        stamp = file_stamp(theme.path)
+        if stamp is None or stamp == self._checked.get(theme.path, theme.stamp):
+            return None
+        self._checked[theme.path] = stamp
+        try:
+            fresh = load_theme_file(theme.path)
+        except ThemeError as exc:
+            return ThemeReload(
+                warning=f"Theme {theme.path} changed but cannot be used ({exc.summary()}); "
+                f'keeping the colours of "{theme.name}"'
+            )
+        fresh.name = theme.name  # the setting names it: an edited "name" applies from the next start
+        if self.themes.get(theme.name) is theme:
+            self.themes[theme.name] = fresh
+        self.active = fresh
+        return ThemeReload(theme=fresh)
+
+    def _drop_unresolved(self) -> None:
+        if self.unresolved is not None and self.unresolved in self.warnings:
+            self.warnings.remove(self.unresolved)
+        self.unresolved = self._wanted = None
+
+    def _add_files(self, candidates: Sequence[tuple[str, bool]]) -> None:
+        for path, explicit in candidates:
+            for file in _theme_files(path, explicit, self.warnings):
+                key = os.path.realpath(file)
+                if key in self._seen_files:
+                    continue
+                self._seen_files.add(key)
+                try:
+                    theme = load_theme_file(file)
+                except ThemeError as exc:
+                    self.warnings.append(f"Theme {file}: {exc.summary()}")
+                    continue
+                if theme.name == SYSTEM:
+                    self.warnings.append(f'Theme {file}: "system" is reserved; the file is ignored')
+                elif theme.name in self.themes:
+                    winner = self.themes[theme.name].path
+                    self.warnings.append(f'Theme name "{theme.name}" collision: {file} (using {winner})')
+                else:
+                    self.themes[theme.name] = theme
 
 
 def load_themes(
@@ -348,30 +464,9 @@ def load_themes(
         candidates += _setting_paths(user_settings.get("themes"), agent_dir)
         candidates.append((os.path.join(agent_dir, "themes"), False))
     candidates += [(os.path.normpath(os.path.join(cwd, os.path.expanduser(p))), True) for p in paths]
-    seen: set[str] = set()
-    for path, explicit in candidates:
-        for file in _theme_files(path, explicit, found.warnings):
-            key = os.path.realpath(file)
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                theme = load_theme_file(file)
-            except ThemeError as exc:
-                found.warnings.append(f"Theme {file}: {exc.summary()}")
-                continue
-            if theme.name == SYSTEM:
-                found.warnings.append(f'Theme {file}: "system" is reserved; the file is ignored')
-            elif theme.name in found.themes:
-                winner = found.themes[theme.name].path
-                found.warnings.append(f'Theme name "{theme.name}" collision: {file} (using {winner})')
-            else:
-                found.themes[theme.name] = theme
+    found._add_files(candidates)
     if setting is not None:
-        try:
-            found.use(str(setting))
-        except ThemeError as exc:
-            found.warnings.append(f"{exc}; using {SYSTEM}")
+        found.use_setting(setting)
     return found
 
 
