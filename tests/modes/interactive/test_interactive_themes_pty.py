@@ -85,3 +85,30 @@ def test_the_theme_setting_and_a_broken_theme_file(tmp_path, monkeypatch):
         assert backgrounds_of(tau, "from the setting") == {"654321"}
     finally:
         tau.close()
+
+
+def test_an_extensions_theme_from_resources_discover_is_used_by_use_theme(tmp_path, monkeypatch):
+    """pi's ``resources_discover`` ``themePaths`` (issue 32's audit, left out before): the run's
+    ``--use-theme`` names a theme only an extension's path holds; it colours the conversation."""
+    monkeypatch.setenv("COLORTERM", "truecolor")
+    (tmp_path / "ext").mkdir()
+    reef = ocean(tmp_path / "ext" / "reef.json", "#0a0b0c")
+    reef.write_text(reef.read_text().replace('"ocean"', '"reef"'))
+    extension = tmp_path / "ext" / "reef_theme.py"
+    extension.write_text(
+        "def extension(tau):\n"
+        "    async def discover(event, ctx):\n"
+        f"        return {{'themePaths': [{str(reef)!r}]}}\n"
+        "    tau.on('resources_discover', discover)\n"
+    )
+    tau = start(tmp_path, [{"text": "the answer"}])
+    tau.child.close(force=True)
+    tau = Tau(tmp_path / "work", tmp_path / "script.json", "-e", str(extension), "--use-theme", "reef")
+    try:
+        tau.wait_text("faux/faux-1 • medium")
+        tau.send("under the sea" + ENTER)
+        tau.wait_text("the answer")
+        assert backgrounds_of(tau, "under the sea") == {"0a0b0c"}
+        assert "Theme not found" not in tau.text()
+    finally:
+        tau.close()
