@@ -40,6 +40,7 @@ LIVE_TAIL_CHARS = 6000
 
 _NOTICE_TOKENS = {"info": "accent", "warning": "warning", "error": "error", "dim": "dim"}
 _STATUS_MARKS = {"running": ("⋯", "warning"), "done": ("✓", "success"), "error": ("✗", "error")}
+_ROW_BACKGROUNDS = {"running": "toolPendingBg", "done": "toolSuccessBg", "error": "toolErrorBg"}
 _SYSTEM_THEME = builtin_theme(SYSTEM) or Theme(SYSTEM)
 
 
@@ -168,7 +169,11 @@ class BlockRenderer:
         if row.hidden and not row.hidden_at_start:
             lines.append(hint)
         lines.extend(_Indented(Text("  "), Text(line, style=theme.fg("muted"))) for line in row.footer)
-        return Group(*lines)
+        # pi's tool boxes: the row on its status's background, the width of the screen (none in ``system``).
+        background = theme.bg(_ROW_BACKGROUNDS[block.status])
+        if not background:
+            return Group(*lines)
+        return Padding(Group(*lines), (0, 0, 0, 0), style=background, expand=True)
 
     def _custom(self, block: CustomBlock) -> RenderableType:
         renderer = self._message_renderer(block.custom_type) if block.custom_type else None
