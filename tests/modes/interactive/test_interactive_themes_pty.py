@@ -54,6 +54,9 @@ def test_a_theme_file_colours_the_conversation_and_settings_switches_it(tmp_path
         tau.send(ENTER)  # the next theme: system (the list wraps), used at once and saved
         tau.wait(lambda: selected(tau).rstrip().endswith("system"), "system")
         tau.send(ESC)
+        # typed before the panel closed, the text would go to its search (or ESC and the first
+        # letter would read as Alt+letter): wait until it is gone
+        tau.wait(lambda: "enter/space change" not in tau.text(), "the settings panel to close")
         tau.send("in the terminal's colours" + ENTER)
         tau.wait_text("the second answer")
         assert "123456" not in backgrounds_of(tau, "in the terminal's colours")
