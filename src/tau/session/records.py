@@ -223,25 +223,59 @@ def load(fd: int, path: Path, *, parse_all: bool = False) -> Loaded | None:
     prefix match, no reading back).
     """
     size = os.fstat(fd).st_size
+    if not size:
+        return None
     if parse_all:
         return _load_parsed(fd, path, size)
-    data = os.pread(fd, size, 0) if size else b""
+    data = os.pread(fd, size, 0)
     while len(data) < size:  # pread may return less than asked on some filesystems
         more = os.pread(fd, size - len(data), len(data))
         if not more:
             break
         data += more
-    if not data:
-        return None
     problems: list[Problem] = []
-    position = 0
-    number = 0
-    while position < len(data):
+    found = _session_header(_data_lines(data), problems)
+    if found is None:
+        raise _not_a_session(path)
+    header, raw, number, after, _ = found
+    with no_gc():
+        records = _records(data, after, number, problems)
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    return Loaded(header, raw, records, problems, not data.endswith(b"\n"), lines)
+
+
+def _load_parsed(fd: int, path: Path, size: int) -> Loaded:
+    """:func:`load` with every line parsed now, the file read a chunk at a time."""
+    lines = _file_lines(fd, size)
+    problems: list[Problem] = []
+    found = _session_header(lines, problems)
+    if found is None:
+        raise _not_a_session(path)
+    header, raw, number, _, cut = found
+    with no_gc():
+        records, last, last_cut = _parsed_records(lines, number, problems)
+    return Loaded(header, raw, records, problems, last_cut if last > number else cut, last)
+
+
+def _data_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    """:func:`_file_lines` of bytes already read."""
+    position, size = 0, len(data)
+    while position < size:
         newline = data.find(b"\n", position)
-        end = len(data) if newline < 0 else newline
-        raw = data[position:end]
-        number += 1
+        end = size if newline < 0 else newline
+        yield position, data[position:end], newline < 0
         position = end + 1
+
+
+def _session_header(
+    lines: Iterator[tuple[int, bytes, bool]], problems: list[Problem]
+) -> tuple[dict[str, Any], bytes, int, int, bool] | None:
+    """The header (its value and line, the line's number, the offset after it and whether it was
+    cut), from the first line that parses; ``None`` when that line is no session header. Blank and
+    malformed lines before it are skipped (the malformed ones noted in ``problems``)."""
+    number = 0
+    for offset, raw, cut in lines:
+        number += 1
         if not raw.strip():
             continue
         header, error = _parse_object(raw)
@@ -249,12 +283,9 @@ def load(fd: int, path: Path, *, parse_all: bool = False) -> Loaded | None:
             problems.append((number, f"line {number}: {error}; skipped"))
             continue
         if header.get("type") != "session" or not isinstance(header.get("id"), str):
-            break
-        with no_gc():
-            records = _records(data, position, number, problems)
-        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        return Loaded(header, raw, records, problems, not data.endswith(b"\n"), lines)
-    raise _not_a_session(path)
+            return None
+        return header, raw, number, offset + len(raw) + 1, cut
+    return None
 
 
 def _not_a_session(path: Path) -> NotASessionError:
@@ -262,30 +293,6 @@ def _not_a_session(path: Path) -> NotASessionError:
         f"{str(path)!r} is not a session file: its first JSON line is not a session header "
         '({"type":"session","id":...}); pass the path of a .jsonl session file'
     )
-
-
-def _load_parsed(fd: int, path: Path, size: int) -> Loaded | None:
-    """:func:`load` with every line parsed now, the file read a chunk at a time."""
-    lines = _file_lines(fd, size)
-    problems: list[Problem] = []
-    number = 0
-    for _, raw, cut in lines:
-        number += 1
-        if not raw.strip():
-            continue
-        header, error = _parse_object(raw)
-        if header is None:
-            problems.append((number, f"line {number}: {error}; skipped"))
-            continue
-        if header.get("type") != "session" or not isinstance(header.get("id"), str):
-            break
-        with no_gc():
-            records, last, last_cut = _parsed_records(lines, number, problems)
-        unterminated = last_cut if last > number else cut
-        return Loaded(header, raw, records, problems, unterminated, last)
-    if number == 0:
-        return None
-    raise _not_a_session(path)
 
 
 class LineReader:
