@@ -296,3 +296,37 @@ def test_extensions_add_skills_and_templates_through_resources_discover(tmp_path
     assert "only-ext" in session.get_system_prompt()
     assert [t.name for t in session.prompt_templates] == ["ext-t"]
     assert any("collision" in warning for warning in runtime.warnings)
+
+
+@pytest.mark.parametrize(
+    ("start_reason", "discover_reason"), [("startup", "startup"), ("reload", "reload"), ("resume", "startup")]
+)
+def test_session_start_and_resources_discover_say_why_the_runtime_starts(
+    tmp_path, monkeypatch, start_reason, discover_reason
+):
+    """As pi's: after /reload both events say ``reload``; a resume by a new runtime starts with
+    ``resume`` and discovers as at startup."""
+    import asyncio
+
+    from tau.modes.runtime import RuntimeOptions, open_runtime
+
+    seen: list[tuple[str, str]] = []
+
+    def extension(tau):
+        tau.on("session_start", lambda event, ctx: seen.append(("session_start", event.reason)))
+        tau.on("resources_discover", lambda event, ctx: seen.append(("resources_discover", event.reason)))
+
+    async def scenario():
+        options = RuntimeOptions(
+            cwd=str(tmp_path),
+            model="faux/faux-1",
+            no_session=True,
+            extensions=[extension],
+            start_reason=start_reason,
+        )
+        await open_runtime(options, "sdk")
+
+    monkeypatch.setenv("TAU_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    asyncio.run(scenario())
+    assert seen == [("session_start", start_reason), ("resources_discover", discover_reason)]

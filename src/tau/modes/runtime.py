@@ -74,6 +74,8 @@ class RuntimeOptions:
         no_skills: ``--no-skills``: no discovered or configured skills.
         prompt_templates: ``--prompt-template``: template files or folders.
         no_prompt_templates: ``--no-prompt-templates``: no discovered or configured templates.
+        start_reason: ``session_start``'s reason: ``startup``, or ``reload``/``resume`` when the
+            interactive mode starts again on a session (``resources_discover`` then says ``reload``).
     """
 
     cwd: str = field(default_factory=os.getcwd)
@@ -109,6 +111,7 @@ class RuntimeOptions:
     no_skills: bool = False
     prompt_templates: list[str] = field(default_factory=list)
     no_prompt_templates: bool = False
+    start_reason: str = "startup"
 
 
 @dataclass
@@ -262,8 +265,9 @@ async def open_runtime(
             raise ValueError(problem)
     if before_start is not None:
         before_start(session, extensions)
-    await session.start()
-    warnings += await _discover_resources(session, extensions)
+    await session.start(options.start_reason)
+    reason = "reload" if options.start_reason == "reload" else "startup"
+    warnings += await _discover_resources(session, extensions, reason)
     if options.tools:  # after session_start: extensions may register tools there
         unknown = unknown_tools_warning(options.tools, session.get_offered_tool_names())
         warnings += [unknown] if unknown else []
@@ -336,14 +340,14 @@ def _resources(options: RuntimeOptions, cwd: str, settings: Any, trusted: bool) 
     )
 
 
-async def _discover_resources(session: Any, extensions: Any) -> list[str]:
+async def _discover_resources(session: Any, extensions: Any, reason: str = "startup") -> list[str]:
     """pi's ``resources_discover`` after ``session_start``: extensions add skill, template and theme paths."""
     if extensions is None or not extensions.has_handlers("resources_discover"):
         return []
     from tau.agent.resources import extend_resources
 
     found = (
-        await extensions.emit({"type": "resources_discover", "cwd": session.cwd, "reason": "startup"}) or {}
+        await extensions.emit({"type": "resources_discover", "cwd": session.cwd, "reason": reason}) or {}
     )
     skills = [item["path"] for item in found.get("skillPaths") or ()]
     prompts = [item["path"] for item in found.get("promptPaths") or ()]

@@ -78,7 +78,7 @@ async def _sessions(
     args: argparse.Namespace, initial: str | None, messages: list[str], images: list[dict[str, Any]] | None
 ) -> int:
     while True:
-        code, switch_to = await _run_once(args, initial, messages, images)
+        code, switch_to, reason = await _run_once(args, initial, messages, images)
         if switch_to is None:
             return code
         from tau.modes.interactive.app import RELOAD
@@ -86,6 +86,7 @@ async def _sessions(
         initial, messages, images = None, [], None
         args = copy.copy(args)
         args.resume = False
+        args.start_reason = reason  # session_start says why it starts again, as pi's does
         if switch_to == RELOAD:  # /reload before anything was saved: the same command line again
             continue
         # /resume, /reload: the same command line, on the chosen session file.
@@ -104,7 +105,7 @@ async def _run_once(
     initial: str | None,
     messages: list[str],
     images: list[dict[str, Any]] | None = None,
-) -> tuple[int, str | None]:
+) -> tuple[int, str | None, str]:
     from tau.modes.interactive.app import InteractiveMode
     from tau.modes.run import build_runtime, print_warnings, start_failed
 
@@ -127,7 +128,7 @@ async def _run_once(
         else:
             runtime = await build_runtime(args, "tui")
     except (ValueError, RuntimeError, OSError) as exc:
-        return start_failed(exc, "tui"), None
+        return start_failed(exc, "tui"), None, "quit"
     print_warnings(runtime)
     mode = holder.get("mode") or InteractiveMode(
         runtime.session, runtime.extensions, can_switch=True, **options
@@ -137,7 +138,7 @@ async def _run_once(
         code = await mode.run(initial, messages, images)
     finally:
         try:
-            await runtime.session.shutdown("resume" if mode.switch_to else "quit")
+            await runtime.session.shutdown(mode.switch_reason if mode.switch_to else "quit")
         finally:
             runtime.session.session_manager.close()
-    return code, mode.switch_to
+    return code, mode.switch_to, mode.switch_reason

@@ -94,6 +94,7 @@ class InteractiveMode:
         self.runner = runner
         self.can_switch = can_switch
         self.switch_to: str | None = None
+        self.switch_reason = "resume"  # what the next start says (session_start's reason)
         self.exit_message: str | None = None  # printed after the mode closed (``tau -r`` with no pick)
         self.controller = ChatController(on_change=self.invalidate)
         self.overlays = OverlayHost(self.invalidate, on_error=self._component_failed)
@@ -514,6 +515,7 @@ class InteractiveMode:
         """``/reload``: start again on this session (the caller rebuilds settings, context, extensions)."""
         file = self.session.session_manager.get_session_file()
         self.switch_session(file if file and os.path.exists(file) else RELOAD)
+        self.switch_reason = "reload"
 
     def toggle_expanded(self) -> None:
         """Ctrl+O: expand or collapse the tool rows still shown; when expanding, rows already printed
