@@ -318,13 +318,9 @@ def test_session_start_and_resources_discover_say_why_the_runtime_starts(
 
     async def scenario():
         options = RuntimeOptions(
-            cwd=str(tmp_path),
-            model="faux/faux-1",
-            no_session=True,
-            extensions=[extension],
-            start_reason=start_reason,
+            cwd=str(tmp_path), model="faux/faux-1", no_session=True, extensions=[extension]
         )
-        await open_runtime(options, "sdk")
+        await open_runtime(options, "sdk", start_reason=start_reason)
 
     monkeypatch.setenv("TAU_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -363,7 +363,12 @@ async def build_runtime(
     questions = TerminalQuestions(interactive=mode == "tui", can_ask=mode != "rpc" and _stdin_is_terminal())
     with _loading_heap():
         return await open_runtime(
-            options_from_args(args), mode, before_start, stop_on_load_errors=True, questions=questions
+            options_from_args(args),
+            mode,
+            before_start,
+            stop_on_load_errors=True,
+            questions=questions,
+            start_reason=getattr(args, "start_reason", None) or "startup",  # the interactive mode's restarts
         )
 
 

@@ -74,8 +74,6 @@ class RuntimeOptions:
         no_skills: ``--no-skills``: no discovered or configured skills.
         prompt_templates: ``--prompt-template``: template files or folders.
         no_prompt_templates: ``--no-prompt-templates``: no discovered or configured templates.
-        start_reason: ``session_start``'s reason: ``startup``, or ``reload``/``resume`` when the
-            interactive mode starts again on a session (``resources_discover`` then says ``reload``).
     """
 
     cwd: str = field(default_factory=os.getcwd)
@@ -111,7 +109,6 @@ class RuntimeOptions:
     no_skills: bool = False
     prompt_templates: list[str] = field(default_factory=list)
     no_prompt_templates: bool = False
-    start_reason: str = "startup"
 
 
 @dataclass
@@ -144,6 +141,7 @@ async def open_runtime(
     stop_on_load_errors: bool = False,
     questions: Any = None,
     load_only: bool = False,
+    start_reason: str = "startup",
 ) -> Runtime:
     """Settings, trust, models, the session file and the session, started.
 
@@ -160,6 +158,9 @@ async def open_runtime(
             ``None`` asks nothing (the SDK).
         load_only: Stop once the extensions are loaded: the session is not started and the
             extensions' flags are not applied (``tau --help`` lists the flags they declare).
+        start_reason: ``session_start``'s reason: ``startup``, or ``reload``/``resume`` when the
+            interactive mode starts again on a session (``resources_discover`` then says ``reload``
+            after a reload, as pi's does).
 
     The session runs in the directory its file names (a resumed session of another directory runs
     there, as in pi): that directory's settings, trust, context files and resources apply.
@@ -265,8 +266,8 @@ async def open_runtime(
             raise ValueError(problem)
     if before_start is not None:
         before_start(session, extensions)
-    await session.start(options.start_reason)
-    reason = "reload" if options.start_reason == "reload" else "startup"
+    await session.start(start_reason)
+    reason = "reload" if start_reason == "reload" else "startup"
     warnings += await _discover_resources(session, extensions, reason)
     if options.tools:  # after session_start: extensions may register tools there
         unknown = unknown_tools_warning(options.tools, session.get_offered_tool_names())
