@@ -29,12 +29,13 @@ from tau.common.paths import make_private_dirs
 from tau.session import entries as make
 from tau.session import projection
 from tau.session.errors import NotASessionError, SessionError, SessionWriteError
+from tau.session.forking import branch_records, write_copy
 from tau.session.ids import check_session_id, new_entry_id, uuidv7
 from tau.session.index import EntryIndex
 from tau.session.lock import SessionWriter
 from tau.session.paths import default_session_dir, resolve_path, session_file_name
 from tau.session.records import Record
-from tau.session.storage import FileStorage, make_line
+from tau.session.storage import FileStorage
 
 __all__ = ["SessionManager"]
 
@@ -174,8 +175,7 @@ class SessionManager(FileStorage):
         file = directory / session_file_name(timestamp, session_id)
         header = make.header(session_id, timestamp, target, str(source_file))
         source.get_entries()  # parse (and drop) every line before copying
-        lines = [make_line(header), *source._index.line_bytes(source._index.entry_records())]
-        SessionWriter.create(file, b"\n".join(lines) + b"\n").close()
+        write_copy(source._index, header, file)
         return cls.open(file, directory, target)
 
     @staticmethod
@@ -210,7 +210,9 @@ class SessionManager(FileStorage):
 
     # ------------------------------------------------------------------ files (the mechanics: FileStorage)
 
-    def _load_entries(self, entries: builtins.list[Entry], *, id: str | None, parent_session: str | None) -> None:
+    def _load_entries(
+        self, entries: builtins.list[Entry], *, id: str | None, parent_session: str | None
+    ) -> None:
         header = next((entry for entry in entries if entry.get("type") == "session"), None)
         if header is None:
             self.new_session(id=id, parent_session=parent_session)
@@ -352,7 +354,11 @@ class SessionManager(FileStorage):
         return self._append(make.session_info_entry(self._new_id(), self._leaf, iso_now(), clean))
 
     def append_custom_message_entry(
-        self, custom_type: str, content: str | builtins.list[dict[str, Any]], display: bool, details: Any = None
+        self,
+        custom_type: str,
+        content: str | builtins.list[dict[str, Any]],
+        display: bool,
+        details: Any = None,
     ) -> str:
         """Append an extension message that reaches the model as a user message (``details`` never does)."""
         entry = make.custom_message_entry(
@@ -542,34 +548,19 @@ class SessionManager(FileStorage):
     def create_branched_session(self, leaf_id: str) -> str | None:
         """Turn this manager into a new session holding only the root→``leaf_id`` path (labels re-created
         at its end, header ``parentSession`` = the old file). Returns the new file path, if persisted."""
-        from tau.session.tree import path_without_labels
-
         self._refuse_if_unsaved("fork the session")
         path = self.get_branch(leaf_id)
         if not path:
             raise SessionError(f"Entry {leaf_id} not found")
-        kept = path_without_labels(path)
-        kept_ids = {entry.get("id") for entry in kept}
-        taken = set(kept_ids)
-        parent = kept[-1].get("id") if kept else None
-        labels: builtins.list[Entry] = []
-        for target, label in self._index.labels.items():
-            if target in kept_ids:
-                entry = make.label_entry(
-                    new_entry_id(taken), parent, self._index.label_times[target], target, label
-                )
-                taken.add(entry["id"])
-                labels.append(entry)
-                parent = entry["id"]
+        records = branch_records(self._index, path)
         previous_file = self.get_session_file()
-        records = self._records_for(kept)
         self._close_writer()
         self._unsaved = []
         session_id = uuidv7()
         timestamp = iso_now()
         self._header = make.header(session_id, timestamp, self._cwd, previous_file if self._persist else None)
         self._header_raw = None
-        self._index = EntryIndex(records + [Record.from_entry(entry) for entry in labels])  # lines in memory
+        self._index = EntryIndex(records)  # lines in memory
         self._leaf = self._index.reindex()
         self._flushed = False
         if not self._persist or self._session_dir is None:
@@ -582,23 +573,6 @@ class SessionManager(FileStorage):
             self._flushed = True
             self._place(lines)
         return str(self._file)
-
-    def _records_for(self, kept: builtins.list[Entry]) -> builtins.list[Record]:
-        """Records for the kept entries of a branched session: stored entries keep their line bytes."""
-        originals = [self._index.lookup(entry.get("id")) for entry in kept]
-        same = [
-            original if original is not None and original.entry is entry else None
-            for original, entry in zip(originals, kept, strict=True)
-        ]
-        known = [original for original in same if original is not None]
-        raw_of = dict(zip(map(id, known), self._index.line_bytes(known), strict=True))
-        records = []
-        for original, entry in zip(same, kept, strict=True):
-            record = Record.from_entry(entry)
-            if original is not None:
-                record.raw = raw_of.get(id(original))
-            records.append(record)
-        return records
 
 
 def _collapse_newlines(text: str) -> str:

@@ -29,19 +29,20 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import Output
 
+from tau.common.paths import agent_dir
 from tau.modes.interactive.bindings import key_bindings
 from tau.modes.interactive.commands import BUILTIN_COMMANDS, command_list, unknown_command
 from tau.modes.interactive.editor import PromptCompleter, PromptEditor, relative_cwd
-from tau.modes.interactive.keybindings import Keybindings, install, load_keybindings
-from tau.modes.interactive.model import ChatController, NoticeBlock, ToolBlock, content_text
+from tau.modes.interactive.keybindings import install, load_keybindings
+from tau.modes.interactive.model import ChatController, NoticeBlock, content_text
 from tau.modes.interactive.overlay import OverlayHost
 from tau.modes.interactive.render import BlockRenderer, footer_lines, live_tail
+from tau.modes.interactive.run_themes import RunThemes
 from tau.modes.interactive.sanitize import sanitize_text
 from tau.modes.interactive.startup_report import show_startup_report
 from tau.modes.interactive.terminal import StrayOutput, output_without_cpr
 from tau.modes.interactive.tool_timer import timer_tick
 from tau.modes.interactive.ui import InteractiveUI
-from tau.modes.themes import ThemeSet, load_themes
 from tau.modes.wording import counted
 
 __all__ = ["InteractiveMode"]
@@ -56,7 +57,6 @@ _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 REPRINT_ROWS = 5  # Ctrl+O prints again at most this many collapsed rows
-THEME_POLL_SECONDS = 1.0  # how often the active theme's file is looked at (one stat)
 ABORT_GRACE_SECONDS = 10.0
 RELOAD = "\x00reload"  # switch_to for /reload of a session not saved yet: the same command line again
 
@@ -85,10 +85,20 @@ class InteractiveMode:
         use_theme: str | None = None,
     ) -> None:
         self.session = session
-        self.themes = self._load_themes(theme_paths, no_themes, use_theme)
-        self.keybindings = self._load_keybindings()
-        # Extensions may add themes in resources_discover, after this: an unknown theme name waits for them.
-        self._themes_pending = bool(runner is not None and _handles(runner, "resources_discover"))
+        self.controller = ChatController(on_change=self.invalidate)
+        self.run_themes = RunThemes(
+            session,
+            self.controller,
+            self.invalidate,
+            paths=theme_paths,
+            no_themes=no_themes,
+            use_theme=use_theme,
+            # extensions may add themes in resources_discover: an unknown theme name waits for them
+            pending=bool(runner is not None and _handles(runner, "resources_discover")),
+        )
+        self.themes = self.run_themes.themes
+        self.keybindings = load_keybindings(agent_dir())  # the user's keybindings.json
+        install(self.keybindings)  # the keys the bindings, overlays and hints read
         self.resume_at_start = resume_at_start
         self.verbose = verbose
         self.runner = runner
@@ -96,7 +106,6 @@ class InteractiveMode:
         self.switch_to: str | None = None
         self.switch_reason = "resume"  # what the next start says (session_start's reason)
         self.exit_message: str | None = None  # printed after the mode closed (``tau -r`` with no pick)
-        self.controller = ChatController(on_change=self.invalidate)
         self.overlays = OverlayHost(self.invalidate, on_error=self._component_failed)
         completer = PromptCompleter(lambda: command_list(self.runner, self.session), session.cwd)
         self.editor = PromptEditor(completer, self._history())
@@ -141,79 +150,23 @@ class InteractiveMode:
             self.runner,
             self.themes,
             verbose=self.verbose,
-            hold_back=[self.themes.unresolved] if self._themes_pending else [],
+            hold_back=[self.themes.unresolved] if self.run_themes.pending else [],
         )
         for warning in self.keybindings.warnings:
             self.controller.notice(warning, "warning")
         self.controller.load_messages(self.session.messages)
 
-    def _load_keybindings(self) -> Keybindings:
-        """The user's ``keybindings.json`` (agent dir), installed for the bindings, overlays and hints."""
-        from tau.common.paths import agent_dir
-
-        bindings = load_keybindings(agent_dir())
-        install(bindings)
-        return bindings
-
-    def _load_themes(self, paths: Sequence[str], no_themes: bool, use_theme: str | None) -> ThemeSet:
-        """The run's themes (``tau.modes.themes``): ``--use-theme`` for this run, else the ``theme`` setting."""
-        from tau.common.paths import agent_dir
-
-        settings = self.session.settings
-        trusted = bool(getattr(self.session, "project_trusted", False))
-        return load_themes(
-            cwd=str(self.session.cwd),
-            agent_dir=str(agent_dir()),
-            trusted=trusted,
-            user_settings=settings.global_settings,
-            project_settings=settings.project_settings if trusted else {},
-            paths=paths,
-            no_themes=no_themes,
-            setting=use_theme if use_theme is not None else settings.get("theme"),
-        )
-
     def add_theme_paths(self, paths: Sequence[str]) -> None:
-        """The theme paths extensions gave in ``resources_discover`` (after the others, as pi): their
-        themes are listed and usable, and a ``theme`` setting naming one of them applies now."""
-        warnings = self.themes.add_paths(paths, cwd=str(self.session.cwd))
-        if self._themes_pending and self.themes.unresolved:
-            warnings.append(self.themes.unresolved)
-        self._themes_pending = False
-        for warning in warnings:
-            self.controller.notice(warning, "warning")
-        self.controller.changed()
+        """Themes extensions gave in ``resources_discover`` (:meth:`RunThemes.add_paths`)."""
+        self.run_themes.add_paths(paths)
 
     def check_theme_file(self) -> None:
-        """Redraw in the active theme's new colours if its file changed; a broken edit keeps the
-        colours in use and says why (``ThemeSet.reload_changed``). Rows already printed keep theirs."""
-        change = self.themes.reload_changed()
-        if change is None:
-            return
-        if change.warning:
-            self.controller.notice(change.warning, "warning")
-        self.controller.changed()
-
-    async def _watch_theme_file(self) -> None:
-        # Polled (one stat a second) rather than an OS watcher: no thread, no dependency, any filesystem.
-        while True:
-            await asyncio.sleep(THEME_POLL_SECONDS)
-            self.check_theme_file()
+        """Redraw if the active theme's file changed (:meth:`RunThemes.check_file`)."""
+        self.run_themes.check_file()
 
     def set_theme(self, name: str, *, save: bool = True) -> dict[str, Any]:
-        """Use theme ``name`` for what is drawn from now on (rows already in the terminal's scrollback
-        keep their colours); ``save`` keeps it as the ``theme`` setting, as pi's ``/settings`` and
-        ``ctx.ui.set_theme`` do."""
-        from tau.modes.themes import ThemeError
-
-        try:
-            self.themes.use(name)
-        except ThemeError as exc:
-            return {"success": False, "error": str(exc)}
-        if save and self.session.settings.get("theme") != name:
-            self.session.settings.save_global("theme", name)
-        self.controller.changed()
-        self.invalidate()
-        return {"success": True}
+        """Use theme ``name`` from now on (:meth:`RunThemes.use`)."""
+        return self.run_themes.use(name, save=save)
 
     # -- session data -------------------------------------------------------------------------
 
@@ -520,20 +473,13 @@ class InteractiveMode:
     def toggle_expanded(self) -> None:
         """Ctrl+O: expand or collapse the tool rows still shown; when expanding, rows already printed
         with hidden lines are printed again below, in full (the scrollback cannot be redrawn)."""
-        from tau.modes.interactive.tool_rows import tool_row
+        from tau.modes.interactive.tool_rows import folded_rows
 
         self.controller.toggle_tools_expanded()
         if not self.controller.tools_expanded:
             return
         printed = self.controller.blocks[: self.controller.committed]
-        collapsed = []
-        for block in printed:
-            if not isinstance(block, ToolBlock) or id(block) in self._reprinted:
-                continue
-            folded = dataclasses.replace(block, expanded=False)
-            row = tool_row(folded, self._tool_definition(block.name))
-            if row.hidden or row.expandable:
-                collapsed.append(block)
+        collapsed = folded_rows(printed, self._tool_definition, self._reprinted)
         if not collapsed:
             return
         shown = collapsed[-REPRINT_ROWS:]
@@ -576,7 +522,7 @@ class InteractiveMode:
 
         def started() -> None:
             self.invalidate()
-            self.spawn(self._watch_theme_file())
+            self.spawn(self.run_themes.watch_file())
             if self.resume_at_start:
                 self.spawn(self._resume_first(first, images))
             elif first is not None:

@@ -25,7 +25,7 @@ from tau.modes.interactive.sanitize import sanitize_text
 from tau.modes.interactive.todo_rows import checklist, todo_title
 from tau.modes.wording import counted
 
-__all__ = ["COLLAPSED_LINES", "ToolRow", "tool_row"]
+__all__ = ["COLLAPSED_LINES", "ToolRow", "folded_rows", "tool_row"]
 
 COLLAPSED_LINES = 8
 
@@ -210,3 +210,16 @@ def tool_row(block: ToolBlock, definition: Any = None, *, timer: str | None = No
     keep_end = block.name == "bash"
     shown, hidden = _collapse(body, keep_end=keep_end)
     return ToolRow(title, shown, hidden, keep_end, footer=footer)
+
+
+def folded_rows(blocks: list[Any], definition: Callable[[str], Any], skip: set[int]) -> list[ToolBlock]:
+    """The tool rows among ``blocks`` that, collapsed, hide lines (what Ctrl+O prints again in full),
+    leaving out those whose ``id`` is in ``skip`` (already printed again)."""
+    folded = []
+    for block in blocks:
+        if not isinstance(block, ToolBlock) or id(block) in skip:
+            continue
+        row = tool_row(dataclasses.replace(block, expanded=False), definition(block.name))
+        if row.hidden or row.expandable:
+            folded.append(block)
+    return folded
