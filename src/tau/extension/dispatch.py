@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.agent.hooks import resolve
 from tau.extension.context_copies import ContextCopies
-from tau.extension.events import event_from_payload
+from tau.extension.events import ContextEvent, event_from_payload
 from tau.extension.registry import Extension, Handler
 from tau.extension.tracked import WatchedList
 from tau.llm.messages import plain
@@ -193,8 +193,8 @@ class HookDispatch:
                 visible = WatchedList(given)
                 step += 1
                 seen = (current, given)
-                event = event_from_payload({"type": "context", "messages": visible})
-                event.changes = self.context_copies.changes  # type: ignore[attr-defined]
+                payload = {"type": "context", "messages": visible}
+                event = ContextEvent(messages=visible, changes=self.context_copies.changes, raw=payload)
                 try:
                     answer = await self._call(handler, event, ctx)
                 except Exception as exc:
