@@ -9,6 +9,7 @@ from extension_fakes import FakeHost
 
 from tau.extension import ExtensionRunner, load_factory
 from tau.extension.events import EVENT_TYPES, ToolCallEvent, TurnEndEvent, event_from_payload
+from tau.llm.stream import DeferredPayload
 
 
 def make_runner(
@@ -306,6 +307,32 @@ def test_before_provider_request_chains_replacements():
 
     runner, _ = make_runner(add, nothing, add_b)
     assert asyncio.run(runner.emit_before_provider_request({"model": "m"})) == {"model": "m", "a": 1, "b": 2}
+
+
+def test_a_deferred_payload_is_made_once_and_only_for_a_handler_that_reads_it():
+    made = []
+
+    def make():
+        made.append(1)
+        return {"model": "m", "messages": []}
+
+    counted = []
+
+    def counts(tau):
+        tau.on("before_provider_request", lambda e, c: counted.append(e.type))
+
+    def reads(tau):
+        tau.on("before_provider_request", lambda e, c: {**e.payload, "seen": e.raw["payload"] is e.payload})
+
+    runner, _ = make_runner(counts)
+    deferred = DeferredPayload(make)
+    assert asyncio.run(runner.emit_before_provider_request(deferred)) is deferred
+    assert counted == ["before_provider_request"] and made == []
+
+    runner, _ = make_runner(counts, reads, counts)
+    answer = asyncio.run(runner.emit_before_provider_request(DeferredPayload(make)))
+    assert answer == {"model": "m", "messages": [], "seen": True}
+    assert made == [1]
 
 
 def test_tool_call_first_block_wins_input_is_mutable_and_a_raise_blocks():

@@ -11,7 +11,7 @@ import pytest
 from tau.common import jsjson
 from tau.llm.providers import faux
 from tau.llm.providers.faux import FauxProvider, FauxScriptError, estimate_usage, load_script
-from tau.llm.stream import AbortSignal, StreamOptions
+from tau.llm.stream import AbortSignal, DeferredPayload, StreamOptions
 from tau.llm.types import Model
 
 FAUX = Model(id="faux-1", provider="faux", api="faux", max_tokens=16384)
@@ -216,7 +216,7 @@ def test_payload_hook_sees_a_chat_completions_request():
     seen = []
 
     def on_payload(payload, model):
-        seen.append(payload)
+        seen.append(DeferredPayload.value_of(payload))
 
     provider = FauxProvider([{"text": "ok"}])
     run(call(provider, [SYSTEM, user("hi")], StreamOptions(on_payload=on_payload)))
@@ -230,6 +230,20 @@ def test_payload_hook_sees_a_chat_completions_request():
         "type": "function",
         "function": {"name": "bash", "description": "Run", "parameters": {"type": "object"}},
     }
+
+
+def test_a_payload_hook_that_does_not_read_the_payload_costs_none(monkeypatch):
+    made = []
+    real = faux.chat_completions_payload
+    monkeypatch.setattr(faux, "chat_completions_payload", lambda *a: made.append(1) or real(*a))
+    kept = []
+    provider = FauxProvider([{"text": "ok"}, {"text": "again"}])
+    run(call(provider, [SYSTEM, user("hi")], StreamOptions(on_payload=lambda p, m: kept.append(p))))
+    assert made == [] and isinstance(kept[0], DeferredPayload)
+    run(call(provider, [SYSTEM, user("hi")], StreamOptions(on_payload=lambda p, m: None)))
+    # Read after its call (the provider's memo has moved on): made from the call's messages alone.
+    assert kept[0].resolve()["messages"][1] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    assert made == [1]
 
 
 def test_payload_hook_sees_assistant_turns_as_chat_completions_messages():
@@ -256,7 +270,7 @@ def test_payload_hook_sees_assistant_turns_as_chat_completions_messages():
     }
     provider = FauxProvider([{"text": "ok"}])
     messages = [SYSTEM, user("hi"), assistant, result, calls_only]
-    run(call(provider, messages, StreamOptions(on_payload=lambda payload, model: seen.append(payload))))
+    run(call(provider, messages, StreamOptions(on_payload=lambda payload, model: seen.append(DeferredPayload.value_of(payload)))))
     (payload,) = seen
     assert payload["messages"][2:] == [
         {

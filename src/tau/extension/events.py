@@ -17,6 +17,8 @@ import reprlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tau.llm.stream import DeferredPayload
+
 if TYPE_CHECKING:
     from tau.extension.tracked import ChangeLog
 
@@ -522,6 +524,24 @@ class BeforeProviderRequestEvent(Event):
 
     type: str = "before_provider_request"
     payload: Any = None
+
+
+def _read_payload(event: BeforeProviderRequestEvent) -> Any:
+    # A provider that sends nothing (faux) hands a DeferredPayload: made here, when a handler reads it.
+    value = event.__dict__.get("payload")
+    if isinstance(value, DeferredPayload):
+        value = event.__dict__["payload"] = value.resolve()
+        if isinstance(event.raw, dict) and isinstance(event.raw.get("payload"), DeferredPayload):
+            event.raw["payload"] = value
+    return value
+
+
+def _write_payload(event: BeforeProviderRequestEvent, value: Any) -> None:
+    event.__dict__["payload"] = value
+
+
+# (setattr: the type checker refuses a property assigned over a dataclass field)
+setattr(BeforeProviderRequestEvent, "payload", property(_read_payload, _write_payload))  # noqa: B010
 
 
 @_event

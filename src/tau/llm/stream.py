@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_IDLE_TIMEOUT_MS",
     "AbortSignal",
     "AssistantMessageEventStream",
+    "DeferredPayload",
     "StreamFunction",
     "StreamOptions",
 ]
@@ -94,10 +95,39 @@ class StreamOptions:
     idle_timeout_ms: int | None = DEFAULT_IDLE_TIMEOUT_MS
     max_retries: int = 0
     max_retry_delay_ms: int = 60_000
-    # Called with the provider payload before it is sent; may return a replacement.
+    # Called with the provider payload before it is sent (a DeferredPayload from a provider that
+    # sends none); may return a replacement.
     on_payload: Callable[[Any, Model], Any] | None = None
     # Called with (status, headers) once the HTTP response arrives.
     on_response: Callable[[int, dict[str, str]], Any] | None = None
+
+
+class DeferredPayload:
+    """A request payload made when first read: what a provider that sends no request (faux) hands
+    to ``on_payload``, so a ``before_provider_request`` handler that only counts requests costs no
+    payload (on a resumed 50,000-entry session, a tenth of the run).
+
+    ``resolve()`` makes it once. A provider may :meth:`rebind` the maker once its call no longer
+    holds what the first one used.
+    """
+
+    __slots__ = ("_made", "_make", "_value")
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make, self._made, self._value = make, False, None
+
+    def resolve(self) -> Any:
+        if not self._made:
+            self._value, self._made = self._make(), True
+        return self._value
+
+    def rebind(self, make: Callable[[], Any]) -> None:
+        self._make = make
+
+    @staticmethod
+    def value_of(payload: Any) -> Any:
+        """``payload`` itself, or what a :class:`DeferredPayload` makes."""
+        return payload.resolve() if isinstance(payload, DeferredPayload) else payload
 
 
 class AssistantMessageEventStream:

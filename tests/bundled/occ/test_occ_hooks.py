@@ -649,3 +649,20 @@ def test_a_refetch_of_compacted_content_counts_against_the_next_decision():
     assert occ.decide(ctx, "c2").reason == "economic"
     occ.state = state
     assert occ.decide(ctx, "c2").reason == "deferred_carried_debt"
+
+
+def test_a_resumed_session_s_calls_count_as_made_before_its_first_turn():
+    """The calls of the restored branch are read when a turn first makes calls (not at every start),
+    and they are the history the branch had: re-running its command after a turn without calls is
+    a refetch, and after a compaction a refetch of compacted content."""
+    _, occ, ctx = make()
+    occ.save({**occ.state, "lastContextTokens": 100_000})
+    talk = TurnEndEvent(message={"role": "assistant", "content": [{"type": "text", "text": "hm"}]}, tool_results=[])
+    occ.on_turn_end(talk, ctx)
+    occ.on_session_compact(SessionCompactEvent(compaction_entry={}, from_extension=False), ctx)
+    debt = occ.state["cacheDebtTokens"]
+    occ.on_turn_end(calls_turn(("bash", {"command": "cat big.log"}), text="y" * 800), ctx)
+    assert occ.state["refetchRequestCount"] == 1
+    assert occ.state["cacheDebtTokens"] == debt + 100_000 + 12.5 * 200
+    occ.on_turn_end(calls_turn(("bash", {"command": "make"})), ctx)  # never run on this branch
+    assert occ.state["refetchRequestCount"] == 1

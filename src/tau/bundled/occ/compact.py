@@ -50,7 +50,7 @@ from tau.bundled.occ.wire import CONTINUE_TYPE, SKIPPED_TYPE
 from tau.bundled.sol_common import SolSettings, format_savings_count, show_savings
 from tau.bundled.sol_common.refetch import CallHistory
 from tau.common.jsstr import js_len
-from tau.extension import ToolError, ToolResult
+from tau.extension import ToolError, ToolResult, tool_calls
 
 __all__ = [
     "CONTINUE_TYPE",
@@ -100,7 +100,8 @@ class OnlineContextCompact:
         self.plan_source = plan_source
         self.state = restore_state([])
         self._reset_transient()
-        self.calls = CallHistory()
+        self._calls: CallHistory | None = CallHistory()
+        self._calls_from: list[dict[str, Any]] = []  # the branch the history is read from when first needed
 
     def _reset_transient(self) -> None:
         self.observed: list[dict[str, Any]] = []
@@ -116,6 +117,14 @@ class OnlineContextCompact:
         self.verification: list[str] = []
         self.last_decision: Decision | None = None
         self.boundary_keep: int | None = None
+
+    @property
+    def calls(self) -> CallHistory:
+        """The branch's calls so far, read from the branch restored when first needed (a resumed
+        session's first turn that makes a call; a run that makes none never reads them)."""
+        if self._calls is None:
+            self._calls, self._calls_from = _call_history(self._calls_from), []
+        return self._calls
 
     @property
     def plan_tool_name(self) -> str:
@@ -147,7 +156,7 @@ class OnlineContextCompact:
         branch = ctx.session_manager.get_branch()
         self.state = restore_state(branch)
         self._reset_transient()
-        self.calls = _call_history(branch)
+        self._calls, self._calls_from = None, branch
 
     def save(self, state: dict[str, Any]) -> None:
         if state is self.state:
@@ -349,6 +358,8 @@ class OnlineContextCompact:
 
     def note_refetches(self, message: Any, results: list[dict[str, Any]]) -> None:
         """Count a request that only fetched again what the model was given (see :func:`note_turn`)."""
+        if not tool_calls(message):
+            return  # a turn without calls notes nothing (and leaves the history unread)
         ratio = self.settings.cache_write_read_ratio or 0
         self.save(note_turn(self.state, self.calls, message, results, ratio))
 

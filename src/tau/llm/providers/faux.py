@@ -50,7 +50,7 @@ from tau.llm.providers._faux_request import (
     render_prompt,
 )
 from tau.llm.providers._message_memo import MessageMemo, json_copy
-from tau.llm.stream import AssistantMessageEventStream, StreamOptions
+from tau.llm.stream import AssistantMessageEventStream, DeferredPayload, StreamOptions
 from tau.llm.transcript import current_system_prompt, current_tools
 from tau.llm.types import Model, TranscriptContext, empty_usage
 
@@ -303,9 +303,14 @@ class FauxProvider:
             # usage below are derived from them as they are now.
             self._memo.refresh(context["messages"])
             if options.on_payload:
-                # faux sends nothing; the hook lets the agent emit before_provider_request (decisions.md).
-                payload = chat_completions_payload(model, context, self._memo)
-                await _maybe_await(options.on_payload(payload, model))
+                # faux sends nothing; the hook lets the agent emit before_provider_request (decisions.md),
+                # with the payload made only for a handler that reads it.
+                memo = self._memo
+                payload = DeferredPayload(lambda: chat_completions_payload(model, context, memo))
+                try:
+                    await _maybe_await(options.on_payload(payload, model))
+                finally:  # read later, it is made from the messages alone (the memo moves on)
+                    payload.rebind(lambda: chat_completions_payload(model, context))
             if options.on_response:
                 await _maybe_await(options.on_response(200, {}))
             if step is None:
