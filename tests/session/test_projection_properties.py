@@ -206,3 +206,31 @@ def test_unchanged_prefix_counts_the_leading_identical_objects(left, right):
     messages, previous = objects(left), objects(right)
     assert unchanged_prefix(messages, previous) == _reference_unchanged_prefix(messages, previous)
     assert unchanged_prefix(messages, messages[: len(messages) // 2]) == len(messages) // 2
+
+
+odd_entries = st.one_of(
+    st.builds(lambda n: {"type": "message", "message": message_for("assistant", n) | {"model": f"m{n}", "provider": "p"}}, st.integers(0, 9)),
+    st.builds(lambda role: {"type": "message", "message": {"role": role, "content": None}}, st.sampled_from(MESSAGE_ROLES)),
+    st.builds(lambda value: {"type": "message", "message": value}, st.sampled_from([None, "text", 3, []])),
+    st.builds(lambda level: {"type": "thinking_level_change", "thinkingLevel": level}, st.sampled_from(["off", "high", None])),
+    st.builds(lambda n: {"type": "model_change", "provider": "p", "modelId": f"x{n}"}, st.integers(0, 9)),
+    st.just({"type": "model_change"}),
+    st.builds(lambda n: {"type": "custom_message", "customType": "t", "content": f"c{n}", "display": True}, st.integers(0, 9)),
+    st.builds(lambda n: {"type": "branch_summary", "summary": f"s{n}", "fromId": "e0"}, st.integers(0, 9)),
+    st.sampled_from([{"type": kind} for kind in STATE_TYPES]),
+)
+
+
+@settings(deadline=None)
+@given(st.lists(odd_entries, max_size=25))
+def test_the_one_pass_projection_of_a_plain_branch_is_the_general_one(entries):
+    """A branch without compaction or context edit is projected in one pass; with repaired, missing
+    and malformed messages, custom messages, summaries, and model and thinking changes, it gives
+    what the general projection gives."""
+    from tau.session.projection import _plain_projection, _projection
+
+    branch = [{**entry, "id": f"e{n}", "parentId": f"e{n - 1}" if n else None, "timestamp": TS} for n, entry in enumerate(entries)]
+    plain = _plain_projection(branch)
+    assert plain is not None
+    assert jsjson.dumps(plain) == jsjson.dumps(_projection(branch))
+    assert [item["sourceEntry"] for item in plain["entries"]] == [item["sourceEntry"] for item in _projection(branch)["entries"]]

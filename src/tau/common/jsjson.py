@@ -59,6 +59,7 @@ _TOKEN = lazy_pattern(
 # alternative with ``^`` would defeat that.
 _MAYBE_FLOAT = lazy_pattern(rb"[:,\[]-?\d+(?:\.0[,\]}]|(?:\.\d+)?[eE])|[:,\[]-?\d{16}")
 _BARE_FLOAT = lazy_pattern(rb"-?\d+(?:\.0\Z|(?:\.\d+)?[eE])|-?\d{16}")
+_NUMBER_HEAD = frozenset(b"-0123456789")  # how a bare number's JSON starts (the only text _BARE_FLOAT matches)
 _SURROGATE = lazy_pattern("[\ud800-\udfff]")
 # Leaves the number pass keeps as they are (strings too, unless lone surrogates are looked for).
 _KEPT = frozenset({str, bool, type(None)})
@@ -179,7 +180,7 @@ def dumps(value: Any) -> bytes:
             return _through_json_module(value)
         except RecursionError:
             return _dumps_deep(value)
-    if _MAYBE_FLOAT.search(raw) is None and _BARE_FLOAT.match(raw) is None:
+    if _MAYBE_FLOAT.search(raw) is None and (raw[0] not in _NUMBER_HEAD or _BARE_FLOAT.match(raw) is None):
         return raw
     # orjson's float format differs from JavaScript's: re-encode with the numbers pre-formatted.
     return orjson.dumps(_javascript_numbers(value))

@@ -195,6 +195,12 @@ def build_session_projection(branch: list[Entry]) -> dict[str, Any]:
     entries only. An older compaction inside the kept range contributes nothing; only the one at
     the head gives its system message and summary.
     """
+    plain = _plain_projection(branch)
+    return plain if plain is not None else _projection(branch)
+
+
+def _projection(branch: list[Entry]) -> dict[str, Any]:
+    """:func:`build_session_projection` of any branch (compactions and context edits applied)."""
     thinking_level, model, latest, has_edits = _scan(branch)
     context = _compacted(branch, latest) if latest >= 0 else branch
     edits: dict[Any, Entry] = {}
@@ -218,6 +224,43 @@ def build_session_projection(branch: list[Entry]) -> dict[str, Any]:
             contributed = entry_to_messages(entry)
         append_entry({"sourceEntry": entry, "messages": contributed})
         messages += contributed
+    return {"entries": projected, "messages": messages, "thinkingLevel": thinking_level, "model": model}
+
+
+def _plain_projection(branch: list[Entry]) -> dict[str, Any] | None:
+    """:func:`build_session_projection` in one pass over ``branch``, or ``None`` when it holds a
+    compaction or a context edit (then every entry is its own context entry, with no edits)."""
+    projected: list[dict[str, Any]] = []
+    messages: list[Message] = []
+    append_entry, append = projected.append, messages.append
+    thinking_level: Any = "off"
+    last_model: Entry | None = None
+    for entry in branch:
+        kind = entry.get("type")
+        if kind == "message":
+            message = entry.get("message")
+            if isinstance(message, dict):
+                if message.get("role") == "assistant":
+                    last_model = entry
+                if message.get("content") is not None:  # the stored dict, reused
+                    append_entry({"sourceEntry": entry, "messages": [message]})
+                    append(message)
+                    continue
+        elif kind == "compaction" or kind == "context_edit":
+            return None
+        elif kind == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            last_model = entry
+        contributed = entry_to_messages(entry)
+        append_entry({"sourceEntry": entry, "messages": contributed})
+        messages += contributed
+    model = None
+    if last_model is not None:
+        if last_model.get("type") == "model_change":
+            model = _model(last_model, "provider", "modelId")
+        else:
+            model = _model(last_model["message"], "provider", "model")
     return {"entries": projected, "messages": messages, "thinkingLevel": thinking_level, "model": model}
 
 
