@@ -9,7 +9,7 @@ import operator
 from itertools import compress, repeat
 from typing import Any
 
-__all__ = ["last_of_type", "messages_with_role"]
+__all__ = ["custom_entries", "last_of_type", "messages_with_role"]
 
 Entry = dict[str, Any]
 
@@ -43,3 +43,18 @@ def messages_with_role(branch: list[Entry], role: str) -> list[Any]:
             for entry in branch
             if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == role
         ]
+
+
+def custom_entries(branch: list[Entry], custom_type: str) -> list[Entry]:
+    """``[e for e in branch if e.get("type") == "custom" and e.get("customType") == custom_type]``.
+
+    What an extension that keeps its state in ``custom`` entries reads at every session start (each
+    bundled one did so in a Python loop over the whole branch).
+    """
+    try:
+        picked = list(compress(branch, map(operator.eq, map(dict.get, branch, repeat("type")), repeat("custom"))))
+        return list(
+            compress(picked, map(operator.eq, map(dict.get, picked, repeat("customType")), repeat(custom_type)))
+        )
+    except TypeError:  # an entry that is not a dict
+        return [e for e in branch if e.get("type") == "custom" and e.get("customType") == custom_type]
