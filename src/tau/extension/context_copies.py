@@ -18,11 +18,11 @@ saw (:attr:`ContextCopies.changes`).
 
 from __future__ import annotations
 
-import operator
 from bisect import bisect_left
-from itertools import compress, count, repeat
+from itertools import repeat
 from typing import Any
 
+from tau.common.positions import positions
 from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore_all, tracked_copies
 from tau.session.projection import unchanged_prefix
 
@@ -45,9 +45,13 @@ def _split_system(messages: list[Any], start: int, system: list[int], visible: l
     except TypeError:  # a message that is not a dict: item by item, as below
         pass
     else:
-        flags = list(map(operator.eq, roles, repeat("system")))
-        system.extend(compress(count(start), flags))
-        visible.extend(compress(tail, map(operator.not_, flags)))
+        found = positions(roles, "system")
+        system.extend(start + index for index in found)
+        at = 0
+        for index in found:  # the others, as slices between the (few) system messages
+            visible += tail[at:index]
+            at = index + 1
+        visible += tail[at:]
         return
     for index in range(start, len(messages)):
         message = messages[index]

@@ -12,13 +12,13 @@ Mirrors pi-ai ``utils/transcript.ts`` and ``utils/text.ts``; messages stay plain
 from __future__ import annotations
 
 import copy
-import operator
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress, count, islice, repeat
+from itertools import islice, repeat
 from typing import Any, Literal
 
 from tau.common import jsjson
+from tau.common.positions import positions
 from tau.llm.messages import content_text
 from tau.llm.types import Message, SystemMessage, Tool, TranscriptContext
 from tau.session.projection import unchanged_prefix
@@ -133,7 +133,7 @@ def _role_positions(messages: list[Any], start: int, role: str) -> list[int]:
         roles = list(map(dict.get, tail, repeat("role")))
     except TypeError:  # a Mapping that is not a dict: item by item
         roles = [message.get("role") for message in islice(messages, start, None)]
-    return list(compress(count(start), map(operator.eq, roles, repeat(role))))
+    return positions(roles, role, start)
 
 
 _scans = _SystemScans()

@@ -9,6 +9,8 @@ import operator
 from itertools import compress, repeat
 from typing import Any
 
+from tau.common.positions import positions
+
 __all__ = ["custom_entries", "last_of_type", "messages_with_role"]
 
 Entry = dict[str, Any]
@@ -34,9 +36,8 @@ def messages_with_role(branch: list[Entry], role: str) -> list[Any]:
             compress(branch, map(operator.eq, map(dict.get, branch, repeat("type")), repeat("message")))
         )
         messages: list[Any] = list(map(dict.get, picked, repeat("message")))
-        return list(
-            compress(messages, map(operator.eq, map(dict.get, messages, repeat("role")), repeat(role)))
-        )
+        roles = list(map(dict.get, messages, repeat("role")))
+        return [messages[index] for index in positions(roles, role)]
     except TypeError:  # an entry or a message that is not a dict
         return [
             entry["message"]
@@ -52,9 +53,8 @@ def custom_entries(branch: list[Entry], custom_type: str) -> list[Entry]:
     bundled one did so in a Python loop over the whole branch).
     """
     try:
-        picked = list(compress(branch, map(operator.eq, map(dict.get, branch, repeat("type")), repeat("custom"))))
-        return list(
-            compress(picked, map(operator.eq, map(dict.get, picked, repeat("customType")), repeat(custom_type)))
-        )
+        kinds = list(map(dict.get, branch, repeat("type")))
+        picked = [branch[index] for index in positions(kinds, "custom")]
+        return [entry for entry in picked if entry.get("customType") == custom_type]
     except TypeError:  # an entry that is not a dict
         return [e for e in branch if e.get("type") == "custom" and e.get("customType") == custom_type]
