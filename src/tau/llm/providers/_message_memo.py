@@ -57,6 +57,7 @@ class _Column:
         self.values: list[Any] = []
         self.copies: list[Any] = []
         self.stale: set[int] = set()  # rows whose message changed since their value was derived
+        self.fresh = True  # no value derived: every row is derived when the column is first read
 
 
 class MessageMemo:
@@ -86,6 +87,11 @@ class MessageMemo:
             frozen += map(_snapshot, messages[same:])
             self._keeping = True
         for column in self._columns.values():
+            if column.fresh:
+                continue  # nothing to keep (a first request's columns: no row bookkeeping)
+            if not same:
+                column.values, column.copies, column.stale, column.fresh = [], [], set(), True
+                continue
             column.values[same:] = [None] * len(new)
             del column.copies[same:]
             column.stale = {index for index in column.stale if index < same}
@@ -100,10 +106,13 @@ class MessageMemo:
         """
         column = self._columns[name]
         messages, derive = self._seen, column.derive
-        if not self._keeping and len(column.stale) == len(messages):
-            # A first request: every value derived, in order, nothing kept to check (one C-level loop).
-            column.values, column.copies, column.stale = list(map(derive, messages)), [], set()
-            return list(column.values)
+        if column.fresh:
+            # Every value derived, in order (one C-level loop); a handed-out one kept with its copy
+            # once the run goes on (nothing is kept to check after a first request).
+            values = list(map(derive, messages))
+            copies = list(map(json_copy, values)) if column.handed_out and self._keeping else []
+            column.values, column.copies, column.stale, column.fresh = values, copies, set(), False
+            return list(values)
         values, copies = list(column.values), list(column.copies)
         stale = set(column.stale)
         if column.handed_out and self._keeping:
