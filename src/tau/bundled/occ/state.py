@@ -23,7 +23,6 @@ from typing import Any
 from tau.bundled.occ.wire import STATE_TYPE
 from tau.bundled.sol_common.refetch import CallHistory, named_calls
 from tau.common.jsstr import js_len
-from tau.extension import custom_entries
 
 __all__ = [
     "STATE_TYPE",
@@ -133,10 +132,11 @@ def parse_state(data: Any) -> dict[str, Any] | None:
 
 def restore_state(branch: list[dict[str, Any]]) -> dict[str, Any]:
     """The newest valid snapshot on ``branch`` (malformed ones are skipped), else the initial state."""
-    for entry in reversed(custom_entries(branch, STATE_TYPE)):
-        state = parse_state(entry.get("data"))
-        if state is not None:
-            return state
+    for entry in reversed(branch):  # (the newest snapshot is usually a few entries from the end)
+        if entry.get("type") == "custom" and entry.get("customType") == STATE_TYPE:
+            state = parse_state(entry.get("data"))
+            if state is not None:
+                return state
     return initial_state()
 
 
