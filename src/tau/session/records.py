@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,6 @@ Problem = tuple[int, str]
 
 # Lines of these types are parsed at load: labels feed the label index, headers are not entries.
 _EAGER_KINDS = frozenset(("label", "session"))
-_CHUNK = 1 << 19  # read back lines in pieces of about 512 KiB
 _LF = 0x0A
 _CLOSING_BRACE = 0x7D
 
@@ -158,59 +158,34 @@ def _records(data: bytes, start: int, number: int, problems: list[Problem]) -> l
 
 
 # How much of a file a parsed load reads at a time: the file's bytes are never all in memory beside
-# its parsed entries (an open session stays within 4x its file, bench/session_open.py).
+# its parsed entries (an open session stays within 4x its file, bench/session_open.py). Lines are
+# read back (LineReader.chunks) in pieces of this size too.
 _CHUNK = 1 << 20
 
 
-def _file_lines(fd: int, size: int) -> Iterator[tuple[int, bytes, bool]]:
-    """``(offset, line, cut)`` for each line of the file open on ``fd``, read a chunk at a time
-    (``cut``: the last line, with no LF after it)."""
-    offset = read = 0  # the file offset of ``pending[0]``, and how much was read
-    pending = b""
+def _file_chunks(fd: int, size: int) -> Iterator[tuple[int, list[bytes], bool]]:
+    """The lines of the file open on ``fd``, read a chunk at a time: ``(offset, lines, cut)`` with
+    the file offset of ``lines[0]``; ``cut``: ``lines`` is the last line alone, with no LF after it."""
+    offset = read = 0  # the file offset of the first line not yielded yet, and how much was read
+    parts: list[bytes] = []  # what was read of that line, while no LF came after it
     while read < size:
         more = os.pread(fd, min(_CHUNK, size - read), read)
         if not more:  # the file shrank under us: what was read is all there is
             break
         read += len(more)
-        chunk = pending + more if pending else more
-        find = chunk.find
-        start = 0
-        while (newline := find(b"\n", start)) >= 0:
-            yield offset + start, chunk[start:newline], False
-            start = newline + 1
-        offset += start
-        pending = chunk[start:]
-    if pending:
-        yield offset, pending, True
-
-
-def _parsed_records(
-    lines: Iterator[tuple[int, bytes, bool]], number: int, problems: list[Problem]
-) -> tuple[list[Record], int, bool]:
-    """:func:`_records` with every line parsed now (what a run needs: its whole branch, at once);
-    also the number of the last line and whether it was cut short."""
-    records: list[Record] = []
-    append = records.append
-    loads = orjson.loads
-    cut = False
-    for position, raw, cut in lines:
-        end = position + len(raw)
-        number += 1
-        try:
-            entry = loads(raw)
-        except orjson.JSONDecodeError:
-            entry = None
-            if raw.strip():
-                entry, error = _parse_object(raw)
-                if entry is None:
-                    why = "cut short (no newline at the end of the file)" if cut else error
-                    problems.append((number, f"line {number}: {why}; skipped"))
-        if entry.__class__ is dict:
-            get = entry.get
-            append(Record(number, position, end - position, get("type"), get("id"), get("parentId"), entry))
-        elif entry is not None:
-            problems.append((number, f"line {number}: not a JSON object; skipped"))
-    return records, number, cut
+        lines = more.split(b"\n")
+        if len(lines) == 1:  # a line longer than a chunk: its pieces are joined once, at its end
+            parts.append(more)
+            continue
+        if parts:
+            parts.append(lines[0])
+            lines[0] = b"".join(parts)
+        last = lines.pop()
+        parts = [last] if last else []
+        yield offset, lines, False
+        offset = read - len(last)
+    if parts:
+        yield offset, [b"".join(parts)], True
 
 
 def load(fd: int, path: Path, *, parse_all: bool = False) -> Loaded | None:
@@ -246,19 +221,92 @@ def load(fd: int, path: Path, *, parse_all: bool = False) -> Loaded | None:
 
 def _load_parsed(fd: int, path: Path, size: int) -> Loaded:
     """:func:`load` with every line parsed now, the file read a chunk at a time."""
-    lines = _file_lines(fd, size)
     problems: list[Problem] = []
-    found = _session_header(lines, problems)
-    if found is None:
-        raise _not_a_session(path)
-    header, raw, number, _, cut = found
+    records: list[Record] = []
+    header: dict[str, Any] | None = None
+    header_raw = b""
+    number = 0  # the number of the last line read
+    cut = False
     with no_gc():
-        records, last, last_cut = _parsed_records(lines, number, problems)
-    return Loaded(header, raw, records, problems, last_cut if last > number else cut, last)
+        for offset, lines, cut in _file_chunks(fd, size):
+            if header is None:
+                for index, raw in enumerate(lines):  # the lines before the header, and the header
+                    number += 1
+                    offset += len(raw) + 1
+                    value = _header_candidate(raw, number, problems)
+                    if value is not None:
+                        if not _is_header(value):
+                            raise _not_a_session(path)
+                        header, header_raw = value, raw
+                        lines = lines[index + 1 :]
+                        break
+                else:
+                    continue
+            number = _parse_lines(lines, offset, number, cut, records, problems)
+    if header is None:
+        raise _not_a_session(path)
+    return Loaded(header, header_raw, records, problems, cut, number)
+
+
+def _parse_lines(
+    lines: list[bytes], offset: int, number: int, cut: bool, records: list[Record], problems: list[Problem]
+) -> int:
+    """Append the records of ``lines`` (from file ``offset``, after line ``number``) to ``records``;
+    returns the number of the last line. ``cut``: the last line has no LF after it."""
+    try:
+        entries = list(map(orjson.loads, lines))
+        kinds = list(map(dict.get, entries, repeat("type")))  # (TypeError: a value that is no object)
+    except (orjson.JSONDecodeError, TypeError):  # a line that is blank, damaged or no object
+        return _parse_each(lines, offset, number, cut, records, problems)
+    append = records.append
+    new = Record.__new__
+    # Slots set here rather than through Record.__init__: a Python call per line costs more than
+    # the stores themselves.
+    for raw, entry, kind in zip(lines, entries, kinds, strict=True):
+        number += 1
+        record = new(Record)
+        record.line = number
+        record.offset = offset
+        record.size = size = len(raw)
+        record.raw = None
+        record.kind = kind
+        record.id = entry.get("id")
+        record.parent_id = entry.get("parentId")
+        record.entry = entry
+        append(record)
+        offset += size + 1
+    return number
+
+
+def _parse_each(
+    lines: list[bytes], offset: int, number: int, cut: bool, records: list[Record], problems: list[Problem]
+) -> int:
+    """:func:`_parse_lines` a line at a time, each line that is not an entry noted in ``problems``."""
+    append = records.append
+    loads = orjson.loads
+    last = len(lines) - 1
+    for index, raw in enumerate(lines):
+        number += 1
+        try:
+            entry = loads(raw)
+        except orjson.JSONDecodeError:
+            entry = None
+            if raw.strip():
+                entry, error = _parse_object(raw)
+                if entry is None:
+                    why = "cut short (no newline at the end of the file)" if cut and index == last else error
+                    problems.append((number, f"line {number}: {why}; skipped"))
+        if entry.__class__ is dict:
+            get = entry.get
+            append(Record(number, offset, len(raw), get("type"), get("id"), get("parentId"), entry))
+        elif entry is not None:
+            problems.append((number, f"line {number}: not a JSON object; skipped"))
+        offset += len(raw) + 1
+    return number
 
 
 def _data_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
-    """:func:`_file_lines` of bytes already read."""
+    """``(offset, line, cut)`` for each line of bytes already read (``cut``: the last line, with no LF after it)."""
     position, size = 0, len(data)
     while position < size:
         newline = data.find(b"\n", position)
@@ -276,16 +324,28 @@ def _session_header(
     number = 0
     for offset, raw, cut in lines:
         number += 1
-        if not raw.strip():
-            continue
-        header, error = _parse_object(raw)
+        header = _header_candidate(raw, number, problems)
         if header is None:
-            problems.append((number, f"line {number}: {error}; skipped"))
             continue
-        if header.get("type") != "session" or not isinstance(header.get("id"), str):
+        if not _is_header(header):
             return None
         return header, raw, number, offset + len(raw) + 1, cut
     return None
+
+
+def _header_candidate(raw: bytes, number: int, problems: list[Problem]) -> dict[str, Any] | None:
+    """The object on line ``number`` before the header: ``None`` for a blank line, or a malformed
+    one (noted in ``problems``); the first object is the header, or the file is no session."""
+    if not raw.strip():
+        return None
+    value, error = _parse_object(raw)
+    if value is None:
+        problems.append((number, f"line {number}: {error}; skipped"))
+    return value
+
+
+def _is_header(value: dict[str, Any]) -> bool:
+    return value.get("type") == "session" and isinstance(value.get("id"), str)
 
 
 def _not_a_session(path: Path) -> NotASessionError:
@@ -314,7 +374,7 @@ class LineReader:
         self._finalizer()
 
     def chunks(self, records: list[Record]) -> Iterator[tuple[int, memoryview, list[Record]]]:
-        """The records with an offset, grouped into pieces of the file of about 512 KiB.
+        """The records with an offset, grouped into pieces of the file of about a megabyte.
 
         Yields ``(start, piece, records)``: a record's line is ``piece[offset - start:][:size]`` when
         the byte after it is LF (else the file no longer holds that line).
