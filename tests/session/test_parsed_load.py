@@ -123,6 +123,7 @@ def test_a_file_parsed_at_open_reads_as_it_does_one_line_at_a_time(tmp_path_fact
     assert (loaded.unterminated, loaded.line_count) == (unterminated, line_count)
     # and independently of the reference: each record's line is where it says
     for record in loaded.records:
+        assert all(hasattr(record, slot) for slot in records.Record.__slots__)
         assert records.jsonl.parse(data[record.offset : record.offset + record.size]) == record.entry
         assert data.count(b"\n", 0, record.offset) == record.line - 1
         assert data[record.offset + record.size : record.offset + record.size + 1] in (b"\n", b"")

@@ -52,6 +52,7 @@ class Record:
     because no file has them (the kept lines of a branched session before it is written).
     """
 
+    # (a parsed open, _parse_lines, sets these slots without calling __init__: keep the two in step)
     __slots__ = ("entry", "id", "kind", "line", "offset", "parent_id", "raw", "size")
 
     def __init__(
