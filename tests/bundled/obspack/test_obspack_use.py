@@ -9,7 +9,7 @@ from test_obspack_stale import PLACEHOLDER, Session
 
 from tau.bundled.obspack.economy import pays_to_pack
 from tau.bundled.obspack.observation import text_observation
-from tau.bundled.obspack.window import WINDOW_TYPE
+from tau.bundled.obspack.window import WINDOW_TYPE, Window
 
 # No batching and no economic floor unless a test is about them: each rule is seen on its own.
 PLAIN = {"swapBatching": False, "staleRefetchChance": 0}
@@ -172,3 +172,40 @@ def test_a_large_result_never_used_goes_after_its_first_two_sends_as_in_sol_pi(t
     assert not large_packed(session, module, given)
     given = idle(session, 1)
     assert large_packed(session, module, given)
+
+
+def test_a_resumed_session_counts_a_refetch_of_what_its_first_request_packed(tmp_path):
+    session = Session(tmp_path, PLAIN)
+    first = session.call("bash", {"command": "git log"}, source("log", "commit_a1b2c3d4"))
+    for n in range(5):  # no request yet: the first one reads every call at once, as after a resume
+        session.call("bash", {"command": f"echo {n}"}, "ok")
+    given = session.request()
+    assert packed(session, first, given)
+    session.call("bash", {"command": "git log"}, source("log", "commit_a1b2c3d4"))  # nothing changed it
+    session.request()
+    windows = [data for kind, data in session.tau.entries if kind == WINDOW_TYPE]
+    assert [(w["staleAfterTurns"], w["refetches"]) for w in windows] == [(6, 1)]
+
+
+def test_a_resumed_window_is_the_newest_valid_window_entry_of_the_branch():
+    def entry(kind: str, turns: object, refetches: object = 1) -> dict:
+        data = {"staleAfterTurns": turns, "refetches": refetches}
+        return {"type": kind, "customType": WINDOW_TYPE, "data": data}
+
+    window = Window(4, 12)
+    window.restore(
+        [
+            entry("custom", 9, 3),
+            entry("custom", 7, 2),
+            {"type": "message", "message": {"role": "user", "content": "hi"}},
+            entry("custom", "8"),  # not a count: skipped
+            entry("message", 11),  # not a custom entry: skipped
+            {"type": "custom", "customType": "other", "data": {"staleAfterTurns": 10, "refetches": 5}},
+        ]
+    )
+    assert (window.turns, window.refetches) == (7, 2)
+    window.restore([entry("custom", 40, 6)])  # clamped to the cap
+    assert (window.turns, window.refetches) == (12, 6)
+    untouched = Window(4, 12)
+    untouched.restore([entry("custom", -1), {"type": "custom"}])
+    assert (untouched.turns, untouched.refetches) == (4, 0)

@@ -16,6 +16,7 @@ same decisions as the live extension. A change is persisted as a small ``custom`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, TypeGuard
 
 from tau.bundled.obspack.projection import ProjectionPlan, is_old_reason
@@ -35,7 +36,10 @@ class Window:
     cap: int
     turns: int = 0
     refetches: int = 0
-    calls: CallHistory = field(default_factory=CallHistory)
+    _calls: CallHistory = field(default_factory=CallHistory)
+    # The first request's calls as read then: recorded when the history is first needed (a resumed
+    # run whose turns make no call never needs it; a long session has tens of thousands).
+    _first: list[tuple[str, str, Any]] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set)  # tool call ids noted
     _started: bool = False
     _old: set[str] = field(default_factory=set)  # observation ids packed as old
@@ -50,10 +54,29 @@ class Window:
         """How much one refetch widens the window: half its starting width."""
         return max(1, (self.base + 1) // 2)
 
+    @property
+    def calls(self) -> CallHistory:
+        """The session's calls noted so far, in order."""
+        if self._first:
+            first, self._first = self._first, []
+            self._record(first)
+        return self._calls
+
     def restore(self, branch: list[dict[str, Any]]) -> None:
         """Take the window and the refetch count of the newest valid entry on ``branch``."""
-        for entry in reversed(branch):
-            if entry.get("type") != "custom" or entry.get("customType") != WINDOW_TYPE:
+        try:  # (one C-level pass for dicts: a resumed branch may hold tens of thousands of entries)
+            kinds = list(map(dict.get, branch, repeat("customType")))
+        except TypeError:  # an entry that is not a dict: as the straightforward pass would fail
+            kinds = [entry.get("customType") for entry in branch]
+        kinds.reverse()  # (newest first)
+        at = 0
+        while True:
+            try:
+                at = kinds.index(WINDOW_TYPE, at) + 1
+            except ValueError:
+                return
+            entry = branch[len(kinds) - at]
+            if entry.get("type") != "custom":
                 continue
             data = found_data if isinstance(found_data := entry.get("data"), dict) else {}
             turns, refetches = data.get("staleAfterTurns"), data.get("refetches")
@@ -65,6 +88,13 @@ class Window:
     def note_calls(self, calls: list[dict[str, Any]]) -> bool:
         """Note the tool calls made since the previous request; whether the window or the refetch
         count changed. The first request of a session (or of a resumed one) only records."""
+        if not self._started:
+            self._started = True
+            # Nothing packed yet, so none of these is a refetch: they are only recorded, when the
+            # history is first needed (:attr:`calls`). Read now: a block may change after this request.
+            self._first = [(str(block.get("id")), str(block.get("name")), block.get("arguments")) for block in calls]
+            return False
+        history = self.calls
         refetched = 0
         for block in calls:
             call_id = str(block.get("id"))
@@ -72,24 +102,30 @@ class Window:
                 continue
             self._seen.add(call_id)
             name, arguments = str(block.get("name")), block.get("arguments")
-            if self._started:
-                refetched += self._refetches(name, arguments)
+            refetched += self._refetches(name, arguments)
             identity = call_identity(name, arguments)
             if identity is not None:
                 self._old_outputs.pop(identity, None)  # this call's output is the newest now
-            self.calls.record(name, arguments)
-        self._started = True
+            history.record(name, arguments)
         if not refetched:
             return False
         self.refetches += refetched
         self.turns = min(self.cap, self.turns + self.step)
         return True
 
+    def _record(self, calls: list[tuple[str, str, Any]]) -> None:
+        """Record the first request's calls (none is a refetch, none the newest output of a packed one)."""
+        seen, history = self._seen, self._calls
+        for call_id, name, arguments in calls:
+            if call_id not in seen:
+                seen.add(call_id)
+                history.record(name, arguments)
+
     def _refetches(self, name: str, arguments: Any) -> int:
         if name == RECALL_TOOL:
             return int(isinstance(arguments, dict) and arguments.get("id") in self._old)
         identity = call_identity(name, arguments)
-        return int(identity in self._old_outputs and self.calls.is_refetch(name, arguments))
+        return int(identity in self._old_outputs and self._calls.is_refetch(name, arguments))
 
     def note_swaps(self, plan: ProjectionPlan) -> None:
         """Remember what a sent plan packed as old: its observation ids, and the calls whose newest
