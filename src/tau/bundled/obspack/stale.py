@@ -34,37 +34,19 @@ def _path(arguments: dict[str, Any]) -> str | None:
 
 def call_keys(name: str, arguments: Any) -> tuple[Key, ...]:
     """What a call's result is an output of."""
+    # (one branch per name: a resumed context's every call is keyed on its first request)
     if not isinstance(arguments, dict):
         return ()
-    keys: list[Key] = []
-    if name == "bash" and isinstance(arguments.get("command"), str):
-        keys.append(("command", arguments["command"]))
-    if name == "read" and (path := _path(arguments)) is not None:
-        keys.append(("read", path))
+    if name == "bash":
+        command = arguments.get("command")
+        return (("command", command),) if isinstance(command, str) else ()
+    if name == "read":
+        path = _path(arguments)
+        return (("read", path),) if path is not None else ()
     then_run = arguments.get("then_run") if name in MUTATIONS else None
     if isinstance(then_run, dict) and isinstance(then_run.get("command"), str):
-        keys.append(("command", then_run["command"]))
-    return tuple(keys)
-
-
-def _text_chars(value: Any) -> int:
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list):
-        total = 0
-        for block in value:
-            if not isinstance(block, dict):
-                continue
-            text = block.get("text")
-            if isinstance(text, str):
-                total += len(text)
-            text = block.get("thinking")
-            if isinstance(text, str):
-                total += len(text)
-            if block.get("type") == "toolCall":
-                total += 64 + _argument_chars(block.get("arguments"))
-        return total
-    return 0
+        return (("command", then_run["command"]),)
+    return ()
 
 
 def _argument_chars(arguments: Any) -> int:
@@ -81,8 +63,31 @@ def _argument_chars(arguments: Any) -> int:
 
 
 def message_tokens(message: dict[str, Any]) -> int:
-    """A cheap estimate of what a message adds to a request (characters / 4)."""
-    return (_text_chars(message.get("content")) + len(str(message.get("summary") or ""))) // 4 + 4
+    """A cheap estimate of what a message adds to a request (characters / 4): the characters of
+    its text, or of its blocks' ``text`` and ``thinking`` and of its tool calls (64 each and their
+    arguments), and of its ``summary``."""
+    # (one function, each block's keys read once: every message of a context is sized)
+    content = message.get("content")
+    chars = 0
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            get = block.get
+            text = get("text")
+            if isinstance(text, str):
+                chars += len(text)
+            text = get("thinking")
+            if isinstance(text, str):
+                chars += len(text)
+            if get("type") == "toolCall":
+                chars += 64 + _argument_chars(get("arguments"))
+    elif isinstance(content, str):
+        chars = len(content)
+    summary = message.get("summary")
+    if summary:
+        chars += len(summary if summary.__class__ is str else str(summary))
+    return chars // 4 + 4
 
 
 @dataclass
