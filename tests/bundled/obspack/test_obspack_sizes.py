@@ -8,7 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.bundled.obspack.stale import MUTATIONS, _argument_chars, _path, call_keys, message_tokens
+from tau.bundled.obspack.scan import ContextScan
+from tau.bundled.obspack.stale import MUTATIONS, _path, argument_chars, call_keys, message_tokens
 
 
 class Named(str):
@@ -34,7 +35,7 @@ def reference_message_tokens(message: dict[str, Any]) -> int:
                 if isinstance(text, str):
                     total += len(text)
                 if block.get("type") == "toolCall":
-                    total += 64 + _argument_chars(block.get("arguments"))
+                    total += 64 + argument_chars(block.get("arguments"))
             return total
         return 0
 
@@ -120,3 +121,48 @@ def test_the_estimate_of_a_typical_context():
     ) // 4 + 4
     assert message_tokens({"role": "compactionSummary", "summary": "y" * 400}) == 104
     assert message_tokens({"role": "user", "content": "hello world!"}) == 7
+
+
+call_blocks = st.fixed_dictionaries(
+    {"type": st.just("toolCall"), "id": st.sampled_from(["c1", "c2", "c3"]), "name": st.sampled_from(["bash", "read", "edit"])},
+    optional={"arguments": arguments, "text": texts, "thinking": texts},
+)
+context_messages = st.one_of(
+    messages.filter(lambda message: message.get("role") != "assistant"),  # (whose content the scan iterates)
+    st.fixed_dictionaries(
+        {"role": st.just("assistant"), "content": st.one_of(st.lists(st.one_of(blocks, call_blocks), max_size=4), st.text(max_size=5), st.none())},
+        optional={"summary": texts},
+    ),
+    st.fixed_dictionaries(
+        {"role": st.just("toolResult"), "toolCallId": st.sampled_from(["c1", "c2", "c9"]), "content": st.lists(blocks, max_size=2)},
+        optional={"toolName": st.sampled_from(["bash", "todo"]), "isError": st.booleans()},
+    ),
+    st.fixed_dictionaries({"role": st.just("custom"), "content": texts}),
+)
+
+
+def reading(scan: ContextScan) -> tuple[Any, ...]:
+    items = [(i.index, i.turn, i.keys, i.block, id(i.message), id(i.call)) for i in scan.items]
+    return items, scan.latest, scan.turns, scan.checklist, [id(call) for call in scan.new_calls], scan.fresh
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(context_messages, max_size=12), st.integers(min_value=0, max_value=12))
+def test_a_sized_read_reads_the_same_and_sizes_each_message_as_estimated(context, cut):
+    visible = [message for message in context if message.get("role") != "custom"]
+    plain, sized = ContextScan(), ContextScan()
+    assert reading(sized(context, sized=True)) == reading(plain(context))
+    assert sized.sizes == plain.sizes == [message_tokens(message) for message in visible]
+    # a read that keeps the leading messages (sizes kept, the new ones estimated when asked for)
+    grown = [*context[:cut], {"role": "user", "content": "more"}]
+    plain, sized = ContextScan(), ContextScan()
+    plain(context[:cut]), sized(context[:cut], sized=True)
+    assert reading(sized(grown, sized=True)) == reading(plain(grown))
+    assert sized.sizes == [message_tokens(message) for message in grown if message.get("role") != "custom"]
+    # hidden messages that are new objects (they move from one request to the next): the others keep
+    # their reading, and it is what reading them all afresh gives
+    call = {"type": "toolCall", "id": "c7", "name": "bash", "arguments": {"command": "ls"}}
+    moved = [dict(message) if message.get("role") == "custom" else message for message in grown]
+    moved += [{"role": "assistant", "content": [call]}, {"role": "toolResult", "toolCallId": "c7", "content": []}]
+    assert reading(sized(moved, sized=True))[:4] == reading(ContextScan()(moved))[:4]
+    assert sized.sizes == [message_tokens(message) for message in moved if message.get("role") != "custom"]

@@ -19,7 +19,7 @@ from tau.bundled.obspack.observation import (
 )
 from tau.bundled.obspack.placeholder import placeholder_for
 from tau.bundled.obspack.planner import Planner
-from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
+from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts, sizes_needed
 from tau.bundled.obspack.recall import read_page, render_page, search
 from tau.bundled.obspack.store import ObservationStore, sha256_fd
 from tau.bundled.obspack.window import WINDOW_TYPE, Window
@@ -153,7 +153,7 @@ class ObservationPack:
                 state.stored[observation.id] = observation.content_hash
 
         seen_before, self._seen = self._seen, set()
-        scan = self._planner.scan(messages)
+        scan = self._planner.scan(messages, sized=sizes_needed(self.rules))
         if self.rules.stale and not state.window_restored:
             state.window_restored = True
             state.window.restore(manager.get_branch())

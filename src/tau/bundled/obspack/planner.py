@@ -58,6 +58,7 @@ from tau.bundled.obspack.projection import (
     old_reason,
     plan_projection,
     request_economy,
+    sizes_needed,
 )
 from tau.bundled.obspack.stale import KEPT_TOOLS
 
@@ -127,7 +128,7 @@ class Planner:
                 scan=self.scan,
                 scanned=scanned,
             )
-        context = self.scan if scanned else self.scan(messages)
+        context = self.scan if scanned else self.scan(messages, sized=sizes_needed(rules))
         key = (id(applied), id(send_counts), rules, applied.anonymous)
         if context.fresh or key != self._key:
             # Filing the items below reads what the journal holds so far.

@@ -318,6 +318,11 @@ def plan_projection(
     return plan
 
 
+def sizes_needed(rules: PackRules) -> bool:
+    """Whether a request's decision estimates every message (the economic floor's context)."""
+    return rules.stale and rules.refetch_chance > 0
+
+
 def request_economy(
     context: ContextScan,
     rules: PackRules,
@@ -326,7 +331,7 @@ def request_economy(
     replaced_from: Callable[[int], int],
 ) -> Economy | None:
     """This request's figures for the economic floor of old results (``None``: no floor)."""
-    if not rules.stale or applied is None or rules.refetch_chance <= 0:
+    if not sizes_needed(rules) or applied is None:
         return None
     sent = context.suffix_tokens(0) - replaced_from(0)
     return Economy(sent, expected_remaining(context.turns), write_read_ratio, rules.refetch_chance)
@@ -514,4 +519,4 @@ def _as_text(content: Any) -> str:
     return content if isinstance(content, str) else jsjson.dumps_str(content)
 
 
-__all__ += ["THRESHOLD_BYTES", "is_old_reason", "old_reason", "request_economy"]
+__all__ += ["THRESHOLD_BYTES", "is_old_reason", "old_reason", "request_economy", "sizes_needed"]

@@ -25,7 +25,7 @@ from tau.bundled.obspack.observation import (
 )
 from tau.bundled.obspack.pack import pack_rules, write_read_ratio
 from tau.bundled.obspack.planner import Planner
-from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts
+from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts, sizes_needed
 from tau.bundled.obspack.window import Window
 from tau.bundled.obspack.wire import MECHANISM, RECALL_TOOL
 from tau.bundled.sol_common.replay import ReplayHost, Request, Undone
@@ -88,7 +88,7 @@ class PackState:
             # Nothing is written: the original stays in the session file, where recall restores it from.
             self.originals.setdefault(observation.id, observation.data)
 
-        scan = self.planner.scan(visible)
+        scan = self.planner.scan(visible, sized=sizes_needed(self.rules))
         window = self.window
         assert window is not None
         if self.rules.stale:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import compress, repeat
 from typing import Any
 
-from tau.bundled.obspack.stale import MUTATIONS, Key, call_keys, message_tokens
+from tau.bundled.obspack.stale import MUTATIONS, Key, argument_chars, call_keys, message_tokens, tokens_of
 from tau.bundled.sol_common.evidence import distinctive_tokens, message_evidence_text
 from tau.extension import unchanged_prefix
 
@@ -114,7 +114,9 @@ class ContextScan:
         self.checklist = -1  # position of the newest successful ``todo`` result (never packed)
         self.fresh = True
 
-    def __call__(self, messages: list[dict[str, Any]]) -> ContextScan:
+    def __call__(self, messages: list[dict[str, Any]], *, sized: bool = False) -> ContextScan:
+        """Read the request's ``messages``. ``sized``: the message sizes will be asked for
+        (:meth:`suffix_tokens`); a fresh read then estimates them in the same pass."""
         # Hidden extension messages (a checklist block, a loop's nudge) are left out: they move or
         # are new objects from one request to the next, and they are never packed. The leading
         # messages that are the same objects as last time keep their place among the others.
@@ -123,7 +125,7 @@ class ContextScan:
         known = shared - len(custom)
         tail = messages[shared:]
         roles = _roles(tail)
-        hidden = list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom"))))
+        hidden = list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom")))) if "custom" in roles else []
         custom += (shared + index for index in hidden)
         self._all, self._custom = list(messages), custom
         given = self._given[:known]
@@ -135,12 +137,18 @@ class ContextScan:
             self.fresh = True
         self.new_calls = []
         start = len(self._given)
-        if not self.fresh:
-            credit_from = 0
-        else:  # (the roles of the tail are those of every message when nothing was kept)
-            turns = roles.count("assistant") if shared == 0 else _turns(given)
-            credit_from = max(0, turns - USE_TURNS)
-        self._read_from(given, start, credit_from)
+        if start >= known:  # the roles of ``given[start:]``: those of the tail without the hidden ones
+            if hidden:
+                roles = [role for role in roles if role != "custom"]
+            roles = roles[start - known :] if start > known else roles
+        else:
+            roles = _roles(given[start:])
+        # (a fresh read reads every message: ``roles`` are all of them)
+        credit_from = max(0, roles.count("assistant") - USE_TURNS) if self.fresh else 0
+        sizes: list[int] | None = [] if sized and self.fresh else None
+        self._read_from(given, start, roles, credit_from, sizes)
+        if sizes is not None:  # (a fresh read starts at the first message)
+            self._sizes, self._sized = sizes, 0
         self._given = given
         return self
 
@@ -199,24 +207,43 @@ class ContextScan:
         for token in tokens or ():
             source[token] = item
 
-    def _read_from(self, given: list[dict[str, Any]], start: int, credit_from: int) -> None:
-        """Read the messages of ``given`` from position ``start`` on (the new ones); uses are
-        credited from turn ``credit_from`` on."""
+    def _read_from(
+        self, given: list[dict[str, Any]], start: int, roles: list[Any], credit_from: int, sizes: list[int] | None
+    ) -> None:
+        """Read the messages of ``given`` from position ``start`` on (the new ones, whose roles are
+        ``roles``); uses are credited from turn ``credit_from`` on. Each message's
+        :func:`message_tokens` is appended to ``sizes`` unless it is ``None``."""
         items, calls, latest, turns = self.items, self._calls, self.latest, self.turns
-        for index in range(start, len(given)):
-            message = given[index]
-            role = message.get("role")
+        noted = self.new_calls.append
+        # (the loop is every message of a resumed context: only what a message's role needs is read,
+        # and an assistant message is sized as its blocks are walked for its calls)
+        for index, role in enumerate(roles, start):
             if role == "assistant":
+                message = given[index]
                 counted = turns >= credit_from
                 if counted:
                     self._credit(message, turns)
-                for position, block in enumerate(message.get("content") or []):
-                    if not isinstance(block, dict) or block.get("type") != "toolCall":
+                content = message.get("content") or []
+                chars = 0  # (message_tokens's characters of a content list, when sized)
+                for position, block in enumerate(content):
+                    if not isinstance(block, dict):
                         continue
-                    name = block.get("name")
-                    keys = call_keys(str(name), block.get("arguments"))
-                    calls[str(block.get("id"))] = (turns, keys, block)
-                    self.new_calls.append(block)
+                    get = block.get
+                    if sizes is not None:
+                        text = get("text")
+                        if isinstance(text, str):
+                            chars += len(text)
+                        text = get("thinking")
+                        if isinstance(text, str):
+                            chars += len(text)
+                    if get("type") != "toolCall":
+                        continue
+                    name, arguments = get("name"), get("arguments")
+                    if sizes is not None:
+                        chars += 64 + argument_chars(arguments)
+                    keys = call_keys(str(name), arguments)
+                    calls[str(get("id"))] = (turns, keys, block)
+                    noted(block)
                     for key in keys:
                         latest[key] = turns
                     if name in MUTATIONS:
@@ -225,23 +252,24 @@ class ContextScan:
                         if counted:
                             self._index(item)
                 turns += 1
-            elif role == "toolResult":
-                turn, keys, call = calls.get(str(message.get("toolCallId")), (turns - 1, (), None))
-                item = Item(message, index, turn, keys, call=call)
+                if sizes is not None:
+                    sizes.append(tokens_of(chars, message) if isinstance(content, list) else message_tokens(message))
+                continue
+            if sizes is not None:
+                sizes.append(message_tokens(given[index]))
+            if role == "toolResult":
+                message = given[index]
+                made = calls.get(str(message.get("toolCallId")))
+                if made is None:
+                    item = Item(message, index, turns - 1, ())
+                else:
+                    item = Item(message, index, made[0], made[1], None, made[2])
                 items.append(item)
                 if turns >= credit_from:
                     self._index(item)
                 if message.get("toolName") == CHECKLIST_TOOL and not message.get("isError"):
                     self.checklist = index
         self.turns = turns
-
-
-def _turns(messages: list[dict[str, Any]]) -> int:
-    """The assistant messages among ``messages`` (one C-level pass for dicts)."""
-    try:
-        return list(map(dict.get, messages, repeat("role"))).count("assistant")
-    except TypeError:  # a message that is not a dict: as the straightforward pass would
-        return sum(1 for message in messages if message.get("role") == "assistant")
 
 
 def _roles(messages: list[Any]) -> list[Any]:

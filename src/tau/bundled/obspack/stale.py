@@ -18,7 +18,7 @@ from typing import Any
 from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.bundled.occ.wire import PLAN_TOOL
 
-__all__ = ["KEPT_TOOLS", "MUTATIONS", "Key", "Seen", "call_keys", "message_tokens"]
+__all__ = ["KEPT_TOOLS", "MUTATIONS", "Key", "Seen", "argument_chars", "call_keys", "message_tokens", "tokens_of"]
 
 Key = tuple[str, str]
 MUTATIONS = ("edit", "write")
@@ -49,16 +49,17 @@ def call_keys(name: str, arguments: Any) -> tuple[Key, ...]:
     return ()
 
 
-def _argument_chars(arguments: Any) -> int:
+def argument_chars(arguments: Any) -> int:
+    """The characters :func:`message_tokens` counts for a tool call's arguments."""
     if isinstance(arguments, dict):
         # (a loop, string keys and values measured in place: every call of a context is sized)
         total = 0
         for k, v in arguments.items():
             total += len(k if k.__class__ is str else str(k)) + 4
-            total += len(v) if v.__class__ is str else _argument_chars(v)
+            total += len(v) if v.__class__ is str else argument_chars(v)
         return total
     if isinstance(arguments, list):
-        return sum(_argument_chars(item) + 1 for item in arguments)
+        return sum(argument_chars(item) + 1 for item in arguments)
     return len(arguments) if isinstance(arguments, str) else 8
 
 
@@ -81,9 +82,14 @@ def message_tokens(message: dict[str, Any]) -> int:
             if isinstance(text, str):
                 chars += len(text)
             if get("type") == "toolCall":
-                chars += 64 + _argument_chars(get("arguments"))
+                chars += 64 + argument_chars(get("arguments"))
     elif isinstance(content, str):
         chars = len(content)
+    return tokens_of(chars, message)
+
+
+def tokens_of(chars: int, message: dict[str, Any]) -> int:
+    """:func:`message_tokens` of a message whose content has ``chars`` characters (its summary added)."""
     summary = message.get("summary")
     if summary:
         chars += len(summary if summary.__class__ is str else str(summary))

@@ -15,7 +15,9 @@ same decisions as the live extension. A change is persisted as a small ``custom`
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from itertools import repeat
 from typing import Any, TypeGuard
 
@@ -39,7 +41,7 @@ class Window:
     _calls: CallHistory = field(default_factory=CallHistory)
     # The first request's calls as read then: recorded when the history is first needed (a resumed
     # run whose turns make no call never needs it; a long session has tens of thousands).
-    _first: list[tuple[str, str, Any]] = field(default_factory=list)
+    _first: list[dict[str, Any]] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set)  # tool call ids noted
     _started: bool = False
     _old: set[str] = field(default_factory=set)  # observation ids packed as old
@@ -64,18 +66,19 @@ class Window:
 
     def restore(self, branch: list[dict[str, Any]]) -> None:
         """Take the window and the refetch count of the newest valid entry on ``branch``."""
-        try:  # (one C-level pass for dicts: a resumed branch may hold tens of thousands of entries)
-            kinds = list(map(dict.get, branch, repeat("customType")))
-        except TypeError:  # an entry that is not a dict: as the straightforward pass would fail
-            kinds = [entry.get("customType") for entry in branch]
-        kinds.reverse()  # (newest first)
+        # The newest first, lazily (one C-level pass for dicts: a resumed branch may hold tens of
+        # thousands of entries, and the newest window entry is usually near its end).
+        kinds: Iterator[Any] = map(dict.get, reversed(branch), repeat("customType"))
         at = 0
         while True:
             try:
-                at = kinds.index(WINDOW_TYPE, at) + 1
+                at += operator.indexOf(kinds, WINDOW_TYPE) + 1
             except ValueError:
                 return
-            entry = branch[len(kinds) - at]
+            except TypeError:  # an entry that is not a dict: entry by entry, as below
+                kinds = (entry.get("customType") for entry in reversed(branch[: len(branch) - at]))
+                continue
+            entry = branch[len(branch) - at]
             if entry.get("type") != "custom":
                 continue
             data = found_data if isinstance(found_data := entry.get("data"), dict) else {}
@@ -91,8 +94,8 @@ class Window:
         if not self._started:
             self._started = True
             # Nothing packed yet, so none of these is a refetch: they are only recorded, when the
-            # history is first needed (:attr:`calls`). Read now: a block may change after this request.
-            self._first = [(str(block.get("id")), str(block.get("name")), block.get("arguments")) for block in calls]
+            # history is first needed (:attr:`calls`). Copied now: a block may change after this request.
+            self._first = list(map(dict.copy, calls))
             return False
         history = self.calls
         refetched = 0
@@ -113,13 +116,14 @@ class Window:
         self.turns = min(self.cap, self.turns + self.step)
         return True
 
-    def _record(self, calls: list[tuple[str, str, Any]]) -> None:
+    def _record(self, calls: list[dict[str, Any]]) -> None:
         """Record the first request's calls (none is a refetch, none the newest output of a packed one)."""
         seen, history = self._seen, self._calls
-        for call_id, name, arguments in calls:
+        for block in calls:
+            call_id = str(block.get("id"))
             if call_id not in seen:
                 seen.add(call_id)
-                history.record(name, arguments)
+                history.record(str(block.get("name")), block.get("arguments"))
 
     def _refetches(self, name: str, arguments: Any) -> int:
         if name == RECALL_TOOL:
