@@ -257,3 +257,21 @@ def test_a_wider_window_keeps_what_was_packed_and_decides_as_the_reference():
         assert planner.request(session, number + 1, rules, 12.5, fast=True) == expected
         records.append(jsjson.loads(expected[0])["records"])
     assert any(records[:5]) and records[5] == [] and records[6] == []
+
+
+def test_a_result_filed_before_anything_was_recorded_is_found_by_a_later_record_of_its_identity():
+    """A resumed session's first request files its items before any swap is recorded; a record of
+    a duplicate's identity (the same call's result twice) in a later request finds the copy that
+    request did not visit, as the reference does, even in a request that files nothing new."""
+    session = Session()
+    reference, planner = Side(), Side()
+    for step in [("turn", (["bash"], [("ok", 700)] * 3, 1)), ("duplicate", 0), ("turn", ([], [], 0))]:
+        _apply_step(session, step)  # the session so far is resumed: its first request reads it all
+    rules = PackRules(after_turns=1, min_tokens=50, batch=False, refetch_chance=0, max_new_objects=1)
+    decided = []
+    for number in range(1, 4):
+        expected = reference.request(session, number, rules, 12.5, fast=False)
+        assert planner.request(session, number, rules, 12.5, fast=True) == expected, number
+        decided.append(jsjson.loads(expected[0]))
+        _apply_step(session, ("user", number))
+    assert len(decided[0]["edits"]) == 1 and len(decided[1]["kept"]) == 2  # the copy follows its swap

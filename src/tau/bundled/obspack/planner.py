@@ -92,6 +92,9 @@ class Planner:
         self._recorded: dict[int, Item] = {}  # position → unpacked item whose observation has a recorded swap
         self._by_obs: dict[str, list[Item]] = {}  # observation id → its unpacked items
         self._unobserved: dict[str, list[Item]] = {}  # identity → items whose observation is not computed yet
+        # Open items not yet put under their identity: filed while no swap was recorded (a resumed
+        # session's first request), so nothing can look them up until the journal has a record.
+        self._unindexed: list[Item] = []
         self._journal = journal  # records of ``applied.journal`` followed so far
 
     def plan(
@@ -137,8 +140,7 @@ class Planner:
         request = _Request(self, context, rules, applied, observe, placeholder, branch_ids)
         request.archive = _Archive(store, applied, rules.max_new_objects)
         request.send_counts = send_counts
-        for position in range(self._read, len(context.items)):
-            request.file(context.items[position], position)
+        request.file_from(context.items, self._read)
         self._read = len(context.items)
         request.follow_journal()
         request.find_packed()
@@ -207,27 +209,45 @@ class _Request:
 
     # -- filing the items ----------------------------------------------------------------------------
 
-    def file(self, item: Item, position: int) -> None:
-        """File a new item: never packed, large, or open (its observation computed when needed)."""
-        item.memo[_POSITION] = position
-        if item.block is not None:
-            if self.rules.stale:
+    def file_from(self, items: list[Item], start: int) -> None:
+        """File the new items, ``items[start:]``: never packed, large, or open (its observation
+        computed when needed)."""
+        stale, observe, large_items = self.rules.stale, self.observe, self.planner._large
+        for position in range(start, len(items)):  # (every item of a resumed context: kept lean)
+            item = items[position]
+            item.memo[_POSITION] = position
+            if item.block is not None:
+                if stale:
+                    self._open(item)
+                continue
+            large = _memo(item, "large", observe, item.message)
+            if large is not None:
+                large_items.append(item)
+                self._known(item, large)
+            elif stale and str(item.message.get("toolName")) not in KEPT_TOOLS:
                 self._open(item)
-            return
-        large = _memo(item, "large", self.observe, item.message)
-        if large is not None:
-            self.planner._large.append(item)
-            self._known(item, large)
-        elif self.rules.stale and str(item.message.get("toolName")) not in KEPT_TOOLS:
-            self._open(item)
 
     def _open(self, item: Item) -> None:
-        self.planner._open.append(item)
+        planner, applied = self.planner, self.applied
+        planner._open.append(item)
+        if not applied.anonymous and not applied.identities:
+            planner._unindexed.append(item)  # no swap recorded: looked up by identity once one is
+            return
+        self._index_unobserved()
         identity = identity_of(item)
-        if self.applied.anonymous or identity in self.applied.identities:
+        if applied.anonymous or identity in applied.identities:
             self.observation(item)  # a swap of this identity was recorded: it may be this item's
         else:
-            self.planner._unobserved.setdefault(identity, []).append(item)
+            planner._unobserved.setdefault(identity, []).append(item)
+
+    def _index_unobserved(self) -> None:
+        """Put the items filed while no swap was recorded under their identities, in order."""
+        planner = self.planner
+        if planner._unindexed:
+            unobserved = planner._unobserved
+            for item in planner._unindexed:
+                unobserved.setdefault(identity_of(item), []).append(item)
+            planner._unindexed = []
 
     def observation(self, item: Item) -> Observation | None:
         """The item's observation (as the reference derives it), filed by its id once known."""
@@ -248,6 +268,8 @@ class _Request:
     def follow_journal(self) -> None:
         """Mark the items of the swaps recorded since the last request: they may be on the branch."""
         planner, journal = self.planner, self.applied.journal
+        if len(journal) > planner._journal:
+            self._index_unobserved()
         for obs_id, identity in journal[planner._journal :]:
             for item in planner._unobserved.pop(identity or "", ()):
                 self.observation(item)

@@ -434,11 +434,14 @@ def _sent_before(
 
 def _memo(item: Item, key: Any, compute: Callable[..., Any], *args: Any) -> Any:
     """``compute(*args)`` once per item (its message does not change while the scan keeps it)."""
-    try:
-        return item.memo[key]
-    except KeyError:
+    # (no KeyError raised on a first look: a resumed context's first request looks at every item)
+    value = item.memo.get(key, _UNSET)
+    if value is _UNSET:
         value = item.memo[key] = compute(*args)
-        return value
+    return value
+
+
+_UNSET: Any = object()
 
 
 def _saved_by(observation: Observation, content: Any) -> int:

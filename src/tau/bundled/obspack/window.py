@@ -16,8 +16,8 @@ same decisions as the live extension. A change is persisted as a small ``custom`
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, TypeGuard
 
