@@ -21,14 +21,14 @@ first request of a long resumed session does not tokenize its whole history.
 
 from __future__ import annotations
 
-import operator
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import repeat
 from typing import Any
 
 from tau.bundled.obspack.stale import MUTATIONS, Key, argument_chars, call_keys, message_tokens, tokens_of
 from tau.bundled.sol_common.evidence import distinctive_tokens, message_evidence_text
+from tau.common.positions import positions
 from tau.extension import unchanged_prefix
 
 __all__ = ["CHECKLIST_TOOL", "USE_TURNS", "ContextScan", "Item", "evidence_of", "item_evidence"]
@@ -125,7 +125,7 @@ class ContextScan:
         known = shared - len(custom)
         tail = messages[shared:]
         roles = _roles(tail)
-        hidden = list(compress(range(len(roles)), map(operator.eq, roles, repeat("custom")))) if "custom" in roles else []
+        hidden = positions(roles, "custom")
         custom += (shared + index for index in hidden)
         self._all, self._custom = list(messages), custom
         given = self._given[:known]

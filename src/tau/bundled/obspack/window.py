@@ -15,15 +15,13 @@ same decisions as the live extension. A change is persisted as a small ``custom`
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any, TypeGuard
 
 from tau.bundled.obspack.projection import ProjectionPlan, is_old_reason
 from tau.bundled.obspack.wire import WINDOW_TYPE
 from tau.bundled.sol_common.refetch import RECALL_TOOL, CallHistory, call_identity
+from tau.extension import custom_entries
 
 __all__ = ["WINDOW_SCHEMA", "WINDOW_TYPE", "Window", "window_entry"]
 
@@ -66,21 +64,7 @@ class Window:
 
     def restore(self, branch: list[dict[str, Any]]) -> None:
         """Take the window and the refetch count of the newest valid entry on ``branch``."""
-        # The newest first, lazily (one C-level pass for dicts: a resumed branch may hold tens of
-        # thousands of entries, and the newest window entry is usually near its end).
-        kinds: Iterator[Any] = map(dict.get, reversed(branch), repeat("customType"))
-        at = 0
-        while True:
-            try:
-                at += operator.indexOf(kinds, WINDOW_TYPE) + 1
-            except ValueError:
-                return
-            except TypeError:  # an entry that is not a dict: entry by entry, as below
-                kinds = (entry.get("customType") for entry in reversed(branch[: len(branch) - at]))
-                continue
-            entry = branch[len(branch) - at]
-            if entry.get("type") != "custom":
-                continue
+        for entry in reversed(custom_entries(branch, WINDOW_TYPE)):
             data = found_data if isinstance(found_data := entry.get("data"), dict) else {}
             turns, refetches = data.get("staleAfterTurns"), data.get("refetches")
             if _count(turns) and _count(refetches):
