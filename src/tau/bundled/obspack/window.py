@@ -21,7 +21,6 @@ from typing import Any, TypeGuard
 from tau.bundled.obspack.projection import ProjectionPlan, is_old_reason
 from tau.bundled.obspack.wire import WINDOW_TYPE
 from tau.bundled.sol_common.refetch import RECALL_TOOL, CallHistory, call_identity
-from tau.extension import custom_entries
 
 __all__ = ["WINDOW_SCHEMA", "WINDOW_TYPE", "Window", "window_entry"]
 
@@ -64,7 +63,11 @@ class Window:
 
     def restore(self, branch: list[dict[str, Any]]) -> None:
         """Take the window and the refetch count of the newest valid entry on ``branch``."""
-        for entry in reversed(custom_entries(branch, WINDOW_TYPE)):
+        # (a loop over the entries as they are: touching each entry once is the cost, and
+        # ``custom_entries`` measured slower on a 50,000-entry branch without any)
+        for entry in reversed(branch):
+            if entry.get("type") != "custom" or entry.get("customType") != WINDOW_TYPE:
+                continue
             data = found_data if isinstance(found_data := entry.get("data"), dict) else {}
             turns, refetches = data.get("staleAfterTurns"), data.get("refetches")
             if _count(turns) and _count(refetches):
