@@ -93,7 +93,8 @@ class ContextScan:
     copies and restores edited ones in place, so such a message still has its source's content
     when the handler sees it); only new messages are read. Any other change of the list
     (compaction, branch switch, a removed message) reads it all again and sets :attr:`fresh`.
-    Message sizes are estimated when first asked for (:meth:`suffix_tokens`); each turn's uses are
+    Message sizes are estimated when first asked for (:meth:`suffix_tokens`), or by a fresh read
+    told they will be (``sized``: in the same pass, each message touched once); each turn's uses are
     credited as it is read (:meth:`last_use`). :attr:`new_calls` are the tool calls read by the
     last pass (every call after a fresh read).
     """
