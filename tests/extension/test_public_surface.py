@@ -38,7 +38,7 @@ MESSAGES = {
     "AgentMessage", "Message", "SystemMessage", "UserMessage", "AssistantMessage", "ToolResultMessage",
     "CustomMessage", "BashExecutionMessage", "BranchSummaryMessage", "CompactionSummaryMessage",
     "TextContent", "ThinkingContent", "ImageContent", "ToolCall",
-    "content_text", "message_text", "message_key", "text_block", "image_block", "tool_calls", "has_tool_calls", "entry_message", "custom_entries", "role_of",
+    "content_text", "message_text", "message_key", "text_block", "image_block", "tool_calls", "has_tool_calls", "entry_message", "role_of",
     "is_system", "is_user", "is_assistant", "is_tool_result", "is_custom", "is_bash_execution",
 }  # fmt: skip
 COMPACTION = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tau.session.branch_scans import custom_entries, last_of_type, messages_with_role
+from tau.session.branch_scans import last_of_type, messages_with_role
 
 
 def message(role, text="x"):
@@ -53,7 +53,4 @@ def test_scans_equal_the_loops(name):
         ]
         found = messages_with_role(branch, role)
         assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True))
-    for custom_type in ("pi-todo:state", "other", "missing"):
-        expected = [e for e in branch if e.get("type") == "custom" and e.get("customType") == custom_type]
-        found = custom_entries(branch, custom_type)
-        assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True))
+

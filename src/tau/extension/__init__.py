@@ -119,7 +119,6 @@ from tau.llm.messages import (
     tool_calls,
 )
 from tau.llm.stream import AbortSignal, StreamOptions
-from tau.session.branch_scans import custom_entries
 from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult
 from tau.tools.bash_exec import BashOperations, LocalBashOperations
 from tau.tools.output import create_output_file
@@ -218,7 +217,6 @@ __all__ = [
     "builtin_tool",
     "content_text",
     "create_output_file",
-    "custom_entries",
     "edit_tool",
     "entry_message",
     "estimate_messages_tokens",

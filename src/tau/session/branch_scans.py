@@ -11,7 +11,7 @@ from typing import Any
 
 from tau.common.positions import positions
 
-__all__ = ["custom_entries", "last_of_type", "messages_with_role"]
+__all__ = ["last_of_type", "messages_with_role"]
 
 Entry = dict[str, Any]
 
@@ -45,16 +45,3 @@ def messages_with_role(branch: list[Entry], role: str) -> list[Any]:
             if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == role
         ]
 
-
-def custom_entries(branch: list[Entry], custom_type: str) -> list[Entry]:
-    """``[e for e in branch if e.get("type") == "custom" and e.get("customType") == custom_type]``.
-
-    What an extension that keeps its state in ``custom`` entries reads at every session start (each
-    bundled one did so in a Python loop over the whole branch).
-    """
-    try:
-        kinds = list(map(dict.get, branch, repeat("type")))
-        picked = [branch[index] for index in positions(kinds, "custom")]
-        return [entry for entry in picked if entry.get("customType") == custom_type]
-    except TypeError:  # an entry that is not a dict
-        return [e for e in branch if e.get("type") == "custom" and e.get("customType") == custom_type]

@@ -63,8 +63,8 @@ class Window:
 
     def restore(self, branch: list[dict[str, Any]]) -> None:
         """Take the window and the refetch count of the newest valid entry on ``branch``."""
-        # (a loop over the entries as they are: touching each entry once is the cost, and
-        # ``custom_entries`` measured slower on a 50,000-entry branch without any)
+        # (a loop over the entries as they are: touching each entry once is the cost; C-level
+        # passes over a 50,000-entry branch measured slower)
         for entry in reversed(branch):
             if entry.get("type") != "custom" or entry.get("customType") != WINDOW_TYPE:
                 continue

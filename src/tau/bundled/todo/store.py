@@ -24,7 +24,7 @@ from tau.bundled.todo import results
 from tau.bundled.todo.results import Reply
 from tau.bundled.todo.storage import NoConversation, SessionFile, StorageUnavailable, same_json
 from tau.bundled.todo_state import State, TodoError, apply, check_state, empty_state, new_task_id
-from tau.extension import custom_entries, entry_message
+from tau.extension import entry_message
 
 __all__ = ["CUSTOM_TYPE", "Mode", "SessionView", "Store"]
 
@@ -148,7 +148,9 @@ class Store:
     def _snapshots(self, branch: list[dict[str, Any]]) -> list[tuple[dict[str, Any], State]]:
         """The branch's valid ``pi-todo:state`` entries, newest first (malformed ones warned about)."""
         found = []
-        for entry in reversed(custom_entries(branch, CUSTOM_TYPE)):
+        for entry in reversed(branch):
+            if entry.get("type") != "custom" or entry.get("customType") != CUSTOM_TYPE:
+                continue
             try:
                 found.append((entry, check_state(entry.get("data"))))
             except ValueError as exc:
