@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.agent import events
 from tau.agent.hooks import AgentContext, AgentMessage, LoopConfig, ToolExecution, resolve
 from tau.agent.loop import run_loop, run_loop_continue
 from tau.agent.queues import MessageQueue, QueueMode
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import ms_now
 from tau.llm.messages import MODEL_ROLES, plain
 from tau.llm.stream import AbortSignal, StreamFunction, StreamOptions

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeVar
 
+from tau.common.dataclass import dataclass
 from tau.llm.stream import AbortSignal, StreamFunction, StreamOptions
 from tau.llm.types import AssistantMessage, Model, ToolCall, ToolResultMessage
 from tau.tools.base import ToolContext, ToolDefinition, ToolResult

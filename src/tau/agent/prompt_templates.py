@@ -15,11 +15,12 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.agent.frontmatter import FrontmatterError, parse_frontmatter
 from tau.agent.skills import Diagnostic, read_text, source_info_for
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len, js_trim
 
 __all__ = [

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
 from tau.agent.prompt_templates import PromptTemplate, load_prompt_templates
 from tau.agent.skills import Diagnostic, Skill, load_skills, skill_entries
+from tau.common.dataclass import dataclass
 from tau.common.paths import git_root
 
 __all__ = [

@@ -13,12 +13,12 @@ Shared by the run modes (print, JSON, RPC, interactive):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tau.agent.session_tools import Allowlist, name_matcher
 from tau.agent.settings import Settings, apply_tool_modifiers, tool_list_error
+from tau.common.dataclass import dataclass
 from tau.common.paths import git_root
 from tau.llm.catalog import BUILTIN_PROVIDERS
 from tau.llm.messages import entry_message

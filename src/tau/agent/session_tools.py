@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from tau.agent.settings import apply_tool_modifiers
 from tau.agent.system_prompt import PromptOptions, build_sections, diff_sections, render_prompt
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import ms_now
 from tau.common.lazy_regex import lazy_pattern
 from tau.llm.transcript import current_system_message, current_tools

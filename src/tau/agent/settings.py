@@ -12,12 +12,13 @@ import copy
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from tau.agent.settings_schema import check_settings
 from tau.common.config_files import ConfigFileError, read_json_file
+from tau.common.dataclass import dataclass
 from tau.common.paths import agent_dir, project_config_dir
 
 __all__ = [

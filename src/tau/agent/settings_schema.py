@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.llm.registry import THINKING_LEVELS
 
 __all__ = ["SCHEMA", "Expect", "check_settings"]

@@ -12,10 +12,11 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from tau.agent.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len, js_trim
 
 __all__ = [

@@ -8,10 +8,11 @@ message carries when the desired prompt changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.common.lazy_regex import lazy_pattern
 
 __all__ = ["DEFAULT_PREAMBLE", "PromptOptions", "build_sections", "diff_sections", "render_prompt"]

@@ -18,7 +18,6 @@ import copy
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from tau.agent import events
@@ -30,6 +29,7 @@ from tau.agent.hooks import (
     ToolCallOutcome,
     resolve,
 )
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import ms_now
 from tau.llm.messages import plain, tool_calls
 from tau.llm.stream import AbortSignal

@@ -18,10 +18,10 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_trim
 
 __all__ = [

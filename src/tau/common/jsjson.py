@@ -20,11 +20,11 @@ import math
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from tau.common.dataclass import dataclass
 from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [

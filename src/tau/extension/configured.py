@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from tau.agent.resources import (
@@ -29,6 +28,7 @@ from tau.agent.resources import (
     is_pattern_entry,
     resolve_entry,
 )
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "BUILTIN_PREFIX",

@@ -12,8 +12,9 @@ import codecs
 import contextlib
 import os
 import signal as signals
-from dataclasses import dataclass
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["DEFAULT_MAX_BUFFER", "ExecResult", "exec_command"]
 

@@ -31,11 +31,11 @@ import os
 import sys
 import types
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tau.agent.hooks import resolve
+from tau.common.dataclass import dataclass
 from tau.common.paths import agent_dir, project_config_dir
 from tau.extension.api import ExtensionAPI
 from tau.extension.configured import (

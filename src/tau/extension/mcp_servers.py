@@ -15,11 +15,12 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 from tau.agent.session_tools import MCP_RESOURCE_TOOLS, is_mcp_tool_name
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "LIST_MCP_RESOURCES_TOOL",

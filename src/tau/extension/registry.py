@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from tau.agent.hooks import resolve
+from tau.common.dataclass import dataclass
 from tau.tools.base import ToolDefinition
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ Anything else is one ``models.json`` entry away (see ``docs/models.md`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.llm.types import Model, ModelCost
 
 __all__ = [

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from tau.common.dataclass import dataclass
 from tau.llm.types import Model
 
 __all__ = ["ScopedModel", "next_cycle_index", "resolve_scope"]

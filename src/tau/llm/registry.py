@@ -24,10 +24,10 @@ import dataclasses
 import importlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tau.common.dataclass import dataclass
 from tau.common.lazy_regex import lazy_pattern
 from tau.llm.auth import AuthFileError, AuthStore, agent_dir, resolve_config_value_or_raise, resolve_headers
 from tau.llm.builder import MessageBuilder, aborted_before_request

@@ -13,9 +13,9 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tau.common.dataclass import dataclass
 from tau.llm.overflow import is_context_overflow, js_regex
 from tau.llm.stream import AbortSignal
 

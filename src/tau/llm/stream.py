@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
+from tau.common.dataclass import dataclass
 from tau.llm.types import AssistantMessage, AssistantMessageEvent, Model, TranscriptContext
 
 __all__ = [

@@ -6,8 +6,10 @@ session file, the JSON stream and the RPC protocol unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, NotRequired, TypedDict
+
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "AssistantMessage",

@@ -15,8 +15,9 @@ reaching a session is also an SDK keyword all read it. Nothing heavy is imported
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["FLAGS", "Flag", "help_text", "parse_args"]
 

@@ -10,8 +10,10 @@ here: the session resizes a prompt's images for its model, as pi does.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["FileArgumentError", "FileArguments", "build_initial_message", "process_file_arguments"]
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.modes.session_open import open_session_file
 
 __all__ = [

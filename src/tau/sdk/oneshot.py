@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.sdk.session import create_agent_session
 from tau.sdk.usage import Usage
 

@@ -7,9 +7,9 @@ lines and ``tau savings`` count a session's requests and tokens the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.llm.messages import entry_message
 
 __all__ = ["Usage", "recorded_usage"]

@@ -10,11 +10,11 @@ Every finding carries the 1-based line of the file it is about (``0``: the file 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from tau.common.brief import brief, label
+from tau.common.dataclass import dataclass
 from tau.common.regular_files import open_regular
 from tau.session import jsonl
 from tau.session.entries import EDITABLE_ROLES

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_trim, ms_from_iso
 from tau.common.regular_files import open_regular, read_all, read_regular
 from tau.session import jsonl

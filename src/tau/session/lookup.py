@@ -11,8 +11,9 @@ appending to the wrong one is worse than asking for more of the id.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["AmbiguousSessionError", "Found", "NoSessionError", "resolve_session"]
 

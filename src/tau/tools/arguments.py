@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.common.jsjson import dumps_str, js_number
 from tau.llm.types import ToolCall
 from tau.tools.base import ToolDefinition, ToolError

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol
 
+from tau.common.dataclass import dataclass
 from tau.llm.stream import AbortSignal
 from tau.llm.types import ImageContent, TextContent, Tool, Usage
 

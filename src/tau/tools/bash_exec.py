@@ -16,9 +16,9 @@ import signal as signals
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
+from tau.common.dataclass import dataclass
 from tau.common.jsjson import js_number
 from tau.llm.stream import AbortSignal
 from tau.tools.shell import kill_process_group, resolve_shell, track_group, untrack_group

@@ -8,7 +8,9 @@ along the old text, removals before additions) and its hunk assembly, in Python.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["Change", "Hunk", "diff_lines", "format_patch", "structured_patch"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from itertools import pairwise
 
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 
 __all__ = [

@@ -6,9 +6,9 @@ lines of margin on each side) are diffed, so the cost follows the size of the ch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.tools.diff import Change, Hunk, diff_lines, format_patch, structured_patch
 from tau.tools.edit_apply import Replacement
 

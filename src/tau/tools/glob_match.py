@@ -9,7 +9,8 @@ expression. fd's smart case is kept: a pattern with an upper-case letter matches
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["GlobError", "compile_glob", "has_uppercase"]
 

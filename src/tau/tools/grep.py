@@ -18,9 +18,10 @@ import os
 import re
 import stat
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.common.jsjson import js_number
 from tau.llm.stream import AbortSignal
 from tau.tools._async import raise_if_aborted

@@ -21,8 +21,10 @@ enters an ignored folder, so they never come up, but a search rooted inside one 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["IgnoreRules", "IgnoreStack", "has_git"]
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import base64
 import io
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["MAX_INLINE_BASE64_BYTES", "Resized", "dimension_note", "resize_image"]
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from tau.common.dataclass import dataclass
 from tau.tools.image_resize import MAX_INLINE_BASE64_BYTES, dimension_note, resize_image
 
 __all__ = ["MAX_INLINE_BASE64_BYTES", "PreparedImage", "detect_image_mime_type", "prepare_image"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import codecs
 import os
-from dataclasses import dataclass
 
+from tau.common.dataclass import dataclass
 from tau.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,

@@ -12,8 +12,8 @@ import math
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
+from tau.common.dataclass import dataclass
 from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_head, utf8_len
 
 __all__ = [

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import dataclass
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["ShellConfig", "kill_process_group", "kill_tracked_groups", "resolve_shell", "shell_environment"]
 

@@ -8,9 +8,10 @@ position, so its work is not lost to the model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tau.common.dataclass import dataclass
 from tau.llm.messages import has_tool_calls, message_text
 from tau.llm.types import AssistantMessage, Usage
 from tau.session.messages import (

@@ -16,9 +16,9 @@ calls a tool anyway or overflows the window.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len, ms_now
 from tau.llm.types import TranscriptContext
 

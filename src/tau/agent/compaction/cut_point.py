@@ -12,9 +12,9 @@ exported helper on raw branch entries, kept for extensions; the two differ right
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.session.projection import entry_to_messages
 
 from .estimate import estimate_tokens

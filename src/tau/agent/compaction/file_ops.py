@@ -7,8 +7,10 @@ summary as ``<read-files>`` / ``<modified-files>`` blocks and stored in the entr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["FileOperations", "compute_file_lists", "extract_file_ops_from_message", "format_file_operations"]
 

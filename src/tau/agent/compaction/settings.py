@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.common.jsjson import dumps_str
 
 __all__ = ["BranchSummarySettings", "CompactionSettings", "should_compact"]

@@ -12,7 +12,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, cast
 
 from tau.agent import events
@@ -24,6 +24,7 @@ from tau.agent.session.loop_hooks import LoopHooks
 from tau.agent.session.user_input import last_assistant
 from tau.agent.tool_execution import run_tool_call
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.llm.messages import message_text
 from tau.llm.stream import AbortSignal, StreamFunction
 from tau.llm.types import AssistantMessage, ToolCall

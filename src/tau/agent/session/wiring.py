@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from tau.agent.agent import Agent
 from tau.agent.resources import Resources
@@ -31,6 +30,7 @@ from tau.agent.session.store import SessionStore
 from tau.agent.session_hooks import SessionHooks
 from tau.agent.session_tools import PromptSettings, ToolSet
 from tau.agent.settings import Settings
+from tau.common.dataclass import dataclass
 from tau.llm.registry import ModelRegistry
 from tau.llm.stream import StreamFunction
 from tau.llm.types import Model

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, cast
 
 from tau.bundled.codemode.declarations import render_tool_sample
@@ -42,6 +41,7 @@ from tau.bundled.codemode.sandbox import (
 from tau.bundled.codemode.source import parse_source
 from tau.bundled.codemode.store import STORE_ENTRY_TYPE, read_store
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.extension import (
     AbortSignal,
     ImageContent,

@@ -22,12 +22,13 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from tau.bundled.codemode.prelude import PRELUDE
 from tau.bundled.codemode.source import to_identifier
+from tau.common.dataclass import dataclass
 from tau.extension import AbortSignal
 
 __all__ = [

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "OPTIONS_PREFIX",

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.bundled.fusion.markers import failed_block, succeeded_block
 from tau.bundled.fusion.wire import FAILED, MARKERS, MECHANISM, MUTATIONS, SKIPPED, THEN_RUN, is_fused_call
 from tau.bundled.sol_common.replay import ReplayHost, Undone
+from tau.common.dataclass import dataclass
 from tau.extension import ToolCall, entry_message, message_text, tool_calls
 
 __all__ = ["REPLAY", "FusionReplay", "FusionResult", "count_fused", "fuse_branch", "unfuse_branch"]

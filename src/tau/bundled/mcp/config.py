@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from tau.common import jsjson
 from tau.common.config_files import ConfigFileError, parse_config_json, read_config_text, read_json_file
+from tau.common.dataclass import dataclass
 from tau.extension import (
     McpConfigError,
     is_mcp_server_override,

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from tau.bundled.mcp.config import McpConfig, ServerEntry, load_mcp_config, upda
 from tau.bundled.mcp.naming import mcp_namespace, rows_before_connect
 from tau.bundled.mcp.registry import RESOURCE_TOOL_NAMES, McpToolRegistry
 from tau.bundled.mcp.section import MCP_SERVERS_SECTION, configured_exposures, render_servers_section
+from tau.common.dataclass import dataclass
 
 __all__ = ["McpExtension", "describe_state"]
 

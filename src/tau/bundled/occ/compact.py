@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 # Action Fusion's marker before a failed then_run command's output (extensions.md §5.3).
@@ -49,6 +48,7 @@ from tau.bundled.occ.tool import MECHANISM, plan_tool
 from tau.bundled.occ.wire import CONTINUE_TYPE, SKIPPED_TYPE
 from tau.bundled.sol_common import SolSettings, format_savings_count, show_savings
 from tau.bundled.sol_common.refetch import CallHistory
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 from tau.extension import ToolError, ToolResult, tool_calls
 

@@ -19,8 +19,9 @@ compacting did, while on the economy benchmark's plan marathon compactions of 11
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
+
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "DEFAULT_ECONOMICS",

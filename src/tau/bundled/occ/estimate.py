@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 from tau.extension import CompactionSettings as HostCompactionSettings
 from tau.extension import (

@@ -8,10 +8,10 @@ package's ``\\X``); with ``todo`` as the plan source the steps are the todo task
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "MAX_PLAN_STEPS",

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.occ import economics
@@ -48,6 +47,7 @@ from tau.bundled.occ.estimate import (
 from tau.bundled.occ.wire import MECHANISM, OCC_MESSAGE_TYPES, PLAN_TOOL
 from tau.bundled.sol_common.refetch import CallHistory
 from tau.bundled.sol_common.replay import ReplayHost, Request, Undone
+from tau.common.dataclass import dataclass
 from tau.extension import CompactionSettings, content_text, entry_message, estimate_tokens, prepare_compaction
 
 __all__ = ["REPLAY", "SUMMARY_TOKENS", "Boundary", "OccRun", "SummaryCall", "boundaries"]

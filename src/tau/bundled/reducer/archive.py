@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 
 from tau.bundled.reducer.config import utf8
 from tau.bundled.reducer.wire import ARCHIVE_DIR
@@ -26,6 +25,7 @@ from tau.bundled.sol_common.private_dirs import (
     publish_file,
     remove_special,
 )
+from tau.common.dataclass import dataclass
 
 __all__ = ["ARCHIVE_DIR", "Archive", "ArchiveIntegrityError", "ArchiveObject", "line_count"]
 

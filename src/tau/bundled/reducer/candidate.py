@@ -14,11 +14,11 @@ import re
 import stat
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.fusion.wire import FAILED, SUCCEEDED
 from tau.bundled.reducer.config import DIAGNOSTIC_COMMAND, MAX_CHARS
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 from tau.common.regular_files import open_regular
 from tau.extension import content_text

@@ -22,7 +22,8 @@ Every decision is journaled with these figures (:meth:`Decision.figures`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "MODEL_RECEIPT_TOKENS",

@@ -8,7 +8,6 @@ failing log that reads like a failure must come with failure evidence.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from tau.bundled.reducer.archive import ArchiveObject
@@ -21,6 +20,7 @@ from tau.bundled.reducer.config import (
     sha256,
 )
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 
 __all__ = [

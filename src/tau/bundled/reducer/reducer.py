@@ -17,7 +17,7 @@ import asyncio
 import os
 import sys
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.bundled.reducer.archive import Archive, ArchiveObject, line_count
@@ -45,6 +45,7 @@ from tau.bundled.reducer.route import Route, choose_route, price_ratio
 from tau.bundled.reducer.secret_scan import find_secret
 from tau.bundled.reducer.wire import DETAILS_KEY
 from tau.bundled.sol_common import SolSettings, format_savings_bytes, runtime_root, show_savings
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 
 __all__ = ["CACHE_SIZE", "MECHANISM", "Reducer"]

@@ -9,8 +9,9 @@ taken for a free one; the session's own model when none has a price, and on a ti
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["Route", "cheapest_model", "choose_route", "price_ratio"]
 

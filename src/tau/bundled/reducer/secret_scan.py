@@ -30,10 +30,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.reducer.config import LIKELY_SECRET
+from tau.common.dataclass import dataclass
 
 __all__ = ["OVERLAP", "WINDOW", "find_secret"]
 

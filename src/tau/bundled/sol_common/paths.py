@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["RuntimeRoot", "SolPathError", "runtime_root"]
 

@@ -17,10 +17,11 @@ same rules in ``tau savings``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.bundled.obspack.wire import RECALL_TOOL
+from tau.common.dataclass import dataclass
 from tau.extension import tool_calls
 
 __all__ = ["RECALL_TOOL", "CallHistory", "call_identity", "named_calls"]

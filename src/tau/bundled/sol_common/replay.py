@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
 from tau.bundled.sol_common.settings import SolSettings, parse_sol_settings
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "REPLAY_MODULES",

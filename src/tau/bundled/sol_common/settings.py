@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["SOL_KEYS", "SolConfigError", "SolSettings", "parse_sol_settings"]
 

@@ -17,12 +17,12 @@ adds nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 from tau.bundled.todo.results import compact_json, list_json, unavailable_text
 from tau.bundled.todo_state import State
+from tau.common.dataclass import dataclass
 from tau.extension import is_custom, message_key, unchanged_prefix
 
 __all__ = ["SNAPSHOT_TYPE", "Blocks", "has_current_list", "snapshot_message", "without_snapshots"]

@@ -14,11 +14,11 @@ original characters.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.todo_state import Change, State, TodoError, abbreviate
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tau.bundled.todo_loop.tasks import TaskList, task_list_of
+from tau.common.dataclass import dataclass
 from tau.extension import content_text, entry_message
 
 __all__ = ["Anchor", "BranchReader", "BranchView", "Scan", "anchor_of", "scan_entries"]

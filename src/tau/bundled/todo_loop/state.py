@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.todo_loop.branch import Anchor
 from tau.bundled.todo_loop.tasks import TaskList
+from tau.common.dataclass import dataclass
 from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [

@@ -24,10 +24,10 @@ whatever cannot be read is "no list".
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.todo_state import check_state
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "OPEN_STATUSES",

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.common.jsmath import js_log
 
 __all__ = ["Bm25Ranker", "SearchDocument", "search_document", "tokenize"]

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.llm.providers._common import (
     adjust_max_tokens_for_thinking,
     clamp_max_tokens_to_context,

@@ -26,10 +26,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.llm.providers._common import clamp_max_tokens_to_context, clamp_thinking_level
 from tau.llm.providers._strict import resolve_strict, tool_parameters
 from tau.llm.stream import StreamOptions

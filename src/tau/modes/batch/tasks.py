@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["KEYS", "Task", "TaskFileError", "load_tasks"]
 

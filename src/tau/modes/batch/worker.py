@@ -12,10 +12,11 @@ import subprocess
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.modes.batch.tasks import Task
 
 __all__ = ["RESULT_KEYS", "TaskRun", "empty_result", "run_task"]

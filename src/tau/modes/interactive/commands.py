@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tau.common.dataclass import dataclass
 from tau.llm.messages import entry_message
 from tau.modes.interactive import more_commands as more
 from tau.modes.interactive.model import NoticeBlock, content_text

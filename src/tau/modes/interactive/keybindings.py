@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "ACTIONS",

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from tau.bundled.todo_loop.marker import MARKER_TYPE
+from tau.common.dataclass import dataclass
 from tau.modes.interactive.sanitize import sanitize_text
 
 __all__ = [

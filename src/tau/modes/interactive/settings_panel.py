@@ -12,9 +12,10 @@ The component follows the overlay contract of :mod:`tau.modes.interactive.dialog
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.modes.interactive.dialogs import Component
 from tau.modes.interactive.keybindings import select_key
 from tau.modes.interactive.keys import parse_key

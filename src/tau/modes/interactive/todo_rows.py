@@ -10,9 +10,10 @@ of another shape (an error, another extension's ``todo``) gets the default row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.modes.interactive.sanitize import sanitize_text
 
 __all__ = ["MARKS", "Checklist", "checklist", "tasks_of", "todo_title"]

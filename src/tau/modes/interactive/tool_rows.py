@@ -17,9 +17,10 @@ import dataclasses
 import inspect
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.modes.interactive.model import ToolBlock
 from tau.modes.interactive.sanitize import sanitize_text
 from tau.modes.interactive.todo_rows import checklist, todo_title

@@ -20,11 +20,11 @@ import os
 import sys
 import threading
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from tau.agent.events import to_json_event
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.modes.rpc.bash import UserBash
 from tau.modes.rpc.commands import COMMANDS, UNSUPPORTED
 from tau.modes.rpc.framing import LineSplitter, serialize_line

@@ -13,9 +13,10 @@ figures follow from the session file alone, and for a faux session they are exac
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypedDict, TypeGuard
 
+from tau.common.dataclass import dataclass
 from tau.llm.cost import calculate_cost
 from tau.llm.types import Model
 

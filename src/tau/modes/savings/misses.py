@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.bundled.sol_common.evidence import distinctive_tokens
+from tau.common.dataclass import dataclass
 from tau.modes.savings.cost_model import Prices
 from tau.session import projection
 from tau.session.messages import convert_to_llm

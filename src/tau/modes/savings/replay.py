@@ -13,11 +13,12 @@ and branch-summary calls are not requests: they are counted apart (:func:`summar
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.agent.compaction.estimate import estimate_tokens
 from tau.bundled.sol_common.replay import ReplayHost, ReplayRun, Request, mechanism_replays
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import ms_from_iso
 from tau.llm.messages import entry_message
 from tau.modes.savings.cost_model import (

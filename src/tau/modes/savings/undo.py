@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from tau.bundled.sol_common.replay import ReplayHost, mechanism_replays
+from tau.common.dataclass import dataclass
 
 __all__ = ["UndoResult", "evidence", "undo_branch"]
 

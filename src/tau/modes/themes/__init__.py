@@ -24,10 +24,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from tau.common.dataclass import dataclass
 from tau.modes.themes.colors import ColorError, to_terminal
 from tau.modes.themes.tokens import BACKGROUND, FALLBACKS, TOKENS
 

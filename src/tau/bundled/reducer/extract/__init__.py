@@ -15,13 +15,13 @@ gcc/clang (and the linker), make.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from tau.bundled.reducer.extract.js_logs import jest, vitest
 from tau.bundled.reducer.extract.lint_logs import eslint, flake8_style, ruff, tsc
 from tau.bundled.reducer.extract.model import Failure, Found, Log, Span, signature
 from tau.bundled.reducer.extract.native_logs import cargo, gcc, go, make, rustc
 from tau.bundled.reducer.extract.python_logs import mypy, pytest, unittest
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 
 __all__ = ["EXTRACTORS", "MAX_ITEMS", "MAX_QUOTE_CHARS", "Extraction", "extract"]

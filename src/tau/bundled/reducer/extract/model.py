@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from tau.common.dataclass import dataclass
 
 __all__ = ["ANSI", "Failure", "Found", "Log", "Span", "signature"]
 
