@@ -20,33 +20,43 @@ import dataclasses
 from _thread import get_ident
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, dataclass_transform, overload
 
 __all__ = ["dataclass"]
 
-_T = TypeVar("_T", bound=type)
+_T = TypeVar("_T")
 
 
 @overload
-def dataclass(cls: _T, /) -> _T: ...
+def dataclass(cls: type[_T], /) -> type[_T]: ...
 
 
 @overload
 def dataclass(
-    *, frozen: bool = ..., kw_only: bool = ..., slots: bool = ..., eq: bool = ..., repr: bool = ...
-) -> Callable[[_T], _T]: ...
+    *,
+    init: bool = ...,
+    repr: bool = ...,
+    eq: bool = ...,
+    order: bool = ...,
+    unsafe_hash: bool = ...,
+    frozen: bool = ...,
+    match_args: bool = ...,
+    kw_only: bool = ...,
+    slots: bool = ...,
+) -> Callable[[type[_T]], type[_T]]: ...
 
 
-def dataclass(cls: Any = None, /, **options: Any) -> Any:
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def dataclass(cls: type[Any] | None = None, /, **options: Any) -> Any:
     """``dataclasses.dataclass`` (same options, same result), cheaper to apply: see the module's doc."""
     if cls is None:
         return lambda target: _process(target, options)
     return _process(cls, options)
 
 
-def _process(cls: _T, options: dict[str, Any]) -> _T:
+def _process(cls: type[Any], options: dict[str, Any]) -> type[Any]:
     if options.get("order") or options.get("unsafe_hash"):
-        return dataclasses.dataclass(cls, **options)  # type: ignore[no-any-return]
+        return dataclasses.dataclass(cls, **options)
     want_repr = options.pop("repr", True)
     want_eq = options.pop("eq", True)
     frozen = options.get("frozen", False)
@@ -85,7 +95,7 @@ def _tuple_of(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     if len(names) == 1:
         one = attrgetter(names[0])
         return lambda obj: (one(obj),)
-    return attrgetter(*names)  # type: ignore[return-value]
+    return attrgetter(*names)
 
 
 def _repr_method(names: list[str]) -> Callable[[Any], str]:
