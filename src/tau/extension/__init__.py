@@ -4,126 +4,271 @@ An extension is a module with ``def extension(tau)`` (or ``async def``); ``tau``
 :class:`ExtensionAPI`. Handlers receive an event dataclass (see :mod:`tau.extension.events`) and a
 ctx (:class:`ExtensionContext`). Bundled extensions use only these names, as third-party ones do.
 See ``docs/extensions.md``.
+
+The names are imported on first use: an extension that imports a few of them loads only their modules.
 """
 
+# The module keeps no public name beyond __all__ (tests/extension/test_public_surface.py): its helpers go by private names.
+import typing as _typing
+
 from tau import __version__ as VERSION
-from tau.agent.compaction import (
-    CompactionPreparation,
-    CompactionSettings,
-    CutPoint,
-    estimate_messages_tokens,
-    estimate_tokens,
-    find_cut_point,
-    prepare_compaction,
-)
-from tau.agent.session_tools import Loadout
-from tau.agent.settings import Settings
-from tau.common.paths import agent_dir, project_config_dir
-from tau.extension.api import ExtensionAPI
-from tau.extension.builtins import bash_tool, builtin_tool, edit_tool, read_tool, write_tool
-from tau.extension.context import (
-    ExtensionCommandContext,
-    ExtensionContext,
-    ExtensionToolContext,
-    ReadonlySessionManager,
-)
-from tau.extension.context_copies import unchanged_prefix
-from tau.extension.events import (
-    AfterProviderResponseEvent,
-    AgentBeforeSettleEvent,
-    AgentEndEvent,
-    AgentSettledEvent,
-    AgentStartEvent,
-    BeforeAgentStartEvent,
-    BeforeProviderHeadersEvent,
-    BeforeProviderRequestEvent,
-    CacheWarmingDecisionEvent,
-    ContextEvent,
-    ContextWithSystemEvent,
-    Event,
-    InputEvent,
-    McpServersChangeEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ModelSelectEvent,
-    ProjectTrustEvent,
-    ProviderStreamEvent,
-    ResourcesDiscoverEvent,
-    SessionBeforeCompactEvent,
-    SessionBeforeForkEvent,
-    SessionBeforeSwitchEvent,
-    SessionBeforeTreeEvent,
-    SessionCompactEvent,
-    SessionCompactFailedEvent,
-    SessionInfoChangedEvent,
-    SessionShutdownEvent,
-    SessionStartEvent,
-    SessionTreeEvent,
-    ThinkingLevelSelectEvent,
-    ToolCallEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
-    ToolResultEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-    UIPromptEndEvent,
-    UIPromptStartEvent,
-    UserBashEvent,
-)
-from tau.extension.exec import ExecResult, exec_command
-from tau.extension.loader import BUNDLED_EXTENSIONS, load_extensions, load_factory
-from tau.extension.mcp_servers import (
-    McpConfigError,
-    get_mcp_tool_exposure,
-    is_mcp_server_override,
-    is_mcp_tool_name,
-    mcp_namespace,
-    tool_name_matcher,
-    validate_mcp_server_config,
-)
-from tau.extension.runner import ExtensionRunner
-from tau.extension.tracked import ChangeLog
-from tau.extension.ui import ExtensionUI, NoUI, PrintUI
-from tau.llm.auth import resolve_config_value_or_raise
-from tau.llm.messages import (
-    AgentMessage,
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    ImageContent,
-    Message,
-    SystemMessage,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-    content_text,
-    entry_message,
-    has_tool_calls,
-    image_block,
-    is_assistant,
-    is_bash_execution,
-    is_custom,
-    is_system,
-    is_tool_result,
-    is_user,
-    message_key,
-    message_text,
-    role_of,
-    text_block,
-    tool_calls,
-)
-from tau.llm.stream import AbortSignal, StreamOptions
-from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult
-from tau.tools.bash_exec import BashOperations, LocalBashOperations
-from tau.tools.output import create_output_file
-from tau.tools.paths import expand_path, resolve_to_cwd
-from tau.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, truncate_tail
+from tau.common.lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:  # pragma: no cover
+    from tau.agent.compaction import (
+        CompactionPreparation,
+        CompactionSettings,
+        CutPoint,
+        estimate_messages_tokens,
+        estimate_tokens,
+        find_cut_point,
+        prepare_compaction,
+    )
+    from tau.agent.session_tools import Loadout
+    from tau.agent.settings import Settings
+    from tau.common.paths import agent_dir, project_config_dir
+    from tau.extension.api import ExtensionAPI
+    from tau.extension.builtins import bash_tool, builtin_tool, edit_tool, read_tool, write_tool
+    from tau.extension.context import (
+        ExtensionCommandContext,
+        ExtensionContext,
+        ExtensionToolContext,
+        ReadonlySessionManager,
+    )
+    from tau.extension.context_copies import unchanged_prefix
+    from tau.extension.events import (
+        AfterProviderResponseEvent,
+        AgentBeforeSettleEvent,
+        AgentEndEvent,
+        AgentSettledEvent,
+        AgentStartEvent,
+        BeforeAgentStartEvent,
+        BeforeProviderHeadersEvent,
+        BeforeProviderRequestEvent,
+        CacheWarmingDecisionEvent,
+        ContextEvent,
+        ContextWithSystemEvent,
+        Event,
+        InputEvent,
+        McpServersChangeEvent,
+        MessageEndEvent,
+        MessageStartEvent,
+        MessageUpdateEvent,
+        ModelSelectEvent,
+        ProjectTrustEvent,
+        ProviderStreamEvent,
+        ResourcesDiscoverEvent,
+        SessionBeforeCompactEvent,
+        SessionBeforeForkEvent,
+        SessionBeforeSwitchEvent,
+        SessionBeforeTreeEvent,
+        SessionCompactEvent,
+        SessionCompactFailedEvent,
+        SessionInfoChangedEvent,
+        SessionShutdownEvent,
+        SessionStartEvent,
+        SessionTreeEvent,
+        ThinkingLevelSelectEvent,
+        ToolCallEvent,
+        ToolExecutionEndEvent,
+        ToolExecutionStartEvent,
+        ToolExecutionUpdateEvent,
+        ToolResultEvent,
+        TurnEndEvent,
+        TurnStartEvent,
+        UIPromptEndEvent,
+        UIPromptStartEvent,
+        UserBashEvent,
+    )
+    from tau.extension.exec import ExecResult, exec_command
+    from tau.extension.loader import BUNDLED_EXTENSIONS, load_extensions, load_factory
+    from tau.extension.mcp_servers import (
+        McpConfigError,
+        get_mcp_tool_exposure,
+        is_mcp_server_override,
+        is_mcp_tool_name,
+        mcp_namespace,
+        tool_name_matcher,
+        validate_mcp_server_config,
+    )
+    from tau.extension.runner import ExtensionRunner
+    from tau.extension.tracked import ChangeLog
+    from tau.extension.ui import ExtensionUI, NoUI, PrintUI
+    from tau.llm.auth import resolve_config_value_or_raise
+    from tau.llm.messages import (
+        AgentMessage,
+        AssistantMessage,
+        BashExecutionMessage,
+        BranchSummaryMessage,
+        CompactionSummaryMessage,
+        CustomMessage,
+        ImageContent,
+        Message,
+        SystemMessage,
+        TextContent,
+        ThinkingContent,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+        content_text,
+        entry_message,
+        has_tool_calls,
+        image_block,
+        is_assistant,
+        is_bash_execution,
+        is_custom,
+        is_system,
+        is_tool_result,
+        is_user,
+        message_key,
+        message_text,
+        role_of,
+        text_block,
+        tool_calls,
+    )
+    from tau.llm.stream import AbortSignal, StreamOptions
+    from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult
+    from tau.tools.bash_exec import BashOperations, LocalBashOperations
+    from tau.tools.output import create_output_file
+    from tau.tools.paths import expand_path, resolve_to_cwd
+    from tau.tools.truncate import (
+        DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES,
+        format_size,
+        truncate_head,
+        truncate_tail,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AbortSignal": "tau.llm.stream",
+    "AfterProviderResponseEvent": "tau.extension.events",
+    "AgentBeforeSettleEvent": "tau.extension.events",
+    "AgentEndEvent": "tau.extension.events",
+    "AgentMessage": "tau.llm.messages",
+    "AgentSettledEvent": "tau.extension.events",
+    "AgentStartEvent": "tau.extension.events",
+    "AssistantMessage": "tau.llm.messages",
+    "BUNDLED_EXTENSIONS": "tau.extension.loader",
+    "BashExecutionMessage": "tau.llm.messages",
+    "BashOperations": "tau.tools.bash_exec",
+    "BeforeAgentStartEvent": "tau.extension.events",
+    "BeforeProviderHeadersEvent": "tau.extension.events",
+    "BeforeProviderRequestEvent": "tau.extension.events",
+    "BranchSummaryMessage": "tau.llm.messages",
+    "CacheWarmingDecisionEvent": "tau.extension.events",
+    "ChangeLog": "tau.extension.tracked",
+    "CompactionPreparation": "tau.agent.compaction",
+    "CompactionSettings": "tau.agent.compaction",
+    "CompactionSummaryMessage": "tau.llm.messages",
+    "ContextEvent": "tau.extension.events",
+    "ContextWithSystemEvent": "tau.extension.events",
+    "CustomMessage": "tau.llm.messages",
+    "CutPoint": "tau.agent.compaction",
+    "DEFAULT_MAX_BYTES": "tau.tools.truncate",
+    "DEFAULT_MAX_LINES": "tau.tools.truncate",
+    "Event": "tau.extension.events",
+    "ExecResult": "tau.extension.exec",
+    "ExtensionAPI": "tau.extension.api",
+    "ExtensionCommandContext": "tau.extension.context",
+    "ExtensionContext": "tau.extension.context",
+    "ExtensionRunner": "tau.extension.runner",
+    "ExtensionToolContext": "tau.extension.context",
+    "ExtensionUI": "tau.extension.ui",
+    "ImageContent": "tau.llm.messages",
+    "InputEvent": "tau.extension.events",
+    "Loadout": "tau.agent.session_tools",
+    "LocalBashOperations": "tau.tools.bash_exec",
+    "McpConfigError": "tau.extension.mcp_servers",
+    "McpServersChangeEvent": "tau.extension.events",
+    "Message": "tau.llm.messages",
+    "MessageEndEvent": "tau.extension.events",
+    "MessageStartEvent": "tau.extension.events",
+    "MessageUpdateEvent": "tau.extension.events",
+    "ModelSelectEvent": "tau.extension.events",
+    "NoUI": "tau.extension.ui",
+    "PrintUI": "tau.extension.ui",
+    "ProjectTrustEvent": "tau.extension.events",
+    "ProviderStreamEvent": "tau.extension.events",
+    "ReadonlySessionManager": "tau.extension.context",
+    "ResourcesDiscoverEvent": "tau.extension.events",
+    "SessionBeforeCompactEvent": "tau.extension.events",
+    "SessionBeforeForkEvent": "tau.extension.events",
+    "SessionBeforeSwitchEvent": "tau.extension.events",
+    "SessionBeforeTreeEvent": "tau.extension.events",
+    "SessionCompactEvent": "tau.extension.events",
+    "SessionCompactFailedEvent": "tau.extension.events",
+    "SessionInfoChangedEvent": "tau.extension.events",
+    "SessionShutdownEvent": "tau.extension.events",
+    "SessionStartEvent": "tau.extension.events",
+    "SessionTreeEvent": "tau.extension.events",
+    "Settings": "tau.agent.settings",
+    "StreamOptions": "tau.llm.stream",
+    "SystemMessage": "tau.llm.messages",
+    "TextContent": "tau.llm.messages",
+    "ThinkingContent": "tau.llm.messages",
+    "ThinkingLevelSelectEvent": "tau.extension.events",
+    "ToolAborted": "tau.tools.base",
+    "ToolCall": "tau.llm.messages",
+    "ToolCallEvent": "tau.extension.events",
+    "ToolContext": "tau.tools.base",
+    "ToolDefinition": "tau.tools.base",
+    "ToolError": "tau.tools.base",
+    "ToolExecutionEndEvent": "tau.extension.events",
+    "ToolExecutionStartEvent": "tau.extension.events",
+    "ToolExecutionUpdateEvent": "tau.extension.events",
+    "ToolResult": "tau.tools.base",
+    "ToolResultEvent": "tau.extension.events",
+    "ToolResultMessage": "tau.llm.messages",
+    "TurnEndEvent": "tau.extension.events",
+    "TurnStartEvent": "tau.extension.events",
+    "UIPromptEndEvent": "tau.extension.events",
+    "UIPromptStartEvent": "tau.extension.events",
+    "UserBashEvent": "tau.extension.events",
+    "UserMessage": "tau.llm.messages",
+    "agent_dir": "tau.common.paths",
+    "bash_tool": "tau.extension.builtins",
+    "builtin_tool": "tau.extension.builtins",
+    "content_text": "tau.llm.messages",
+    "create_output_file": "tau.tools.output",
+    "edit_tool": "tau.extension.builtins",
+    "entry_message": "tau.llm.messages",
+    "estimate_messages_tokens": "tau.agent.compaction",
+    "estimate_tokens": "tau.agent.compaction",
+    "exec_command": "tau.extension.exec",
+    "expand_path": "tau.tools.paths",
+    "find_cut_point": "tau.agent.compaction",
+    "format_size": "tau.tools.truncate",
+    "get_mcp_tool_exposure": "tau.extension.mcp_servers",
+    "has_tool_calls": "tau.llm.messages",
+    "image_block": "tau.llm.messages",
+    "is_assistant": "tau.llm.messages",
+    "is_bash_execution": "tau.llm.messages",
+    "is_custom": "tau.llm.messages",
+    "is_mcp_server_override": "tau.extension.mcp_servers",
+    "is_mcp_tool_name": "tau.extension.mcp_servers",
+    "is_system": "tau.llm.messages",
+    "is_tool_result": "tau.llm.messages",
+    "is_user": "tau.llm.messages",
+    "load_extensions": "tau.extension.loader",
+    "load_factory": "tau.extension.loader",
+    "mcp_namespace": "tau.extension.mcp_servers",
+    "message_key": "tau.llm.messages",
+    "message_text": "tau.llm.messages",
+    "prepare_compaction": "tau.agent.compaction",
+    "project_config_dir": "tau.common.paths",
+    "read_tool": "tau.extension.builtins",
+    "resolve_config_value_or_raise": "tau.llm.auth",
+    "resolve_to_cwd": "tau.tools.paths",
+    "role_of": "tau.llm.messages",
+    "text_block": "tau.llm.messages",
+    "tool_calls": "tau.llm.messages",
+    "tool_name_matcher": "tau.extension.mcp_servers",
+    "truncate_head": "tau.tools.truncate",
+    "truncate_tail": "tau.tools.truncate",
+    "unchanged_prefix": "tau.extension.context_copies",
+    "validate_mcp_server_config": "tau.extension.mcp_servers",
+    "write_tool": "tau.extension.builtins",
+}
 
 __all__ = [
     "BUNDLED_EXTENSIONS",
@@ -256,3 +401,6 @@ __all__ = [
     "validate_mcp_server_config",
     "write_tool",
 ]
+
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
