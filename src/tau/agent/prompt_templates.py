@@ -22,6 +22,7 @@ from tau.agent.frontmatter import FrontmatterError, parse_frontmatter
 from tau.agent.skills import Diagnostic, read_text, source_info_for
 from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len, js_trim
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "PromptTemplate",
@@ -49,7 +50,7 @@ class PromptTemplate:
 
 # JavaScript's \s (Python's differs at the edges: \x1c-\x1f, \ufeff).
 _JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_SPACE = re.compile(f"[{_JS_SPACE}]")
+_SPACE = lazy_pattern(f"[{_JS_SPACE}]")
 
 
 def parse_command_args(text: str) -> list[str]:
@@ -93,7 +94,7 @@ def parse_command_args(text: str) -> list[str]:
     return args
 
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy_pattern(
     r"\$\{([0-9]+|ARGUMENTS|@):-([^}]*)\}|\$\{@:([0-9]+)(?::([0-9]+))?\}|\$(ARGUMENTS|@|[0-9]+)"
 )
 
@@ -245,7 +246,7 @@ def dedupe_templates(
     return list(seen.values()), diagnostics + collisions
 
 
-_COMMAND = re.compile(f"/([^{_JS_SPACE}]+)(?:[{_JS_SPACE}]+([\\s\\S]*))?\\Z")
+_COMMAND = lazy_pattern(f"/([^{_JS_SPACE}]+)(?:[{_JS_SPACE}]+([\\s\\S]*))?\\Z")
 
 
 def expand_prompt_template(text: str, templates: Sequence[PromptTemplate]) -> str:

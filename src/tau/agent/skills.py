@@ -9,7 +9,6 @@ still loads, a missing description does not, and of two skills with one name the
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import field
@@ -18,6 +17,7 @@ from typing import Any, Literal
 from tau.agent.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len, js_trim
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "MAX_DESCRIPTION_LENGTH",
@@ -33,7 +33,7 @@ __all__ = [
 
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
-_NAME = re.compile(r"^[a-z0-9-]+$")
+_NAME = lazy_pattern(r"^[a-z0-9-]+$")
 
 
 @dataclass

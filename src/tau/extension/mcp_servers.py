@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from tau.agent.session_tools import MCP_RESOURCE_TOOLS, is_mcp_tool_name
 from tau.common.dataclass import dataclass
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "LIST_MCP_RESOURCES_TOOL",
@@ -48,7 +49,7 @@ READ_MCP_RESOURCE_TOOL = "read_mcp_resource"
 MCP_EXPOSURES = ("codemode", "deferred", "direct", "hidden")
 # Older exposure names, accepted in configs and replaced by their current name when validated.
 _EXPOSURE_ALIASES = {"codemode-deferred": "codemode"}
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_SERVER_NAME = lazy_pattern(r"^[A-Za-z0-9_-]+$")
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 

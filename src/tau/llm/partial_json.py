@@ -9,7 +9,6 @@ reports back to the model.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from tau.common.lazy_regex import lazy_pattern
@@ -17,7 +16,7 @@ from tau.common.lazy_regex import lazy_pattern
 __all__ = ["ToolArgumentsStream", "parse_streaming_json", "parse_tool_call_arguments", "repair_json"]
 
 _VALID_ESCAPES = set('"\\/bfnrt')
-_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_HEX4 = lazy_pattern(r"[0-9a-fA-F]{4}")
 _CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from tau.common.jsjson import js_number
 from tau.common.jsstr import js_trim
+from tau.common.lazy_regex import lazy_pattern
 from tau.common.paths import git_root
 from tau.llm.stream import AbortSignal
 from tau.tools._async import in_thread_until_aborted, raise_if_aborted
@@ -51,8 +52,8 @@ PARAMETERS: dict[str, Any] = {
     },
 }
 
-_GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}]")
-_LEADING_DOT_SLASH = re.compile(r"^(?:\./)+")
+_GLOB_SPECIAL = lazy_pattern(r"[\\*?\[\]{}]")
+_LEADING_DOT_SLASH = lazy_pattern(r"^(?:\./)+")
 
 
 def find_tool() -> ToolDefinition:

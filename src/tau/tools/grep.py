@@ -15,7 +15,6 @@ import base64
 import contextlib
 import math
 import os
-import re
 import stat
 import subprocess
 from dataclasses import field
@@ -23,6 +22,7 @@ from typing import Any
 
 from tau.common.dataclass import dataclass
 from tau.common.jsjson import js_number
+from tau.common.lazy_regex import lazy_pattern
 from tau.llm.stream import AbortSignal
 from tau.tools._async import raise_if_aborted
 from tau.tools.base import ToolAborted, ToolContext, ToolDefinition, ToolError, ToolResult, UpdateCallback
@@ -72,8 +72,8 @@ PARAMETERS: dict[str, Any] = {
     },
 }
 
-_LEADING_DOT_SLASH = re.compile(r"^(!?)(?:\./)+")
-_LINE_END = re.compile(r"\r?\n?\Z")
+_LEADING_DOT_SLASH = lazy_pattern(r"^(!?)(?:\./)+")
+_LINE_END = lazy_pattern(r"\r?\n?\Z")
 
 
 def grep_tool() -> ToolDefinition:

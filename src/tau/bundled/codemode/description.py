@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tau.bundled.codemode.source import to_identifier
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "DEFAULT_INLINE_BUDGET",
@@ -299,8 +300,8 @@ def prepare_loadout(
     return {"descriptions": descriptions, "hiddenDeclarations": hidden}
 
 
-_DISCOVERY = re.compile(r"\b(searchTools|describeNamespace|describeTool|ALL_TOOLS)\b")
-_WORDS = re.compile(r"\w+", re.ASCII)
+_DISCOVERY = lazy_pattern(r"\b(searchTools|describeNamespace|describeTool|ALL_TOOLS)\b")
+_WORDS = lazy_pattern(r"\w+", re.ASCII)
 
 
 def script_reach(args: Any) -> str | list[str]:

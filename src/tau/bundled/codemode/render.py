@@ -15,8 +15,9 @@ not cut the row at its usual 8 lines.
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = ["render_codemode_call", "render_codemode_result"]
 
@@ -24,7 +25,7 @@ CODE_PREVIEW_LINES = 10
 CALL_PREVIEW_COUNT = 8
 OUTPUT_PREVIEW_LINES = 5
 COLLAPSED_ARGS_CHARS = 80
-_SCRIPT_HEADER = re.compile(r"^Script (completed|failed)\nWall time [\d.]+ seconds\nOutput:\n$")
+_SCRIPT_HEADER = lazy_pattern(r"^Script (completed|failed)\nWall time [\d.]+ seconds\nOutput:\n$")
 _ICONS = {"running": "…", "ok": "✓", "error": "✗", "cancelled": "⊘"}
 
 

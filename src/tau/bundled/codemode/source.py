@@ -10,10 +10,10 @@ still match what the model wrote.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from tau.common.dataclass import dataclass
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = [
     "OPTIONS_PREFIX",
@@ -43,8 +43,8 @@ SOURCE_GRAMMAR = (
     "SOURCE: /[\\s\\S]+/\n"
 )
 
-_IDENTIFIER_START = re.compile(r"[A-Za-z_$]")
-_IDENTIFIER_PART = re.compile(r"[A-Za-z0-9_$]")
+_IDENTIFIER_START = lazy_pattern(r"[A-Za-z_$]")
+_IDENTIFIER_PART = lazy_pattern(r"[A-Za-z0-9_$]")
 
 
 class CodemodeSourceError(ValueError):

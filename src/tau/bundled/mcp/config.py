@@ -21,6 +21,7 @@ from typing import Any
 from tau.common import jsjson
 from tau.common.config_files import ConfigFileError, parse_config_json, read_config_text, read_json_file
 from tau.common.dataclass import dataclass
+from tau.common.lazy_regex import lazy_pattern
 from tau.extension import (
     McpConfigError,
     is_mcp_server_override,
@@ -156,8 +157,8 @@ def load_mcp_config(
 
 # -- edits ------------------------------------------------------------------------------------------
 
-_INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
-_LEADING = re.compile(r"^((?:  )+)", re.MULTILINE)
+_INDENT = lazy_pattern(r"^([ \t]+)\S", re.MULTILINE)
+_LEADING = lazy_pattern(r"^((?:  )+)", re.MULTILINE)
 
 
 def _edit(path: Path, edit: Any) -> None:

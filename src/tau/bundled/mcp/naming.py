@@ -8,11 +8,11 @@ server already sanitizes to, ends in ``_<first 8 hex of sha256(server \\0 tool)>
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from typing import Any
 
 from tau.common.jsstr import js_trim
+from tau.common.lazy_regex import lazy_pattern
 from tau.extension import mcp_namespace
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
 
 # Provider tool names are limited to 64 characters of [A-Za-z0-9_-].
 MAX_TOOL_NAME_LENGTH = 64
-_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+_UNSAFE = lazy_pattern(r"[^A-Za-z0-9_]")
 
 
 def create_tool_name(server: str, tool: str, is_taken: Callable[[str], bool] = lambda name: False) -> str:
@@ -44,7 +44,7 @@ def server_summary(description: str | None, instructions: str | None) -> str:
     return js_trim(text.split("\n", 1)[0])
 
 
-_MCP_TOOL = re.compile(r"^mcp__(.+?)__(.+)$")
+_MCP_TOOL = lazy_pattern(r"^mcp__(.+?)__(.+)$")
 
 
 def rows_before_connect(name: str, next_renderer: Callable[[], Any]) -> Any:

@@ -33,27 +33,27 @@ in the hidden original and nowhere in what the model can see.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 from typing import Any
 
+from tau.common.lazy_regex import lazy_pattern
 from tau.extension import tool_calls
 
 __all__ = ["FILE_EXTENSIONS", "distinctive_tokens", "message_evidence_text", "tool_call_tokens"]
 
 # The standard library's engine: these patterns mean the same in it as in ``regex``, and it reads a
 # log several times faster (ObservationPack reads every result that enters the context).
-_WORD = re.compile(r"[A-Za-z0-9_./~-]+")
-_PATH = re.compile(r"[\w.~-]*\w/[\w.-]*\w[\w./-]*")
+_WORD = lazy_pattern(r"[A-Za-z0-9_./~-]+")
+_PATH = lazy_pattern(r"[\w.~-]*\w/[\w.-]*\w[\w./-]*")
 # A file name: the whole word, its last extension a known one (a dotted name such as ``Date.now`` or
 # ``console.error`` is code, not a file).
-_FILE_NAME = re.compile(r"[A-Za-z0-9_-][\w.-]*\.([A-Za-z][A-Za-z0-9]{0,9})")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\d.])")
-_HEX = re.compile(r"(?<![\w])[0-9a-f]{7,}(?![\w])")
-_CAMEL = re.compile(r"[a-z][A-Z]")
+_FILE_NAME = lazy_pattern(r"[A-Za-z0-9_-][\w.-]*\.([A-Za-z][A-Za-z0-9]{0,9})")
+_IDENT = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_NUMBER = lazy_pattern(r"(?<![\w.])\d+(?:\.\d+)?(?![\d.])")
+_HEX = lazy_pattern(r"(?<![\w])[0-9a-f]{7,}(?![\w])")
+_CAMEL = lazy_pattern(r"[a-z][A-Z]")
 # Round numbers of at most two significant digits: chosen (``head -n 100``, ``timeout 120``), not read.
-_ROUND = re.compile(r"[1-9]\d?0+")
+_ROUND = lazy_pattern(r"[1-9]\d?0+")
 # The extensions that make a dotted word a file name (lower case; compared case-insensitively).
 # Left out on purpose, being member names far more often than extensions: env, map, key, out, err,
 # min, d, a, o, m, v, r.

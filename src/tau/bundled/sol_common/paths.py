@@ -11,10 +11,11 @@ import os
 import re
 
 from tau.common.dataclass import dataclass
+from tau.common.lazy_regex import lazy_pattern
 
 __all__ = ["RuntimeRoot", "SolPathError", "runtime_root"]
 
-_SAFE_SESSION_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$", re.IGNORECASE)
+_SAFE_SESSION_ID = lazy_pattern(r"^[a-z0-9][a-z0-9._-]*$", re.IGNORECASE)
 _temporary_roots: dict[str, str] = {}
 
 
