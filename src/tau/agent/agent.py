@@ -73,6 +73,8 @@ class AgentState:
 
 @dataclass
 class _ActiveRun:
+    """The run in progress: the signal that aborts it and the future it resolves when done."""
+
     signal: AbortSignal
     done: asyncio.Future[None]
 

@@ -62,6 +62,8 @@ class ToolBatch:
 
 @dataclass
 class _Prepared:
+    """A tool call ready to run: its tool and validated arguments."""
+
     tool_call: ToolCall
     tool: ToolDefinition
     args: Any

@@ -19,6 +19,8 @@ _tracked: set[int] = set()
 
 @dataclass(frozen=True)
 class ShellConfig:
+    """The shell a command runs in: its executable and the arguments before the command."""
+
     shell: str
     args: tuple[str, ...]
 

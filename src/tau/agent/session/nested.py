@@ -109,6 +109,8 @@ class _Recorder:
 
 @dataclass
 class _Scope:
+    """One ``ctx.execute_tool`` scope: its recorder, the next nested call id, whether it holds the queue."""
+
     recorder: _Recorder
     next_id: int = 1
     holds_queue: bool = False

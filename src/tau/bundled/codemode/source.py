@@ -53,6 +53,8 @@ class CodemodeSourceError(ValueError):
 
 @dataclass(frozen=True)
 class ScriptSource:
+    """A script to run and its limits (output tokens, wall time in ms)."""
+
     code: str
     max_output_tokens: int | None = None
     timeout_ms: int | None = None

@@ -87,6 +87,8 @@ CANCELLED = "Compaction cancelled"
 
 @dataclass(frozen=True)
 class _Debt:
+    """The cache debt a compaction took on (tokens) and the tokens its savings repay."""
+
     debt_tokens: float
     repayment_tokens: float
 

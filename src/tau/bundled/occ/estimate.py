@@ -48,6 +48,8 @@ DEFAULT_RESERVE_TOKENS = 16_384
 
 @dataclass(frozen=True)
 class CompactionSettings:
+    """The compaction sizes OCC plans with: recent tokens kept, tokens reserved for the reply."""
+
     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
 
