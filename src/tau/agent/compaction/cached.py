@@ -16,7 +16,7 @@ calls a tool anyway or overflows the window.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len, ms_now
@@ -30,7 +30,9 @@ from .prompts import (
     TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT,
 )
-from .summary import Complete, serialize_conversation
+
+if TYPE_CHECKING:
+    from .summary import Complete
 
 __all__ = [
     "QUOTE_CHARS",
@@ -68,6 +70,8 @@ class LastRequest:
 
 def quote(message: Message) -> str:
     """How ``message`` begins, as pi serializes a conversation (``[User]: …``), at most 300 characters."""
+    from .summary import serialize_conversation  # the summary machinery: loaded when a compaction runs
+
     text = serialize_conversation([message])
     if js_len(text) <= QUOTE_CHARS:
         return text

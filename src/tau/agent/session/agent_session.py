@@ -14,7 +14,6 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tau.agent.model_cycle import cycle_model
 from tau.agent.resources import Resources
 from tau.agent.session.bus import SessionListener
 from tau.agent.session.compaction import check_keep_recent_tokens
@@ -339,6 +338,8 @@ class AgentSession:
 
     async def cycle_model(self, direction: str = "forward") -> dict[str, Any] | None:
         """The next model of the scope (``--models``), else of those with credentials (pi's Ctrl+P)."""
+        from tau.agent.model_cycle import cycle_model  # what a run that never cycles models does not load
+
         return await cycle_model(self, direction)
 
     @property

@@ -22,7 +22,6 @@ from tau.extension import (
     estimate_tokens,
     is_assistant,
     message_key,
-    prepare_compaction,
     tool_calls,
     unchanged_prefix,
 )
@@ -240,6 +239,8 @@ def removable_tokens(
     The branch gets a trailing aborted assistant entry, the one the boundary stop will leave, so
     the cut is the one the compaction after that stop makes.
     """
+    from tau.extension import prepare_compaction  # the compaction planner: loaded by the first plan
+
     entries = [*branch, {**_PENDING_ABORT, "parentId": branch[-1].get("id") if branch else None}]
     preparation = prepare_compaction(entries, HostCompactionSettings(keep_recent_tokens=keep_recent_tokens))
     if preparation is None:
