@@ -42,10 +42,10 @@ def looks_like_path(value: str) -> bool:
 
 def resolve_session(value: str, cwd: str, session_dir: str | None = None) -> Found:
     """The session ``value`` names. Raises :class:`NoSessionError` or :class:`AmbiguousSessionError`."""
-    from tau.session.listing import find_by_id, list_all_sessions, list_sessions
-
     if looks_like_path(value):
         return Found(str(Path(cwd, os.path.expanduser(value)).resolve()))
+    from tau.session.listing import find_by_id, list_all_sessions, list_sessions  # an id: looked up in the listings
+
     exact = find_by_id(cwd, value, session_dir)
     if exact:
         return Found(exact)

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from tau.bundled.todo_loop.tasks import TaskList, task_list_of
 from tau.common.dataclass import dataclass
 from tau.extension import content_text, entry_message
+
+if TYPE_CHECKING:
+    from tau.bundled.todo_loop.tasks import TaskList
 
 __all__ = ["Anchor", "BranchReader", "BranchView", "Scan", "anchor_of", "scan_entries"]
 
@@ -66,6 +68,8 @@ def anchor_of(entry: Any) -> Anchor | None:
 
 def scan_entries(entries_newest_first: Iterable[Any]) -> Scan:
     """The newest task list and anchor in ``entries_newest_first`` (stops once both are found)."""
+    from tau.bundled.todo_loop.tasks import task_list_of  # loaded by the first scan, not by every start
+
     tasks: TaskList | None = None
     anchor: Anchor | None = None
     for entry in entries_newest_first:
@@ -149,6 +153,8 @@ class BranchReader:
         return None
 
     def _walk(self, view: BranchView, leaf: str) -> Scan:
+        from tau.bundled.todo_loop.tasks import task_list_of
+
         tasks: TaskList | None = None
         anchor: Anchor | None = None
         memo = self._memo

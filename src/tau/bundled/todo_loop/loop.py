@@ -24,7 +24,6 @@ from tau.bundled.todo_loop.branch import BranchReader
 from tau.bundled.todo_loop.killswitch import kill_switch
 from tau.bundled.todo_loop.marker import MARKER_TYPE, is_marker, marker_draft, without_markers_next_to_human
 from tau.bundled.todo_loop.state import TODO_TOOL, Limits, LoopState, Observation
-from tau.bundled.todo_loop.tasks import task_list_of_state
 from tau.extension import Settings, ToolDefinition, ToolResult, has_tool_calls, unchanged_prefix
 
 __all__ = [
@@ -139,6 +138,10 @@ class TodoLoop:
             return Observation(None, anchor, active, str(answer.get("reason") or "unknown"))
         if answer.get("recorded") is False:  # the implicit empty list: none was ever made (seed 000)
             return Observation(None, anchor, active)
+        from tau.bundled.todo_loop.tasks import (
+            task_list_of_state,  # a recorded list: its reader, on first use
+        )
+
         return Observation(task_list_of_state(state), anchor, active)
 
     # -- hooks -------------------------------------------------------------------------------

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.bundled.todo_loop.branch import Anchor
-from tau.bundled.todo_loop.tasks import TaskList
 from tau.common.dataclass import dataclass
 from tau.common.lazy_regex import lazy_pattern
+
+if TYPE_CHECKING:
+    from tau.bundled.todo_loop.tasks import TaskList
 
 __all__ = [
     "ABORTED",
