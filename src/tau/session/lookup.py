@@ -44,7 +44,8 @@ def resolve_session(value: str, cwd: str, session_dir: str | None = None) -> Fou
     """The session ``value`` names. Raises :class:`NoSessionError` or :class:`AmbiguousSessionError`."""
     if looks_like_path(value):
         return Found(str(Path(cwd, os.path.expanduser(value)).resolve()))
-    from tau.session.listing import find_by_id, list_all_sessions, list_sessions  # an id: looked up in the listings
+    # An id (or its prefix) is looked up in the listings.
+    from tau.session.listing import find_by_id, list_all_sessions, list_sessions
 
     exact = find_by_id(cwd, value, session_dir)
     if exact:
