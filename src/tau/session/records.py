@@ -23,13 +23,14 @@ import os
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from tau.common.dataclass import dataclass
 from tau.common.regular_files import open_regular
 from tau.session import jsonl
 from tau.session.errors import NotASessionError

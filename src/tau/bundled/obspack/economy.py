@@ -21,7 +21,7 @@ model's cache write price over its read price: 12.5 for Anthropic, 10 for OpenAI
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tau.common.dataclass import dataclass
 
 __all__ = ["REFETCH_CHANCE", "Economy", "expected_remaining", "pays_to_pack", "swaps_pay"]
 

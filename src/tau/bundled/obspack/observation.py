@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from tau.bundled.reducer.wire import RECEIPT_PREFIX
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.common.jsstr import js_len
 from tau.common.lazy_regex import lazy_pattern
 

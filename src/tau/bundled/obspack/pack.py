@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.bundled.obspack.ledger import ledger_bytes, recall_record
@@ -20,7 +20,6 @@ from tau.bundled.obspack.observation import (
 from tau.bundled.obspack.placeholder import placeholder_for
 from tau.bundled.obspack.planner import Planner
 from tau.bundled.obspack.projection import ROOT_LEAF, Applied, PackRules, SendCounts, sizes_needed
-from tau.bundled.obspack.recall import read_page, render_page, search
 from tau.bundled.obspack.store import ObservationStore, sha256_fd
 from tau.bundled.obspack.window import WINDOW_TYPE, Window
 from tau.bundled.obspack.wire import RECALL_TOOL
@@ -32,6 +31,7 @@ from tau.bundled.sol_common import (
     show_savings,
 )
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.extension import ToolDefinition, ToolError, ToolResult, entry_message, tool_calls
 
 __all__ = ["RECALL_DESCRIPTION", "RECALL_PARAMETERS", "ObservationPack"]
@@ -230,6 +230,9 @@ class ObservationPack:
         obs_id = params.get("id")
         if not is_observation_id(obs_id):
             raise ToolError(f"Unknown observation id: {obs_id}")
+        # (the pages and the search load with the first recall: a run that never recalls needs none)
+        from tau.bundled.obspack.recall import read_page, render_page, search
+
         offset = params.get("offset")
         offset = 0 if offset is None else int(offset)
         state = self.state_for(ctx)

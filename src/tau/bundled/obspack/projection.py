@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.bundled.obspack.economy import REFETCH_CHANCE, Economy, expected_remaining, swaps_pay
@@ -47,6 +47,7 @@ from tau.bundled.obspack.placeholder import arguments_placeholder, compact_place
 from tau.bundled.obspack.scan import ContextScan, Item
 from tau.bundled.obspack.stale import KEPT_TOOLS
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 
 __all__ = [
     "ROOT_LEAF",

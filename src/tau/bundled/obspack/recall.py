@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from tau.common import jsjson
+from tau.common.dataclass import dataclass
 from tau.extension import ToolAborted, ToolError
 
 __all__ = [

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from tau.bundled.obspack.observation import (
@@ -30,6 +30,7 @@ from tau.bundled.obspack.window import Window
 from tau.bundled.obspack.wire import MECHANISM, RECALL_TOOL
 from tau.bundled.sol_common.replay import ReplayHost, Request, Undone
 from tau.bundled.sol_common.settings import SolSettings
+from tau.common.dataclass import dataclass
 from tau.extension import entry_message, tool_calls
 from tau.extension.context_copies import ContextCopies
 

@@ -22,12 +22,13 @@ first request of a long resumed session does not tokenize its whole history.
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import repeat
 from typing import Any
 
 from tau.bundled.obspack.stale import MUTATIONS, Key, argument_chars, call_keys, message_tokens, tokens_of
 from tau.bundled.sol_common.evidence import distinctive_tokens, message_evidence_text
+from tau.common.dataclass import dataclass
 from tau.common.positions import positions
 from tau.extension import unchanged_prefix
 

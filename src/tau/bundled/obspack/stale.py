@@ -12,11 +12,11 @@ what it read before editing (issue 25: packing a read after each edit made the n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from tau.bundled.obspack.wire import RECALL_TOOL
 from tau.bundled.occ.wire import PLAN_TOOL
+from tau.common.dataclass import dataclass
 
 __all__ = ["KEPT_TOOLS", "MUTATIONS", "Key", "Seen", "argument_chars", "call_keys", "message_tokens", "tokens_of"]
 

@@ -20,7 +20,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import re
 import stat
 from collections.abc import Iterator
 
@@ -36,6 +35,7 @@ from tau.bundled.sol_common.private_dirs import (
     remove_special,
     write_all,
 )
+from tau.common.lazy_regex import lazy_pattern
 from tau.common.regular_files import file_kind
 
 __all__ = ["ObservationStore", "StoreError", "guard_no_follow", "sha256_fd"]
@@ -46,7 +46,7 @@ _CHUNK = 1024 * 1024
 StoreError = PrivatePathError
 
 
-_HASH = re.compile(r"[0-9a-f]{64}")
+_HASH = lazy_pattern(r"[0-9a-f]{64}")
 
 
 def object_name(content_hash: str) -> str:

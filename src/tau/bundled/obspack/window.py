@@ -15,12 +15,13 @@ same decisions as the live extension. A change is persisted as a small ``custom`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeGuard
 
 from tau.bundled.obspack.projection import ProjectionPlan, is_old_reason
 from tau.bundled.obspack.wire import WINDOW_TYPE
 from tau.bundled.sol_common.refetch import RECALL_TOOL, CallHistory, call_identity
+from tau.common.dataclass import dataclass
 
 __all__ = ["WINDOW_SCHEMA", "WINDOW_TYPE", "Window", "window_entry"]
 
