@@ -23,7 +23,7 @@ from itertools import repeat
 from typing import Any
 
 from tau.common.positions import positions
-from tau.extension.tracked import ChangeLog, TrackedMessage, detach, restore_all, tracked_copies
+from tau.extension.tracked import NOT_A_DICT, ChangeLog, TrackedMessage, detach, restore_all, tracked_copies
 from tau.session.projection import unchanged_prefix
 
 __all__ = ["ContextCopies", "unchanged_prefix"]
@@ -37,6 +37,17 @@ _FEED_PER_COPY = 8
 _FEED_FLOOR = 8192
 
 
+def _split_roles(tail: list[Any], roles: list[Any], start: int, system: list[int], visible: list[Any]) -> None:
+    """:func:`_split_system` of ``tail`` (at ``start``) whose ``roles`` are known."""
+    found = positions(roles, "system")
+    system.extend(start + index for index in found)
+    at = 0
+    for index in found:  # the others, as slices between the (few) system messages
+        visible += tail[at:index]
+        at = index + 1
+    visible += tail[at:]
+
+
 def _split_system(messages: list[Any], start: int, system: list[int], visible: list[Any]) -> None:
     """Append the positions of ``messages[start:]``'s system messages to ``system``, the others to ``visible``."""
     tail = messages[start:]
@@ -45,13 +56,7 @@ def _split_system(messages: list[Any], start: int, system: list[int], visible: l
     except TypeError:  # a message that is not a dict: item by item, as below
         pass
     else:
-        found = positions(roles, "system")
-        system.extend(start + index for index in found)
-        at = 0
-        for index in found:  # the others, as slices between the (few) system messages
-            visible += tail[at:index]
-            at = index + 1
-        visible += tail[at:]
+        _split_roles(tail, roles, start, system, visible)
         return
     for index in range(start, len(messages)):
         message = messages[index]
@@ -113,22 +118,26 @@ class ContextCopies:
         changes = self.changes
         dirty, changes.dirty = changes.dirty, []
         self.restored += restore_all(dirty, changes)
-        copies += tracked_copies(messages[same:], changes)
+        roles: list[Any] = []
+        copies += tracked_copies(messages[same:], changes, roles)
         self._sources, self._copies = list(messages), copies
         changes.trim(max(_FEED_FLOOR, _FEED_PER_COPY * len(copies)))
         try:
-            self._view_from(copies, same)
+            self._view_from(copies, same, roles)
         except Exception:  # a message that is not a dict: the next request starts over
             self._sources, self._copies, self._system, self._view = [], [], [], []
             raise
         self._returned = list(copies)
         return self._returned
 
-    def _view_from(self, copies: list[Any], kept: int) -> None:
-        """The copies without system messages, read again from position ``kept`` on."""
+    def _view_from(self, copies: list[Any], kept: int, roles: list[Any]) -> None:
+        """The copies without system messages, from position ``kept`` on (``roles``: those copies')."""
         known = bisect_left(self._system, kept)
         system, view = self._system[:known], self._view[: kept - known]
-        _split_system(copies, kept, system, view)
+        if NOT_A_DICT in roles:  # as the plain scan fails
+            _split_system(copies, kept, system, view)
+        else:
+            _split_roles(copies[kept:], roles, kept, system, view)
         self._system, self._view = system, view
 
     def visible(self, step: int, messages: list[Message]) -> list[Message]:

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import Any, SupportsIndex
 
 __all__ = [
+    "NOT_A_DICT",
     "ChangeLog",
     "TrackedBlock",
     "TrackedContent",
@@ -283,14 +284,25 @@ def tracked_copy(message: dict[str, Any], log: ChangeLog | None) -> TrackedMessa
     return copied
 
 
-def tracked_copies(messages: Iterable[Any], log: ChangeLog | None) -> list[Any]:
-    """:func:`tracked_copy` of each of ``messages`` that is a dict (the others as they are), in one frame."""
+# What :func:`tracked_copies` notes as the role of a message that is not a dict.
+NOT_A_DICT = object()
+
+
+def tracked_copies(messages: Iterable[Any], log: ChangeLog | None, roles: list[Any] | None = None) -> list[Any]:
+    """:func:`tracked_copy` of each of ``messages`` that is a dict (the others as they are), in one frame.
+
+    ``roles``: gets each message's role appended (:data:`NOT_A_DICT` for one that is not a dict),
+    read while the message is at hand (a later pass over the copies would touch each one again).
+    """
     copies: list[Any] = []
     add = copies.append
+    add_role = roles.append if roles is not None else None
     set_content = dict.__setitem__
     for message in messages:
         if not isinstance(message, dict):
             add(message)
+            if add_role is not None:
+                add_role(NOT_A_DICT)
             continue
         copied = TrackedMessage(message)
         copied._log, copied._source, copied._state, copied._undo = log, message, CLEAN, None
@@ -298,6 +310,8 @@ def tracked_copies(messages: Iterable[Any], log: ChangeLog | None) -> list[Any]:
         if isinstance(content, list):
             set_content(copied, "content", _content(content, copied))
         add(copied)
+        if add_role is not None:
+            add_role(message.get("role"))
     return copies
 
 
