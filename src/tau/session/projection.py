@@ -164,13 +164,17 @@ def _scan(branch: list[Entry]) -> tuple[Any, dict[str, Any] | None, int, bool]:
             latest = index
         elif kind == "context_edit":
             has_edits = True
-    model = None
-    if last_model is not None:
-        if last_model.get("type") == "model_change":
-            model = _model(last_model, "provider", "modelId")
-        else:
-            model = _model(last_model["message"], "provider", "model")
+    model = _entry_model(last_model)
     return thinking_level, model, latest, has_edits
+
+
+def _entry_model(last_model: Entry | None) -> dict[str, Any] | None:
+    """The branch's model from its last ``model_change`` or assistant message entry (``None``: neither)."""
+    if last_model is None:
+        return None
+    if last_model.get("type") == "model_change":
+        return _model(last_model, "provider", "modelId")
+    return _model(last_model["message"], "provider", "model")
 
 
 def _model(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
@@ -255,12 +259,7 @@ def _plain_projection(branch: list[Entry]) -> dict[str, Any] | None:
         contributed = entry_to_messages(entry)
         append_entry({"sourceEntry": entry, "messages": contributed})
         messages += contributed
-    model = None
-    if last_model is not None:
-        if last_model.get("type") == "model_change":
-            model = _model(last_model, "provider", "modelId")
-        else:
-            model = _model(last_model["message"], "provider", "model")
+    model = _entry_model(last_model)
     return {"entries": projected, "messages": messages, "thinkingLevel": thinking_level, "model": model}
 
 
