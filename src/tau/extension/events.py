@@ -12,11 +12,10 @@ handlers may edit in place.
 
 from __future__ import annotations
 
-import dataclasses
-import reprlib
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import field
+from typing import TYPE_CHECKING, Any
 
+from tau.extension.event_base import EVENT_TYPES, Event, event_class, event_from_payload
 from tau.llm.stream import DeferredPayload
 
 if TYPE_CHECKING:
@@ -70,89 +69,10 @@ __all__ = [
 ]
 
 
-def _camel(name: str) -> str:
-    """``tool_call_id`` → ``toolCallId``; ``continue_`` → ``continue``."""
-    head, *rest = name.rstrip("_").split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-@dataclass(kw_only=True)
-class Event:
-    """Base of every event; an event type tau does not know arrives as a plain ``Event``.
-
-    Attributes:
-        type: pi's event name (``"turn_end"``).
-        raw: The plain-dict payload the session emitted, with pi's keys.
-    """
-
-    type: str = ""
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    def __init__(self, **values: Any) -> None:
-        # One __init__ for every event, doing what @dataclass(kw_only=True) generates per class (each
-        # field keyword-only, else its default): generating 41 of them cost ~10 ms at every start.
-        for item in dataclasses.fields(self):
-            if item.name in values:
-                value = values.pop(item.name)
-            elif item.default_factory is not dataclasses.MISSING:
-                value = item.default_factory()
-            else:
-                value = item.default
-            setattr(self, item.name, value)
-        if values:
-            unexpected = next(iter(values))
-            raise TypeError(
-                f"{type(self).__qualname__}.__init__() got an unexpected keyword argument {unexpected!r}"
-            )
-
-    @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> Event:
-        values: dict[str, Any] = {}
-        for item in dataclasses.fields(cls):
-            if item.name in ("type", "raw"):
-                continue
-            key = _camel(item.name)
-            if key in payload:
-                values[item.name] = payload[key]
-        return cls(type=payload.get("type", cls.type), raw=payload, **values)
-
-    # One __repr__ and __eq__ for every event, the ones @dataclass writes: generating them per class
-    # (41 classes, two exec() each) cost ~15 ms at every start.
-    @reprlib.recursive_repr()
-    def __repr__(self) -> str:
-        shown = ", ".join(
-            f"{item.name}={getattr(self, item.name)!r}" for item in dataclasses.fields(self) if item.repr
-        )
-        return f"{self.__class__.__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        names = [item.name for item in dataclasses.fields(self) if item.compare]
-        return [getattr(self, name) for name in names] == [getattr(other, name) for name in names]
-
-
-# Subclasses inherit Event's __init__, __repr__ and __eq__ (and its __hash__ = None, as @dataclass(eq=True) sets).
-_event_dataclass = dataclass(kw_only=True, init=False, repr=False, eq=False)
-
-# Event name -> its dataclass, filled by ``@_event`` as the classes below are defined.
-EVENT_TYPES: dict[str, type[Event]] = {}
-
-_E = TypeVar("_E", bound=Event)
-
-
-def _event(cls: type[_E]) -> type[_E]:
-    """Make ``cls`` an event dataclass and, when it names an event type, the one for that type."""
-    cls = _event_dataclass(cls)
-    if cls.type:
-        EVENT_TYPES[cls.type] = cls
-    return cls
-
-
 # -- startup and session -----------------------------------------------------------------------
 
 
-@_event
+@event_class
 class ProjectTrustEvent(Event):
     """Whether to trust the project; handlers answer ``{"trusted": "yes"|"no"|"undecided"}``."""
 
@@ -160,7 +80,7 @@ class ProjectTrustEvent(Event):
     cwd: str = ""
 
 
-@_event
+@event_class
 class ResourcesDiscoverEvent(Event):
     """After ``session_start``: handlers may add ``{"skillPaths", "promptPaths", "themePaths"}``."""
 
@@ -169,7 +89,7 @@ class ResourcesDiscoverEvent(Event):
     reason: str = "startup"
 
 
-@_event
+@event_class
 class McpServersChangeEvent(Event):
     """An extension registered or unregistered an MCP server after the extensions were bound.
 
@@ -181,7 +101,7 @@ class McpServersChangeEvent(Event):
     servers: list[dict[str, Any]] = field(default_factory=list)
 
 
-@_event
+@event_class
 class SessionStartEvent(Event):
     """``reason``: ``startup | reload | new | resume | fork``."""
 
@@ -190,7 +110,7 @@ class SessionStartEvent(Event):
     previous_session_file: str | None = None
 
 
-@_event
+@event_class
 class SessionShutdownEvent(Event):
     """``reason``: ``quit | reload | new | resume | fork``."""
 
@@ -199,7 +119,7 @@ class SessionShutdownEvent(Event):
     target_session_file: str | None = None
 
 
-@_event
+@event_class
 class SessionInfoChangedEvent(Event):
     """pi's ``session_info_changed`` event."""
 
@@ -207,7 +127,7 @@ class SessionInfoChangedEvent(Event):
     name: str | None = None
 
 
-@_event
+@event_class
 class SessionBeforeSwitchEvent(Event):
     """Answer ``{"cancel": True}`` to keep the current session."""
 
@@ -216,7 +136,7 @@ class SessionBeforeSwitchEvent(Event):
     target_session_file: str | None = None
 
 
-@_event
+@event_class
 class SessionBeforeForkEvent(Event):
     """Answer ``{"cancel": True}`` or ``{"skipConversationRestore": True}``."""
 
@@ -225,7 +145,7 @@ class SessionBeforeForkEvent(Event):
     position: str = "before"
 
 
-@_event
+@event_class
 class SessionBeforeCompactEvent(Event):
     """Answer ``{"cancel": True}`` or ``{"compaction": {"summary", "firstKeptEntryId", "tokensBefore", ...}}``."""
 
@@ -238,7 +158,7 @@ class SessionBeforeCompactEvent(Event):
     signal: Any = None
 
 
-@_event
+@event_class
 class SessionCompactEvent(Event):
     """pi's ``session_compact`` event."""
 
@@ -249,7 +169,7 @@ class SessionCompactEvent(Event):
     will_retry: bool = False
 
 
-@_event
+@event_class
 class SessionCompactFailedEvent(Event):
     """pi's ``session_compact_failed`` event."""
 
@@ -261,7 +181,7 @@ class SessionCompactFailedEvent(Event):
     from_extension: bool = False
 
 
-@_event
+@event_class
 class SessionBeforeTreeEvent(Event):
     """``preparation``: ``{targetId, oldLeafId, commonAncestorId, entriesToSummarize, userWantsSummary, ...}``."""
 
@@ -270,7 +190,7 @@ class SessionBeforeTreeEvent(Event):
     signal: Any = None
 
 
-@_event
+@event_class
 class SessionTreeEvent(Event):
     """pi's ``session_tree`` event."""
 
@@ -284,7 +204,7 @@ class SessionTreeEvent(Event):
 # -- input and runs ----------------------------------------------------------------------------
 
 
-@_event
+@event_class
 class InputEvent(Event):
     """Answer ``{"action": "continue"}``, ``{"action": "transform", "text", "images"?}`` or ``{"action": "handled"}``."""
 
@@ -295,7 +215,7 @@ class InputEvent(Event):
     streaming_behavior: str | None = None
 
 
-@_event
+@event_class
 class BeforeAgentStartEvent(Event):
     """Before a run: ``message_type`` ``"user"`` (``prompt``, ``images``) or ``"custom"`` (``message``).
 
@@ -314,14 +234,14 @@ class BeforeAgentStartEvent(Event):
     system_prompt_options: dict[str, Any] = field(default_factory=dict)
 
 
-@_event
+@event_class
 class AgentStartEvent(Event):
     """pi's ``agent_start`` event."""
 
     type: str = "agent_start"
 
 
-@_event
+@event_class
 class AgentEndEvent(Event):
     """pi's ``agent_end`` event."""
 
@@ -329,7 +249,7 @@ class AgentEndEvent(Event):
     messages: list[dict[str, Any]] = field(default_factory=list)
 
 
-@_event
+@event_class
 class _BoundaryEvent(Event):
     """A boundary (pi-host §4.7): handlers see the drafts and ``continue_`` proposed so far.
 
@@ -344,14 +264,14 @@ class _BoundaryEvent(Event):
     context: dict[str, Any] = field(default_factory=dict)
 
 
-@_event
+@event_class
 class AgentBeforeSettleEvent(_BoundaryEvent):
     """pi's ``agent_before_settle`` event."""
 
     type: str = "agent_before_settle"
 
 
-@_event
+@event_class
 class AgentSettledEvent(Event):
     """Work requested here (``send_message`` with ``trigger_turn``) starts after every handler returned."""
 
@@ -359,7 +279,7 @@ class AgentSettledEvent(Event):
     aborted: bool = False
 
 
-@_event
+@event_class
 class TurnStartEvent(Event):
     """pi's ``turn_start`` event."""
 
@@ -368,7 +288,7 @@ class TurnStartEvent(Event):
     timestamp: int = 0
 
 
-@_event
+@event_class
 class TurnEndEvent(_BoundaryEvent):
     """pi's ``turn_end`` event."""
 
@@ -380,7 +300,7 @@ class TurnEndEvent(_BoundaryEvent):
     tool_result_entry_ids: list[str] = field(default_factory=list)
 
 
-@_event
+@event_class
 class MessageStartEvent(Event):
     """pi's ``message_start`` event."""
 
@@ -388,7 +308,7 @@ class MessageStartEvent(Event):
     message: dict[str, Any] = field(default_factory=dict)
 
 
-@_event
+@event_class
 class MessageUpdateEvent(Event):
     """pi's ``message_update`` event."""
 
@@ -397,7 +317,7 @@ class MessageUpdateEvent(Event):
     assistant_message_event: dict[str, Any] = field(default_factory=dict)
 
 
-@_event
+@event_class
 class MessageEndEvent(Event):
     """Answer ``{"message": replacement}`` (same ``role``) to replace the message before it is saved."""
 
@@ -408,7 +328,7 @@ class MessageEndEvent(Event):
 # -- tools -------------------------------------------------------------------------------------
 
 
-@_event
+@event_class
 class ToolExecutionStartEvent(Event):
     """pi's ``tool_execution_start`` event."""
 
@@ -419,7 +339,7 @@ class ToolExecutionStartEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@_event
+@event_class
 class ToolExecutionUpdateEvent(Event):
     """pi's ``tool_execution_update`` event."""
 
@@ -431,7 +351,7 @@ class ToolExecutionUpdateEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@_event
+@event_class
 class ToolExecutionEndEvent(Event):
     """pi's ``tool_execution_end`` event."""
 
@@ -444,7 +364,7 @@ class ToolExecutionEndEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@_event
+@event_class
 class ToolCallEvent(Event):
     """Before a validated call runs. ``input`` is mutable (not re-validated); answer
     ``{"block": True, "reason": ...}`` to block it. The first block wins; a raising handler blocks."""
@@ -456,7 +376,7 @@ class ToolCallEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@_event
+@event_class
 class ToolResultEvent(Event):
     """After a call ran. Answer a partial patch ``{"content"?, "details"?, "structuredContent"?,
     "isError"?, "usage"?}``; later handlers see the patched result. New ``content`` without
@@ -474,7 +394,7 @@ class ToolResultEvent(Event):
     parent_tool_call_id: str | None = None
 
 
-@_event
+@event_class
 class UserBashEvent(Event):
     """``!cmd`` from the user; answer ``{"operations": BashOperations}`` or ``{"result": {...}}``."""
 
@@ -487,7 +407,7 @@ class UserBashEvent(Event):
 # -- requests ----------------------------------------------------------------------------------
 
 
-@_event
+@event_class
 class ContextEvent(Event):
     """Before each request: a deep copy of the conversation without system messages.
 
@@ -502,7 +422,7 @@ class ContextEvent(Event):
     changes: ChangeLog | None = field(default=None, repr=False, compare=False)
 
 
-@_event
+@event_class
 class ContextWithSystemEvent(Event):
     """After every ``context`` handler: the full request transcript, system messages included."""
 
@@ -510,7 +430,7 @@ class ContextWithSystemEvent(Event):
     messages: list[dict[str, Any]] = field(default_factory=list)
 
 
-@_event
+@event_class
 class BeforeProviderHeadersEvent(Event):
     """Edit ``headers`` in place (``None`` deletes a header); the result is ignored."""
 
@@ -518,7 +438,7 @@ class BeforeProviderHeadersEvent(Event):
     headers: dict[str, Any] = field(default_factory=dict)
 
 
-@_event
+@event_class
 class BeforeProviderRequestEvent(Event):
     """Any non-``None`` answer replaces the provider payload (chained)."""
 
@@ -526,25 +446,11 @@ class BeforeProviderRequestEvent(Event):
     payload: Any = None
 
 
-def _read_payload(event: BeforeProviderRequestEvent) -> Any:
-    # A provider that sends nothing (faux) hands a DeferredPayload: made here, when a handler reads it.
-    value = event.__dict__.get("payload")
-    if isinstance(value, DeferredPayload):
-        value = event.__dict__["payload"] = value.resolve()
-        if isinstance(event.raw, dict) and isinstance(event.raw.get("payload"), DeferredPayload):
-            event.raw["payload"] = value
-    return value
+# (made when a handler first reads it; setattr: the type checker refuses a property over a field)
+setattr(BeforeProviderRequestEvent, "payload", DeferredPayload.attribute("payload"))  # noqa: B010
 
 
-def _write_payload(event: BeforeProviderRequestEvent, value: Any) -> None:
-    event.__dict__["payload"] = value
-
-
-# (setattr: the type checker refuses a property assigned over a dataclass field)
-setattr(BeforeProviderRequestEvent, "payload", property(_read_payload, _write_payload))  # noqa: B010
-
-
-@_event
+@event_class
 class AfterProviderResponseEvent(Event):
     """pi's ``after_provider_response`` event."""
 
@@ -553,7 +459,7 @@ class AfterProviderResponseEvent(Event):
     headers: dict[str, str] = field(default_factory=dict)
 
 
-@_event
+@event_class
 class ProviderStreamEvent(Event):
     """pi's ``provider_stream_event`` event."""
 
@@ -564,7 +470,7 @@ class ProviderStreamEvent(Event):
     data: Any = None
 
 
-@_event
+@event_class
 class CacheWarmingDecisionEvent(Event):
     """Answer ``{"action": "warm"|"stop"}``; the last answer wins."""
 
@@ -575,7 +481,7 @@ class CacheWarmingDecisionEvent(Event):
     action: str = "stop"
 
 
-@_event
+@event_class
 class ModelSelectEvent(Event):
     """pi's ``model_select`` event."""
 
@@ -585,7 +491,7 @@ class ModelSelectEvent(Event):
     source: str = "set"
 
 
-@_event
+@event_class
 class ThinkingLevelSelectEvent(Event):
     """pi's ``thinking_level_select`` event."""
 
@@ -594,7 +500,7 @@ class ThinkingLevelSelectEvent(Event):
     previous_level: str = ""
 
 
-@_event
+@event_class
 class UIPromptStartEvent(Event):
     """pi's ``ui_prompt_start`` event."""
 
@@ -604,7 +510,7 @@ class UIPromptStartEvent(Event):
     title: str | None = None
 
 
-@_event
+@event_class
 class UIPromptEndEvent(Event):
     """pi's ``ui_prompt_end`` event."""
 
@@ -612,9 +518,3 @@ class UIPromptEndEvent(Event):
     reason: str = "ui_prompt"
     kind: str = ""
     title: str | None = None
-
-
-def event_from_payload(payload: dict[str, Any]) -> Event:
-    """The dataclass for a pi-shaped payload (``{"type": "tool_call", "toolCallId": ...}``)."""
-    cls = EVENT_TYPES.get(payload.get("type", ""), Event)
-    return cls.from_payload(payload)

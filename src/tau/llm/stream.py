@@ -130,6 +130,26 @@ class DeferredPayload:
         """``payload`` itself, or what a :class:`DeferredPayload` makes."""
         return payload.resolve() if isinstance(payload, DeferredPayload) else payload
 
+    @staticmethod
+    def attribute(name: str) -> property:
+        """An attribute that makes a :class:`DeferredPayload` set on it when first read (and puts what
+        it made in the object's ``raw[name]`` too, where that held the same deferred payload)."""
+
+        def read(owner: Any) -> Any:
+            value = owner.__dict__.get(name)
+            if isinstance(value, DeferredPayload):
+                made = owner.__dict__[name] = value.resolve()
+                raw = getattr(owner, "raw", None)
+                if isinstance(raw, dict) and raw.get(name) is value:
+                    raw[name] = made
+                return made
+            return value
+
+        def write(owner: Any, value: Any) -> None:
+            owner.__dict__[name] = value
+
+        return property(read, write)
+
 
 class AssistantMessageEventStream:
     """An async iterator of events that also yields the final message via :meth:`result`.
