@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from tau.agent.resources import Resources
@@ -88,9 +89,8 @@ class AgentSession:
         self._loadout, self._retrier, self._compactor = parts.loadout, parts.retrier, parts.compactor
         self._controller, self._prompter, self._navigator = parts.controller, parts.prompter, parts.navigator
         self._models, self._nested, self._boundaries = parts.models, parts.nested, parts.boundaries
-        self.scoped_models: list[
-            Any
-        ] = []  # --models / enabledModels (ScopedModel): what cycle_model goes through
+        # --models / enabledModels (ScopedModel): what cycle_model goes through
+        self.scoped_models: list[Any] = []
         self.project_trusted = False  # whether the project's trust-gated files apply (the modes read themes)
 
     def set_hooks(self, hooks: SessionHooks) -> None:
@@ -338,9 +338,8 @@ class AgentSession:
 
     async def cycle_model(self, direction: str = "forward") -> dict[str, Any] | None:
         """The next model of the scope (``--models``), else of those with credentials (pi's Ctrl+P)."""
-        from tau.agent.model_cycle import cycle_model  # what a run that never cycles models does not load
-
-        return await cycle_model(self, direction)
+        # (model_cycle loads with the first cycle: most runs make none)
+        return await import_module("tau.agent.model_cycle").cycle_model(self, direction)
 
     @property
     def thinking_level(self) -> str:
