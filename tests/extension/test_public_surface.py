@@ -88,3 +88,20 @@ def test_every_mode_ui_has_notice_and_it_never_writes_stdout(capsys):
     controller = ChatController()
     InteractiveUI(controller, overlays=None).notice("todo-loop: stopped")
     assert controller.blocks[-1] == NoticeBlock("todo-loop: stopped", "dim")
+
+
+def test_the_typed_imports_name_the_modules_the_names_load_from():
+    """The names load on first use (``_EXPORTS``); the type checker reads the ``TYPE_CHECKING``
+    imports: both must say the same module for every name, or typed code sees another object."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(tau.extension.__file__).read_text())
+    typed: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for item in node.body:
+                if isinstance(item, ast.ImportFrom):
+                    typed.update({alias.asname or alias.name: str(item.module) for alias in item.names})
+    assert typed == tau.extension._EXPORTS
+    assert set(tau.extension.__all__) == {*typed, "VERSION"}
